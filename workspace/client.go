@@ -1,0 +1,193 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/time/rate"
+)
+
+// Client defaults.
+const (
+	DefaultMaxRetries  = 5
+	DefaultHTTPTimeout = 30 * time.Second
+
+	backoffBase = 250 * time.Millisecond
+	backoffMax  = 10 * time.Second
+	// maxRetryAfter bounds a Retry-After the client honours, so that a
+	// broken answer cannot stall every caller of the key for days.
+	maxRetryAfter = 10 * time.Minute
+	// maxBodySize bounds the answer the client reads.
+	maxBodySize = 16 << 20
+)
+
+// ClientOptions configure a Client. Zero fields take the defaults.
+type ClientOptions struct {
+	// BaseURL is the service's address, e.g. https://api.example.com; the
+	// client appends /v1/... and /webhooks/... to it.
+	BaseURL string
+	// APIKey is sent raw in the Authorization header. It never appears
+	// in logs or errors.
+	APIKey string
+	// VersionHeader and Version name and value of the version header
+	// sent on every request (DefaultVersionHeader, DefaultVersion).
+	VersionHeader string
+	Version       string
+	// RateLimit (requests per second, DefaultRateLimit) and Burst
+	// (DefaultBurst) configure the limiter of the API key.
+	RateLimit float64
+	Burst     int
+	// Limiter, when set, is used instead of the registry's and RateLimit
+	// and Burst are ignored. Otherwise the client uses the process-wide
+	// limiter of (BaseURL, APIKey), shared by every client of that key.
+	Limiter *rate.Limiter
+	// HTTPClient sends the requests; default: a client with a 30 s timeout.
+	HTTPClient *http.Client
+	// MaxRetries bounds the retries of one call after a 429, a 5xx or a
+	// transport failure (DefaultMaxRetries when 0; none when negative).
+	MaxRetries int
+	// UserAgent is sent as User-Agent; default "syncd/<module version>".
+	UserAgent string
+	// Log receives debug and info entries; default: the standard logger.
+	Log *logrus.Entry
+	// Observer, when set, is called after every HTTP attempt (metrics,
+	// run statistics). It must not block.
+	Observer func(RequestInfo)
+}
+
+// String describes the options without the API key.
+func (o ClientOptions) String() string {
+	return fmt.Sprintf("workspace.ClientOptions{BaseURL: %q, APIKey: [redacted], Version: %q}", o.BaseURL, o.Version)
+}
+
+// RequestInfo describes one HTTP attempt, for ClientOptions.Observer.
+type RequestInfo struct {
+	Method string
+	// Route is the route template, e.g. "PATCH /v1/contacts/{id}".
+	Route string
+	// Status is the HTTP status, 0 when no answer came (transport error).
+	Status int
+	// Duration is the time from sending the request to reading its answer.
+	Duration time.Duration
+	// LimiterWait is the time spent waiting on the rate limiter and on
+	// the shared pause after a 429 before sending.
+	LimiterWait time.Duration
+	// Attempt counts the attempts of one call, from 1.
+	Attempt int
+	// Err is the attempt's error, nil on a 2xx answer.
+	Err error
+}
+
+// Client calls the workspace API. It is safe for concurrent use; every
+// request waits on the API key's shared rate limiter first.
+type Client struct {
+	baseURL       string
+	apiKey        string
+	versionHeader string
+	version       string
+	userAgent     string
+	limiter       *rate.Limiter
+	gate          *gate
+	http          *http.Client
+	maxRetries    int
+	backoff       backoff
+	gatePause     time.Duration
+	maxRetryAfter time.Duration
+	log           *logrus.Entry
+	observer      func(RequestInfo)
+	calls         atomic.Int64
+}
+
+// NewClient checks opts and returns a Client.
+func NewClient(opts ClientOptions) (*Client, error) {
+	if opts.BaseURL == "" {
+		return nil, errors.New("new workspace client: base url is required")
+	}
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("new workspace client: base url %q: want http(s)://host[/path]", opts.BaseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("new workspace client: base url %q: no query, fragment or user info allowed", opts.BaseURL)
+	}
+	if opts.APIKey == "" {
+		return nil, errors.New("new workspace client: api key is required")
+	}
+	if opts.RateLimit < 0 || opts.Burst < 0 {
+		return nil, errors.New("new workspace client: rate limit and burst must not be negative")
+	}
+	c := &Client{
+		baseURL:       strings.TrimRight(opts.BaseURL, "/"),
+		apiKey:        opts.APIKey,
+		versionHeader: opts.VersionHeader,
+		version:       opts.Version,
+		userAgent:     opts.UserAgent,
+		limiter:       opts.Limiter,
+		http:          opts.HTTPClient,
+		maxRetries:    opts.MaxRetries,
+		backoff:       backoff{base: backoffBase, max: backoffMax},
+		gatePause:     backoffBase,
+		maxRetryAfter: maxRetryAfter,
+		log:           opts.Log,
+		observer:      opts.Observer,
+	}
+	if c.versionHeader == "" {
+		c.versionHeader = DefaultVersionHeader
+	}
+	if c.version == "" {
+		c.version = DefaultVersion
+	}
+	if c.userAgent == "" {
+		c.userAgent = "syncd/" + moduleVersion()
+	}
+	if c.limiter == nil {
+		limit, burst := opts.RateLimit, opts.Burst
+		if limit == 0 {
+			limit = DefaultRateLimit
+		}
+		if burst == 0 {
+			burst = DefaultBurst
+		}
+		c.limiter = sharedLimiter(c.baseURL, c.apiKey, rate.Limit(limit), burst)
+	}
+	c.gate = gateFor(c.limiter)
+	if c.http == nil {
+		c.http = &http.Client{Timeout: DefaultHTTPTimeout}
+	}
+	switch {
+	case c.maxRetries == 0:
+		c.maxRetries = DefaultMaxRetries
+	case c.maxRetries < 0:
+		c.maxRetries = 0
+	}
+	if c.log == nil {
+		c.log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	c.log = c.log.WithField("component", "workspace")
+	return c, nil
+}
+
+// String describes the client without the API key.
+func (c *Client) String() string { return "workspace.Client(" + c.baseURL + ")" }
+
+// Limiter returns the rate limiter the client waits on; share it with
+// anything else that spends the same API key's quota.
+func (c *Client) Limiter() *rate.Limiter { return c.limiter }
+
+// Calls returns the number of HTTP attempts made so far, retries included.
+func (c *Client) Calls() int64 { return c.calls.Load() }
+
+// moduleVersion is syncd's version as the Go toolchain recorded it.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
