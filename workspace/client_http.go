@@ -98,64 +98,18 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 			return fmt.Errorf("%s: wait for rate limit: %w", r.route, err)
 		}
 		info := RequestInfo{Method: method, Route: r.route, Attempt: attempt, LimiterWait: time.Since(waitStart)}
-
 		res := c.attempt(ctx, method, u, r.route, payload)
-		info.Status, info.Duration, info.Err = res.status, res.duration, res.err
 		c.calls.Add(1)
+		done, delay, err := c.judge(ctx, r.route, idem, attempt, res, out)
 		if c.observer != nil {
+			info.Status, info.Duration, info.Err = res.status, res.duration, res.err
+			if done {
+				info.Err = err
+			}
 			c.observer(info)
 		}
-
-		if res.err == nil {
-			if out == nil || res.status == http.StatusNoContent {
-				return nil
-			}
-			if err := json.Unmarshal(res.body, out); err != nil {
-				err = fmt.Errorf("workspace api %s: decode %d answer: %w", r.route, res.status, err)
-				if !idem {
-					return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
-				}
-				return err
-			}
-			return nil
-		}
-
-		// The caller's context ended: stop. A POST that may have been
-		// sent has an unknown outcome.
-		if ctx.Err() != nil {
-			err := fmt.Errorf("workspace api %s: %w", r.route, ctx.Err())
-			if !idem && res.sent {
-				return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
-			}
+		if done {
 			return err
-		}
-
-		retryable := false
-		var delay time.Duration
-		switch {
-		case res.status == http.StatusTooManyRequests:
-			retryable = true
-			now := time.Now()
-			if until, ok := parseRetryAfter(res.header.Get("Retry-After"), now); ok {
-				if until.Sub(now) > c.maxRetryAfter {
-					until = now.Add(c.maxRetryAfter)
-				}
-				c.gate.pauseUntil(until)
-				log.WithField("retry_after", until.Sub(now).Round(time.Millisecond)).Info("workspace api rate limited: pausing every caller of the key")
-			} else {
-				c.gate.pauseUntil(now.Add(c.gatePause))
-				drain(c.limiter)
-				delay = c.backoff.delay(attempt)
-			}
-		case res.status >= 500 || res.transport:
-			if !idem && res.sent {
-				return fmt.Errorf("%w: %w", ErrOutcomeUnknown, res.err)
-			}
-			retryable = true
-			delay = c.backoff.delay(attempt)
-		}
-		if !retryable || attempt > c.maxRetries {
-			return res.err
 		}
 		log.WithFields(logrus.Fields{"status": res.status, "attempt": attempt, "delay": delay.Round(time.Millisecond)}).
 			Debug("workspace api call failed, retrying")
@@ -163,6 +117,64 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 			return fmt.Errorf("workspace api %s: backoff: %w", r.route, err)
 		}
 	}
+}
+
+// judge decides what follows an attempt: done with err (nil on success,
+// after decoding the answer into out), or a retry after delay. On a 429 it
+// closes the shared gate so that every caller of the key slows down.
+func (c *Client) judge(ctx context.Context, route string, idem bool, attempt int, res result, out any) (done bool, delay time.Duration, err error) {
+	if res.err == nil {
+		if out == nil || res.status == http.StatusNoContent {
+			return true, 0, nil
+		}
+		if err := json.Unmarshal(res.body, out); err != nil {
+			err = fmt.Errorf("workspace api %s: decode %d answer: %w", route, res.status, err)
+			if !idem {
+				return true, 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+			}
+			return true, 0, err
+		}
+		return true, 0, nil
+	}
+
+	// The caller's context ended: stop. A POST that may have been sent has
+	// an unknown outcome.
+	if ctx.Err() != nil {
+		err := fmt.Errorf("workspace api %s: %w", route, ctx.Err())
+		if !idem && res.sent {
+			return true, 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+		}
+		return true, 0, err
+	}
+
+	switch {
+	case res.status == http.StatusTooManyRequests:
+		// Refused before being applied: safe to retry for every method.
+		now := time.Now()
+		if until, ok := parseRetryAfter(res.header.Get("Retry-After"), now); ok {
+			if until.Sub(now) > c.maxRetryAfter {
+				until = now.Add(c.maxRetryAfter)
+			}
+			c.gate.pauseUntil(until)
+			c.log.WithFields(logrus.Fields{"route": route, "retry_after": until.Sub(now).Round(time.Millisecond)}).
+				Info("workspace api rate limited: pausing every caller of the key")
+		} else {
+			c.gate.pauseUntil(now.Add(c.gatePause))
+			drain(c.limiter)
+			delay = c.backoff.delay(attempt)
+		}
+	case res.status >= 500 || res.transport:
+		if !idem && res.sent {
+			return true, 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, res.err)
+		}
+		delay = c.backoff.delay(attempt)
+	default:
+		return true, 0, res.err
+	}
+	if attempt > c.maxRetries {
+		return true, 0, res.err
+	}
+	return false, delay, nil
 }
 
 // waitTurn waits for the shared pause gate, then for a limiter token. The
