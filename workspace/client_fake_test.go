@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ type recorded struct {
 	Route  string // the ServeMux pattern that matched
 	Method string
 	Path   string
-	Query  map[string][]string
+	Query  url.Values
 	Header http.Header
 	Body   []byte
 	At     time.Time
