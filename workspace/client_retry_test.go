@@ -21,7 +21,10 @@ import (
 func TestRetries(t *testing.T) {
 	ctx := context.Background()
 	get := func(c *Client) error { _, err := c.GetContact(ctx, "c_1"); return err }
-	patch := func(c *Client) error { _, err := c.UpdateContact(ctx, "c_1", ContactPatch{DefaultFields: &DefaultFieldsPatch{Role: Some("CTO")}}); return err }
+	patch := func(c *Client) error {
+		_, err := c.UpdateContact(ctx, "c_1", ContactPatch{DefaultFields: &DefaultFieldsPatch{Role: Some("CTO")}})
+		return err
+	}
 	del := func(c *Client) error { return c.DeleteContact(ctx, "c_1") }
 	list := func(c *Client) error { _, err := c.ListContacts(ctx, ListContactsParams{}); return err }
 	create := func(c *Client) error {
