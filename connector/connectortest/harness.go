@@ -1,0 +1,61 @@
+// Package connectortest is the contract test suite that every connector
+// passes: a connector's own test adapts its backing system (a file, a
+// table, a fake CRM) to a Harness, and RunSourceSuite checks reading,
+// checkpoints, deletions, cancellation and, for writable connectors,
+// write-back against the rules of package connector.
+package connectortest
+
+import (
+	"testing"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// Fields are the record fields the suite writes and reads. A Store's
+// backing system has them as text fields, next to whatever it needs for
+// IDs, change times and deletion marks.
+var Fields = []string{"name", "email", "phone"}
+
+// Harness adapts one connector to the suite.
+type Harness struct {
+	// Type is the connector's registered type; Incremental and Writable
+	// select the checks that apply.
+	Type connector.Type
+	// BatchSize is the batch size the sources opened by Store.Open are
+	// configured with. Keep it small (2 to 10) so that reads span several
+	// batches.
+	BatchSize int
+	// SameTimestamp is true when the records of one Store.Insert or
+	// Store.Update call share one change time, as rows written by one
+	// PostgreSQL transaction do. The suite then checks that a batch
+	// boundary inside such a group skips and repeats nothing.
+	SameTimestamp bool
+	// SoftDelete is true when Store.Delete marks a record deleted (rather
+	// than removing it) and Changes reports it as a Deleted record. Write
+	// is then tested with Soft deletes too.
+	SoftDelete bool
+	// MissingID is an ID that no record has, well-formed for the system
+	// (for integer IDs, a large number). Required for writable connectors.
+	MissingID string
+	// New prepares a fresh, empty backing store for one test and removes
+	// it at the test's cleanup.
+	New func(t *testing.T) Store
+}
+
+// Store is one backing store of a connector under test. Its methods fail
+// the test on error. Sources that never need the checkpoint of a later
+// read to be exact (a look-back window) must be opened without one: the
+// suite checks that a resumed read repeats nothing.
+type Store interface {
+	// Open opens a source on the store, configured with the harness's
+	// batch size. The suite closes it.
+	Open(t *testing.T) connector.Source
+	// Insert adds records holding the given fields and returns their IDs
+	// in order.
+	Insert(t *testing.T, recs ...map[string]any) []string
+	// Update sets fields on every record of ids, as one change of the
+	// system (one change time when the harness has SameTimestamp).
+	Update(t *testing.T, fields map[string]any, ids ...string)
+	// Delete deletes a record the way the system does (soft or hard).
+	Delete(t *testing.T, id string)
+}

@@ -1,0 +1,143 @@
+// Package csv is the connector for CSV files, such as the nightly export
+// of a CRM or an accounting system. A file has no change time, so each
+// read takes the whole file (the connector is not incremental): the
+// reconciler skips the rows whose mapped values did not change, and
+// treats linked rows missing from a complete read as deleted. The
+// connector is read-only.
+//
+// The header line names the fields; one column (idColumn, default "id")
+// holds each row's ID. Files are streamed, never loaded whole. A
+// malformed file fails the read with an error naming the file, the line
+// and the problem (a wrong field count, an empty or repeated ID, invalid
+// UTF-8): rows are never dropped silently, and since the read does not
+// complete, no deletion is inferred from it.
+package csv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// TypeName is the connector's `type:` in the configuration.
+const TypeName = "csv"
+
+// Defaults of the settings.
+const (
+	DefaultDelimiter = ","
+	DefaultIDColumn  = "id"
+	DefaultEncoding  = "utf-8"
+	DefaultBatchSize = 500
+	// MaxBatchSize bounds batchSize.
+	MaxBatchSize = 10000
+)
+
+func init() {
+	connector.Register(connector.Type{
+		Name:        TypeName,
+		NewSettings: func() connector.Settings { return NewSettings() },
+		Open:        Open,
+		Writable:    false,
+		Incremental: false,
+		SoftDelete:  false,
+	})
+}
+
+// Settings are the `settings:` of a csv connector.
+type Settings struct {
+	// Path is the CSV file. Required.
+	Path string `yaml:"path"`
+	// Delimiter is the one character between fields: ",", ";", a tab
+	// ("\t" in a double-quoted YAML string, or the words `tab` or `\t`).
+	Delimiter string `yaml:"delimiter"`
+	// IDColumn is the header name of the column holding each row's ID.
+	IDColumn string `yaml:"idColumn"`
+	// Encoding must be utf-8 (a leading byte order mark is skipped).
+	Encoding string `yaml:"encoding"`
+	// BatchSize is the number of rows per batch.
+	BatchSize int `yaml:"batchSize"`
+}
+
+// NewSettings returns settings holding the defaults.
+func NewSettings() *Settings {
+	return &Settings{
+		Delimiter: DefaultDelimiter,
+		IDColumn:  DefaultIDColumn,
+		Encoding:  DefaultEncoding,
+		BatchSize: DefaultBatchSize,
+	}
+}
+
+// Validate checks the settings without opening the file: the file may
+// appear only later, before the first run.
+func (s *Settings) Validate() []error {
+	var errs []error
+	if s.Path == "" {
+		errs = append(errs, errors.New("path: required"))
+	}
+	if _, err := s.delimiter(); err != nil {
+		errs = append(errs, fmt.Errorf("delimiter: %w", err))
+	}
+	if strings.TrimSpace(s.IDColumn) == "" {
+		errs = append(errs, errors.New("idColumn: required"))
+	}
+	switch strings.ToLower(s.Encoding) {
+	case "utf-8", "utf8":
+	default:
+		errs = append(errs, fmt.Errorf("encoding: %q not supported, only utf-8", s.Encoding))
+	}
+	if s.BatchSize < 1 || s.BatchSize > MaxBatchSize {
+		errs = append(errs, fmt.Errorf("batchSize: %d not between 1 and %d", s.BatchSize, MaxBatchSize))
+	}
+	return errs
+}
+
+// delimiter returns the delimiter as a rune.
+func (s *Settings) delimiter() (rune, error) {
+	d := s.Delimiter
+	switch d {
+	case "tab", `\t`:
+		d = "\t"
+	}
+	r, size := utf8.DecodeRuneInString(d)
+	switch {
+	case d == "":
+		return 0, errors.New("required")
+	case size != len(d):
+		return 0, fmt.Errorf("%q is not one character", s.Delimiter)
+	case r == utf8.RuneError || r == '"' || r == '\r' || r == '\n':
+		return 0, fmt.Errorf("%q cannot separate fields", s.Delimiter)
+	}
+	return r, nil
+}
+
+// Open opens a source on the settings' file. The file itself is opened
+// by each read.
+func Open(ctx context.Context, opts connector.Options) (connector.Source, error) {
+	s, ok := opts.Settings.(*Settings)
+	if !ok || s == nil {
+		return nil, fmt.Errorf("open csv connector %s: settings of type %T", opts.Name, opts.Settings)
+	}
+	if errs := s.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("open csv connector %s: %w", opts.Name, errors.Join(errs...))
+	}
+	delim, _ := s.delimiter()
+	log := opts.Log
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	return &Source{
+		path:      s.Path,
+		delim:     delim,
+		idColumn:  s.IDColumn,
+		batchSize: s.BatchSize,
+		fields:    append([]string(nil), opts.Fields...),
+		log:       log.WithField("path", s.Path),
+	}, nil
+}

@@ -1,0 +1,249 @@
+package csv_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/csv"
+)
+
+func settingsFor(path string, mod ...func(*csv.Settings)) *csv.Settings {
+	s := csv.NewSettings()
+	s.Path = path
+	s.BatchSize = 2
+	for _, m := range mod {
+		m(s)
+	}
+	return s
+}
+
+// readAll reads the whole source through read and returns the records.
+func readAll(ctx context.Context, read func(context.Context, connector.BatchFunc) error) ([]connector.Record, error) {
+	var recs []connector.Record
+	err := read(ctx, func(_ context.Context, b connector.Batch) error {
+		recs = append(recs, b.Records...)
+		return nil
+	})
+	return recs, err
+}
+
+func TestReadFiles(t *testing.T) {
+	tests := []struct {
+		file    string
+		mod     func(*csv.Settings)
+		want    []connector.Record
+		wantErr []string // substrings of the error, after the file's path
+	}{
+		{
+			file: "semicolon_with_bom.csv",
+			mod:  func(s *csv.Settings) { s.Delimiter = ";" },
+			want: []connector.Record{
+				{ID: "1", Fields: map[string]any{"id": "1", "name": "Ada Lovelace", "note": "first; with semicolon"}},
+				{ID: "2", Fields: map[string]any{"id": "2", "name": `Grace "Amazing" Hopper`, "note": "two\nlines"}},
+			},
+		},
+		{
+			file: "tab_delimited.tsv",
+			mod:  func(s *csv.Settings) { s.Delimiter = "tab" },
+			want: []connector.Record{
+				{ID: "7", Fields: map[string]any{"id": "7", "name": "Alan", "email": "alan@example.com"}},
+				{ID: "8", Fields: map[string]any{"id": "8", "name": "Edsger", "email": ""}},
+			},
+		},
+		{file: "header_only.csv", want: nil},
+		{
+			file: "semicolon_with_bom.csv",
+			mod:  func(s *csv.Settings) { s.Delimiter = ";"; s.IDColumn = "name" },
+			want: []connector.Record{
+				{ID: "Ada Lovelace", Fields: map[string]any{"id": "1", "name": "Ada Lovelace", "note": "first; with semicolon"}},
+				{ID: `Grace "Amazing" Hopper`, Fields: map[string]any{"id": "2", "name": `Grace "Amazing" Hopper`, "note": "two\nlines"}},
+			},
+		},
+		{file: "wrong_field_count.csv", wantErr: []string{"line 3: 2 fields, the header has 3"}},
+		{file: "duplicate_id.csv", wantErr: []string{"line 5: id \"2\" repeats the row of line 3"}},
+		{file: "empty_id.csv", wantErr: []string{"line 3: empty id in column \"id\""}},
+		{file: "missing_id_column.csv", wantErr: []string{"line 1: no id column \"id\" in header"}},
+		{file: "duplicate_header.csv", wantErr: []string{"line 1: header names \"name\" in columns 2 and 3"}},
+		{file: "invalid_utf8.csv", wantErr: []string{"line 3: column \"name\" is not valid UTF-8"}},
+		{file: "unterminated_quote.csv", wantErr: []string{"lines 2-3: ", "quote"}},
+		{file: "empty_file.csv", wantErr: []string{"empty file, no header line"}},
+		{file: "no_such_file.csv", wantErr: []string{"no such file"}},
+	}
+	for _, tt := range tests {
+		name := strings.TrimSuffix(tt.file, filepath.Ext(tt.file))
+		if tt.mod != nil && tt.want != nil && tt.want[0].ID != "1" && tt.want[0].ID != "7" {
+			name += " keyed by name"
+		}
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", tt.file)
+			mods := []func(*csv.Settings){}
+			if tt.mod != nil {
+				mods = append(mods, tt.mod)
+			}
+			src := open(t, settingsFor(path, mods...))
+			defer src.Close()
+			reads := map[string]func(context.Context, connector.BatchFunc) error{
+				"Changes":  func(ctx context.Context, fn connector.BatchFunc) error { return src.Changes(ctx, "", fn) },
+				"Snapshot": src.Snapshot,
+			}
+			for method, read := range reads {
+				got, err := readAll(context.Background(), read)
+				if tt.wantErr != nil {
+					if err == nil {
+						t.Fatalf("%s read %d records, want an error", method, len(got))
+					}
+					if !strings.Contains(err.Error(), path) {
+						t.Errorf("%s error %q does not name the file", method, err)
+					}
+					for _, w := range tt.wantErr {
+						if !strings.Contains(err.Error(), w) {
+							t.Errorf("%s error %q does not contain %q", method, err, w)
+						}
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", method, err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("%s = %+v, want %+v", method, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestRecordsCarryOnlyTheMappedFields(t *testing.T) {
+	path := filepath.Join("testdata", "tab_delimited.tsv")
+	tab := func(s *csv.Settings) { s.Delimiter = "\t" }
+
+	src := open(t, settingsFor(path, tab), "email")
+	got, err := readAll(context.Background(), src.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []connector.Record{
+		{ID: "7", Fields: map[string]any{"email": "alan@example.com"}},
+		{ID: "8", Fields: map[string]any{"email": ""}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records = %+v, want %+v", got, want)
+	}
+
+	src = open(t, settingsFor(path, tab), "email", "phone")
+	if _, err := readAll(context.Background(), src.Snapshot); err == nil || !strings.Contains(err.Error(), `no column "phone"`) {
+		t.Errorf("read with an unknown mapped field = %v, want an error naming it", err)
+	}
+}
+
+func TestFieldsAreTheHeader(t *testing.T) {
+	src := open(t, settingsFor(filepath.Join("testdata", "semicolon_with_bom.csv"), func(s *csv.Settings) { s.Delimiter = ";" }))
+	got, err := src.(connector.FieldLister).Fields(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"id", "name", "note"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Fields() = %q, want %q (byte order mark stripped)", got, want)
+	}
+
+	src = open(t, settingsFor(filepath.Join("testdata", "duplicate_header.csv")))
+	if _, err := src.(connector.FieldLister).Fields(context.Background()); err == nil {
+		t.Error("Fields of a header naming a column twice succeeded")
+	}
+}
+
+func TestClosedSourceRefusesReads(t *testing.T) {
+	src := open(t, settingsFor(filepath.Join("testdata", "header_only.csv")))
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readAll(context.Background(), src.Snapshot); err == nil {
+		t.Error("Snapshot of a closed source succeeded")
+	}
+}
+
+func TestRowsAreDeliveredBeforeALaterError(t *testing.T) {
+	// A bad row fails the read where it stands: the batches before it
+	// were delivered, and the caller learns the read is incomplete.
+	src := open(t, settingsFor(filepath.Join("testdata", "duplicate_id.csv")))
+	got, err := readAll(context.Background(), src.Snapshot)
+	if err == nil {
+		t.Fatal("read of a file with a repeated id succeeded")
+	}
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, r.ID)
+	}
+	if want := []string{"1", "2"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("delivered %v before the error, want the full batches %v", ids, want)
+	}
+	if errors.Is(err, context.Canceled) {
+		t.Errorf("error %v is a cancellation", err)
+	}
+}
+
+// TestMillionRowsInBoundedMemory streams a file of a million rows and
+// checks that the live heap stays far below the file's size: rows are
+// never all in memory (as records they would take several times the
+// file's size), only one batch and the 8-byte hashes of the IDs (about
+// 35 bytes a row in a Go map).
+func TestMillionRowsInBoundedMemory(t *testing.T) {
+	const rows = 1_000_000
+	path := filepath.Join(t.TempDir(), "million.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, "id,name,email,phone,company,city")
+	for i := 0; i < rows; i++ {
+		fmt.Fprintf(w, "%d,Customer number %d,customer.%d@example.com,+1555%07d,Company of customer %d,Springfield\n", i, i, i, i, i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak uint64
+	n, batches := 0, 0
+	src := open(t, settingsFor(path, func(s *csv.Settings) { s.BatchSize = 500 }))
+	err = src.Changes(context.Background(), "", func(_ context.Context, b connector.Batch) error {
+		n += len(b.Records)
+		batches++
+		if batches%200 == 0 {
+			runtime.GC() // live memory, not garbage awaiting collection
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak {
+				peak = m.HeapAlloc
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != rows {
+		t.Fatalf("read %d rows, want %d", n, rows)
+	}
+	grown := int64(peak) - int64(base.HeapAlloc)
+	t.Logf("file %d MB, heap grew by at most %d MB", st.Size()>>20, grown>>20)
+	if limit := st.Size() / 2; grown > limit {
+		t.Errorf("heap grew by %d MB reading a %d MB file, want under %d MB", grown>>20, st.Size()>>20, limit>>20)
+	}
+}

@@ -1,0 +1,316 @@
+package csv
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+var (
+	_ connector.Source      = (*Source)(nil)
+	_ connector.FieldLister = (*Source)(nil)
+)
+
+// errClosed is returned by the reads of a closed source.
+var errClosed = errors.New("csv source is closed")
+
+// Source reads one CSV file.
+type Source struct {
+	path      string
+	delim     rune
+	idColumn  string
+	batchSize int
+	// fields limits the fields of records; empty means every column.
+	fields []string
+	log    *logrus.Entry
+	closed atomic.Bool
+}
+
+// Changes reads the whole file, whatever the checkpoint: a file keeps no
+// change times. Each batch's checkpoint names the file's size and
+// modification time, for the record; it does not change the next read.
+func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.BatchFunc) error {
+	return s.read(ctx, true, fn)
+}
+
+// Snapshot reads the whole file.
+func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
+	return s.read(ctx, false, fn)
+}
+
+// Fields returns the header's names.
+func (s *Source) Fields(ctx context.Context) ([]string, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h, err := s.header(s.newReader(f))
+	if err != nil {
+		return nil, err
+	}
+	return h.names, nil
+}
+
+// Close marks the source closed; it holds no file between reads.
+func (s *Source) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// header is a file's validated header line.
+type header struct {
+	names []string
+	// idIndex is the index of the ID column.
+	idIndex int
+}
+
+func (s *Source) newReader(f io.Reader) *csv.Reader {
+	br := bufio.NewReaderSize(f, 64<<10)
+	// A byte order mark is not part of the first column's name.
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
+		_, _ = br.Discard(3)
+	}
+	r := csv.NewReader(br)
+	r.Comma = s.delim
+	r.ReuseRecord = true
+	r.FieldsPerRecord = 0 // the header's field count, for every row
+	return r
+}
+
+// header reads and checks the header line.
+func (s *Source) header(r *csv.Reader) (header, error) {
+	rec, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		// An empty file is more likely a failed export than a list
+		// with no customers: refuse it rather than delete every row.
+		return header{}, fmt.Errorf("read %s: empty file, no header line", s.path)
+	}
+	if err != nil {
+		return header{}, s.parseError(err)
+	}
+	h := header{names: make([]string, len(rec)), idIndex: -1}
+	seen := make(map[string]int, len(rec))
+	for i, name := range rec {
+		if !utf8.ValidString(name) {
+			return header{}, fmt.Errorf("read %s line 1: header column %d is not valid UTF-8", s.path, i+1)
+		}
+		if strings.TrimSpace(name) == "" {
+			return header{}, fmt.Errorf("read %s line 1: header column %d has no name", s.path, i+1)
+		}
+		if j, dup := seen[name]; dup {
+			return header{}, fmt.Errorf("read %s line 1: header names %q in columns %d and %d", s.path, name, j+1, i+1)
+		}
+		seen[name] = i
+		h.names[i] = name
+		if name == s.idColumn {
+			h.idIndex = i
+		}
+	}
+	if h.idIndex < 0 {
+		return header{}, fmt.Errorf("read %s line 1: no id column %q in header", s.path, s.idColumn)
+	}
+	return h, nil
+}
+
+// parseError turns an encoding/csv error into one naming file and line.
+func (s *Source) parseError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		if pe.StartLine != pe.Line {
+			return fmt.Errorf("read %s lines %d-%d: %w", s.path, pe.StartLine, pe.Line, pe.Err)
+		}
+		return fmt.Errorf("read %s line %d: %w", s.path, pe.Line, pe.Err)
+	}
+	return fmt.Errorf("read %s: %w", s.path, err)
+}
+
+// column is one field of the records, with its index in a row.
+type column struct {
+	name  string
+	index int
+}
+
+// columns returns the columns that records carry.
+func (s *Source) columns(h header) ([]column, error) {
+	if len(s.fields) == 0 {
+		cols := make([]column, len(h.names))
+		for i, n := range h.names {
+			cols[i] = column{n, i}
+		}
+		return cols, nil
+	}
+	cols := make([]column, 0, len(s.fields))
+	for _, f := range s.fields {
+		i := indexOf(h.names, f)
+		if i < 0 {
+			return nil, fmt.Errorf("read %s line 1: no column %q in header", s.path, f)
+		}
+		cols = append(cols, column{f, i})
+	}
+	return cols, nil
+}
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// read streams the file in batches. Memory holds one batch of rows and,
+// to refuse repeated IDs, an 8-byte hash per row.
+func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.BatchFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return errClosed
+	}
+	start := time.Now()
+	f, err := os.Open(s.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	checkpoint := ""
+	if withCheckpoint {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		checkpoint = fmt.Sprintf("csv:size=%d:mtime=%d", st.Size(), st.ModTime().UnixNano())
+	}
+
+	r := s.newReader(f)
+	h, err := s.header(r)
+	if err != nil {
+		return err
+	}
+	cols, err := s.columns(h)
+	if err != nil {
+		return err
+	}
+
+	seen := make(map[uint64]struct{}) // hashes of the IDs read so far
+	batch := make([]connector.Record, 0, s.batchSize)
+	rows := 0
+	deliver := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(ctx, connector.Batch{Records: batch, Checkpoint: checkpoint}); err != nil {
+			return fmt.Errorf("csv batch of %s: %w", s.path, err)
+		}
+		batch = make([]connector.Record, 0, s.batchSize)
+		return nil
+	}
+	for {
+		row, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, csv.ErrFieldCount) {
+			line, _ := r.FieldPos(0)
+			return fmt.Errorf("read %s line %d: %d fields, the header has %d", s.path, line, len(row), len(h.names))
+		}
+		if err != nil {
+			return s.parseError(err)
+		}
+		line, _ := r.FieldPos(0)
+		for i, v := range row {
+			if !utf8.ValidString(v) {
+				return fmt.Errorf("read %s line %d: column %q is not valid UTF-8", s.path, line, h.names[i])
+			}
+		}
+		id := row[h.idIndex]
+		if strings.TrimSpace(id) == "" {
+			return fmt.Errorf("read %s line %d: empty id in column %q", s.path, line, s.idColumn)
+		}
+		sum := hashID(id)
+		if _, maybe := seen[sum]; maybe {
+			first, err := s.lineOf(h, id, line)
+			if err != nil {
+				return err
+			}
+			if first > 0 {
+				return fmt.Errorf("read %s line %d: id %q repeats the row of line %d", s.path, line, id, first)
+			}
+			// Two distinct IDs with one hash: nothing wrong.
+		}
+		seen[sum] = struct{}{}
+
+		fields := make(map[string]any, len(cols))
+		for _, c := range cols {
+			fields[c.name] = row[c.index]
+		}
+		batch = append(batch, connector.Record{ID: id, Fields: fields})
+		rows++
+		if len(batch) == s.batchSize {
+			if err := deliver(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := deliver(); err != nil {
+			return err
+		}
+	}
+	s.log.WithFields(logrus.Fields{"rows": rows, "duration": time.Since(start)}).Debug("csv file read")
+	return nil
+}
+
+// lineOf rereads the file up to line before and returns the line of the
+// first row whose ID is id, or 0 when there is none (the hashes of two
+// distinct IDs collided).
+func (s *Source) lineOf(h header, id string, before int) (int, error) {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := s.newReader(f)
+	if _, err := r.Read(); err != nil {
+		return 0, s.parseError(err)
+	}
+	for {
+		row, err := r.Read()
+		if err != nil {
+			return 0, s.parseError(err)
+		}
+		line, _ := r.FieldPos(0)
+		if line >= before {
+			return 0, nil
+		}
+		if row[h.idIndex] == id {
+			return line, nil
+		}
+	}
+}
+
+// hashID is the key of an ID in the repeated-ID check. A hash seen before
+// is confirmed by lineOf, so a collision costs a reread, not an error.
+func hashID(id string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return h.Sum64()
+}
