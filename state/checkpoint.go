@@ -1,0 +1,59 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// checkpointKey maps a checkpoint name to its key; "" (the main cursor)
+// becomes "/", which no other name can collide with.
+func checkpointKey(name string) []byte { return []byte("/" + name) }
+
+// Checkpoint returns the connector's checkpoint called name ("" is the
+// main cursor; others are sub-cursors such as HubSpot's "archived"), or
+// "" when none was set.
+func (s *Store) Checkpoint(connector, name string) (string, error) {
+	var v string
+	err := s.view(fmt.Sprintf("read checkpoint %s/%s", connector, name), func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCheckpoints).Bucket([]byte(connector))
+		if b != nil {
+			v = string(b.Get(checkpointKey(name)))
+		}
+		return nil
+	})
+	return v, err
+}
+
+// SetCheckpoint records the connector's checkpoint called name. Call it
+// only after every write of the batch it follows is recorded or
+// dead-lettered (see the package comment). An empty value removes it.
+func (s *Store) SetCheckpoint(connector, name, value string) error {
+	if err := checkName("connector", connector); err != nil {
+		return fmt.Errorf("set checkpoint: %w", err)
+	}
+	return s.update(fmt.Sprintf("set checkpoint %s/%s", connector, name), func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(bucketCheckpoints).CreateBucketIfNotExists([]byte(connector))
+		if err != nil {
+			return err
+		}
+		if value == "" {
+			return b.Delete(checkpointKey(name))
+		}
+		return b.Put(checkpointKey(name), []byte(value))
+	})
+}
+
+// ResetCheckpoints removes every checkpoint of the connector, so that its
+// next run starts from the beginning.
+func (s *Store) ResetCheckpoints(connector string) error {
+	return s.update("reset checkpoints "+connector, func(tx *bolt.Tx) error {
+		err := tx.Bucket(bucketCheckpoints).DeleteBucket([]byte(connector))
+		if errors.Is(err, berrors.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}

@@ -1,0 +1,48 @@
+// Package state is what syncd remembers between runs and across crashes:
+// per-connector checkpoints, the links between records of other systems
+// and workspace contacts, seen webhook ids and the inbox of acknowledged
+// webhook events, dead letters, run history, the conflict journal, held
+// matches and the on-disk index of workspace contacts used for matching,
+// and the webhook signing secrets. It is a single bbolt file
+// (go.etcd.io/bbolt) that one process holds at a time.
+//
+// Every exported operation runs in one bbolt transaction: it happens
+// entirely or not at all, even when the process is killed the next instant.
+//
+// # The crash-safety rule
+//
+// State never runs ahead of the remote systems. Every change goes in this
+// order:
+//
+//  1. the remote write (a create, PATCH or DELETE in the workspace, an
+//     INSERT or UPDATE in the other system);
+//  2. then, in one transaction, the state that records it (the link with
+//     its hashes and times, the cleared dead letter);
+//  3. and, for a batch, the checkpoint that follows the batch, committed
+//     only after every write of the batch is recorded or set aside as a
+//     dead letter.
+//
+// A crash can therefore only lose the record of a remote write, never
+// record a write that did not happen, and the next run repeats at most the
+// writes of one batch. Each write is made so that repeating it is
+// harmless:
+//
+//   - creates: before any create, the contact is looked up by its
+//     externalId (and a create whose answer was lost is resolved by that
+//     same look-up before any retry), so a repeated create finds the
+//     contact made the first time and only records the link;
+//   - patches are idempotent: they set fields to values, and a repeat with
+//     the same values is an echo that the hashes in the link recognise;
+//   - deletes are idempotent: deleting what is already gone is success,
+//     and DeleteLink of a missing link is not an error;
+//   - webhook events are written to the inbox before the receiver answers
+//     2xx and removed (AckEvent) only after they are applied, so an
+//     acknowledged event is applied at least once, and the dedup on
+//     webhook ids plus the ordering by the contact's updatedAt make a
+//     second application harmless.
+//
+// Open refuses a file that is not a bbolt database, or that is truncated,
+// with an error naming the path: it never creates a fresh file over
+// existing data. The schema version lives in the meta bucket and Open
+// migrates older files in one transaction.
+package state

@@ -1,0 +1,141 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Top-level buckets. Per-connector data lives in a nested bucket named
+// after the connector inside the bucket of its concern.
+var (
+	bucketMeta             = []byte("meta")           // schemaVersion
+	bucketCheckpoints      = []byte("checkpoints")    // <connector>/ "/"+name -> value
+	bucketLinks            = []byte("links")          // <connector>/{ext,contact,seen}
+	bucketEvents           = []byte("events")         // webhook id -> expiry (8 bytes, Unix ns)
+	bucketEventExpiry      = []byte("eventExpiry")    // expiry(8)+id -> nil, for pruning
+	bucketInbox            = []byte("inbox")          // seq(8) -> InboxEvent JSON
+	bucketDeadLetters      = []byte("deadLetters")    // id(8) -> DeadLetter JSON
+	bucketDeadLetterKeys   = []byte("deadLetterKeys") // connector\0operation\0key -> id(8)
+	bucketRuns             = []byte("runs")           // id(8) -> Run JSON
+	bucketRunIndex         = []byte("runIndex")       // <connector>/ id(8) -> nil
+	bucketConflicts        = []byte("conflicts")      // id(8) -> Conflict JSON
+	bucketConflictIndex    = []byte("conflictIndex")  // <connector>/ id(8) -> nil
+	bucketHeld             = []byte("held")           // <connector>/ externalID -> payload
+	bucketMatchIndex       = []byte("matchIndex")     // <connector>/ key\0contactID -> nil
+	bucketWebhookSecrets   = []byte("webhookSecrets") // webhookID\0secret -> JSON
+	keySchemaVersion       = []byte("schemaVersion")
+	topLevelBucketsOfV1    = [][]byte{bucketMeta, bucketCheckpoints, bucketLinks, bucketEvents, bucketEventExpiry, bucketInbox, bucketDeadLetters, bucketDeadLetterKeys, bucketRuns, bucketRunIndex, bucketConflicts, bucketConflictIndex, bucketHeld, bucketMatchIndex, bucketWebhookSecrets}
+	errForeignBoltDatabase = errors.New("bbolt database without syncd metadata (another program's file?)")
+)
+
+// A migration moves the file from version-1 to version. It runs inside
+// the transaction that records the new version: it applies entirely or
+// not at all.
+type migration struct {
+	version int
+	name    string
+	up      func(tx *bolt.Tx) error
+}
+
+// migrations is the ordered list of schema changes; the current schema
+// version is the last one's. Append, never edit or reorder: files in the
+// field carry the version they reached.
+var migrations = []migration{
+	{version: 1, name: "create buckets", up: func(tx *bolt.Tx) error {
+		for _, name := range topLevelBucketsOfV1 {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		return nil
+	}},
+}
+
+// CurrentSchemaVersion is the schema version this syncd writes.
+func CurrentSchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// SchemaVersion returns the file's schema version.
+func (s *Store) SchemaVersion() (int, error) {
+	var v int
+	err := s.view("read schema version", func(tx *bolt.Tx) error {
+		var err error
+		v, err = readVersion(tx)
+		return err
+	})
+	return v, err
+}
+
+// readVersion returns the stored version: 0 for a file that holds no
+// bucket at all (freshly created), an error for a bbolt file of another
+// program.
+func readVersion(tx *bolt.Tx) (int, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		empty := true
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if !empty {
+			return 0, fmt.Errorf("%w: %w", ErrInvalidFile, errForeignBoltDatabase)
+		}
+		return 0, nil
+	}
+	raw := meta.Get(keySchemaVersion)
+	if raw == nil {
+		return 0, fmt.Errorf("%w: meta bucket without schemaVersion", ErrInvalidFile)
+	}
+	v, err := strconv.Atoi(string(raw))
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%w: bad schemaVersion %q", ErrInvalidFile, raw)
+	}
+	return v, nil
+}
+
+// migrate brings the file to the current version in one transaction.
+func (s *Store) migrate(readOnly bool) error {
+	check := func(v int) error {
+		if cur := CurrentSchemaVersion(); v > cur {
+			return fmt.Errorf("%w: file is at version %d, this syncd knows up to %d", ErrSchemaTooNew, v, cur)
+		}
+		return nil
+	}
+	if readOnly {
+		v, err := s.SchemaVersion()
+		if err != nil {
+			return err
+		}
+		if err := check(v); err != nil {
+			return err
+		}
+		if v < CurrentSchemaVersion() {
+			return fmt.Errorf("%w: file is at version %d, current is %d", ErrMigrationNeeded, v, CurrentSchemaVersion())
+		}
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		v, err := readVersion(tx)
+		if err != nil {
+			return err
+		}
+		if err := check(v); err != nil {
+			return err
+		}
+		for _, m := range migrations {
+			if m.version <= v {
+				continue
+			}
+			if err := m.up(tx); err != nil {
+				return fmt.Errorf("migrate to version %d (%s): %w", m.version, m.name, err)
+			}
+			meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+			if err != nil {
+				return err
+			}
+			if err := meta.Put(keySchemaVersion, []byte(strconv.Itoa(m.version))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,218 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Errors returned by the store, wrapped with context; test with errors.Is.
+var (
+	// ErrLocked means another process (or another Store in this process)
+	// holds the file.
+	ErrLocked = errors.New("state file is locked by another process: a syncd daemon may be running " +
+		"on it (use its admin address, or stop it first)")
+	// ErrNotFound means the requested item does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrSchemaTooNew means the file was written by a newer syncd.
+	ErrSchemaTooNew = errors.New("state file was written by a newer syncd (schema version too new)")
+	// ErrMigrationNeeded means a read-only Open found a file in an older
+	// schema; opening it once read-write migrates it.
+	ErrMigrationNeeded = errors.New("state file has an older schema: open it read-write once to migrate it")
+	// ErrInvalidFile means the file is not a syncd state file: not a bbolt
+	// database, a truncated or damaged one, or another program's database.
+	ErrInvalidFile = errors.New("not a valid syncd state file")
+	// ErrContactLinked means PutLink would link a contact that is already
+	// linked to another record of the same connector.
+	ErrContactLinked = errors.New("contact already linked to another record")
+)
+
+// Options configure Open.
+type Options struct {
+	// Timeout is how long Open waits for the file lock; default 1s.
+	Timeout time.Duration
+	// ReadOnly opens the file with a shared lock; writes fail. A read-only
+	// Open never creates or migrates a file.
+	ReadOnly bool
+	// NoSync skips fsync on commit: a crash may lose or corrupt the file.
+	// For tests and benchmarks only.
+	NoSync bool
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// EventTTL is how long EnqueueEvent remembers a webhook id for
+	// deduplication; default 7 days (the service publishes no retry
+	// schedule, and common schedules end within 3 days).
+	EventTTL time.Duration
+}
+
+// DefaultEventTTL is the default Options.EventTTL.
+const DefaultEventTTL = 7 * 24 * time.Hour
+
+// initialMmapSize is 1 GiB on 64-bit systems.
+const initialMmapSize = 1 << 30 * (strconv.IntSize / 64)
+
+// Store is an open state file. Its methods are safe for concurrent use.
+type Store struct {
+	db       *bolt.DB
+	path     string
+	now      func() time.Time
+	eventTTL time.Duration
+}
+
+// Open opens the state file at path, creating it when it does not exist
+// (unless opts.ReadOnly), and migrates it to the current schema.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.EventTTL <= 0 {
+		opts.EventTTL = DefaultEventTTL
+	}
+	if err := checkFile(path, opts.ReadOnly); err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.Timeout,
+		ReadOnly:     opts.ReadOnly,
+		NoSync:       opts.NoSync,
+		FreelistType: bolt.FreelistMapType,
+		// Map a large address range up front: growing the mapping waits
+		// for every read transaction, so a writer would stall behind a
+		// long Backup. It costs address space, not memory.
+		InitialMmapSize: initialMmapSize,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open state %s: %w", path, ErrLocked)
+	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrVersionMismatch) ||
+		errors.Is(err, berrors.ErrChecksum) {
+		return nil, fmt.Errorf("open state %s: %w: %v", path, ErrInvalidFile, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, now: opts.Now, eventTTL: opts.EventTTL}
+	if err := s.migrate(opts.ReadOnly); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close releases the file and its lock.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close state %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Path is the file's path as given to Open.
+func (s *Store) Path() string { return s.path }
+
+// Backup writes a consistent copy of the whole file to w, through one read
+// transaction: writers go on meanwhile (a writer that must grow the file
+// waits for the copy to finish). The copy is itself a state file.
+func (s *Store) Backup(w io.Writer) (int64, error) {
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("backup state %s: %w", s.path, err)
+	}
+	return n, nil
+}
+
+// Check verifies the file's internal structure (every page reachable once,
+// no page beyond the end). It reads the whole file: for the doctor and the
+// admin endpoints, not for every start.
+func (s *Store) Check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		var msgs []string
+		for err := range tx.Check() {
+			// Drain the channel: the checker uses tx until it closes it.
+			if len(msgs) < 10 {
+				msgs = append(msgs, err.Error())
+			}
+		}
+		if len(msgs) > 0 {
+			return fmt.Errorf("check state %s: %w: %s", s.path, ErrInvalidFile, strings.Join(msgs, "; "))
+		}
+		return nil
+	})
+}
+
+// update runs fn in a write transaction and wraps its error with what.
+func (s *Store) update(what string, fn func(tx *bolt.Tx) error) error {
+	if err := s.db.Update(fn); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// view runs fn in a read transaction and wraps its error with what.
+func (s *Store) view(what string, fn func(tx *bolt.Tx) error) error {
+	if err := s.db.View(fn); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// u64 encodes n as 8 big-endian bytes, so that keys sort by number.
+func u64(n uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, n)
+	return b
+}
+
+// getU64 decodes a key or value written by u64; 0 when malformed.
+func getU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// nanos stores a time as Unix nanoseconds; 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of nanos, in UTC.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// checkName refuses names that cannot be part of a key.
+func checkName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s name is empty", kind)
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return fmt.Errorf("%s name %q contains a NUL byte", kind, name)
+	}
+	return nil
+}
+
+// isNotExist reports whether err says a file does not exist.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
