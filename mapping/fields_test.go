@@ -1,0 +1,127 @@
+package mapping
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/syncd-io/syncd/workspace"
+)
+
+func ptr(s string) *string { return &s }
+
+func TestHashIgnoresEmptyAndOrder(t *testing.T) {
+	a := Fields{"firstName": "Ann", "emails.work": "a@x.com", "lastName": ""}
+	b := Fields{"emails.work": "a@x.com", "firstName": "Ann"}
+	if a.Hash() != b.Hash() {
+		t.Fatal("an empty value hashed differently from a missing one")
+	}
+	for name, c := range map[string]Fields{
+		"changed value":  {"firstName": "Anne", "emails.work": "a@x.com"},
+		"moved value":    {"firstName": "Ann", "emails.home": "a@x.com"},
+		"key/value glue": {"firstName": "Ann", "emails.wor": "ka@x.com"},
+	} {
+		if c.Hash() == a.Hash() {
+			t.Errorf("%s: same hash", name)
+		}
+	}
+}
+
+// Two contacts holding the same data in other orders and spellings read
+// to equal Fields and hashes.
+func TestFromContactCanonical(t *testing.T) {
+	m := mustCompile(t, crmSpec, Both)
+	c1 := workspace.Contact{
+		DefaultFields: workspace.DefaultFields{
+			FirstName: ptr("Ann"), LastName: ptr("Lee"), Company: nil,
+			Emails:       []workspace.Item{{ID: "e1", Name: "home", Value: "h@x.com"}, {ID: "e2", Name: "work", Value: "ann@x.com"}},
+			PhoneNumbers: []workspace.Item{{ID: "p1", Name: "mobile", Value: "+14155550100"}},
+		},
+		CustomFields: []workspace.CustomField{{Key: "tags", Value: []string{"vip", "b2b"}}, {Key: "lifecycle", Value: []string{"lead"}}},
+	}
+	c2 := workspace.Contact{
+		DefaultFields: workspace.DefaultFields{
+			FirstName: ptr("  Ann "), LastName: ptr("Lee\t"), Company: ptr(" "),
+			Emails:       []workspace.Item{{ID: "e2", Name: "work", Value: " Ann@X.com "}, {ID: "e1", Name: "home", Value: "other@x.com"}},
+			PhoneNumbers: []workspace.Item{{ID: "p1", Name: "mobile", Value: "(415) 555-0100"}},
+		},
+		CustomFields: []workspace.CustomField{{Key: "lifecycle", Value: []string{" lead"}}, {Key: "tags", Value: []string{"b2b", "vip", "vip"}}},
+	}
+	f1, f2 := m.FromContact(c1), m.FromContact(c2)
+	want := Fields{"firstName": "Ann", "lastName": "Lee", "emails.work": "ann@x.com", "phoneNumbers.mobile": "+14155550100",
+		"custom.tags": "b2b\x1fvip", "custom.lifecycle": "lead"}
+	if !reflect.DeepEqual(f1, want) || !reflect.DeepEqual(f2, want) {
+		t.Fatalf("FromContact:\n%q\n%q\nwant %q", f1, f2, want)
+	}
+	if f1.Hash() != f2.Hash() {
+		t.Fatal("hashes differ")
+	}
+	// A value the workspace holds that is not a valid phone is kept.
+	c2.DefaultFields.PhoneNumbers[0].Value = " 12 "
+	if got := m.FromContact(c2)["phoneNumbers.mobile"]; got != "12" {
+		t.Fatalf("invalid phone read as %q, want it kept trimmed", got)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	old := Fields{"firstName": "Ann", "lastName": "Lee", "emails.work": "a@x.com", "role": ""}
+	new := Fields{"firstName": "Ann", "lastName": "Li", "phoneNumbers.m": "+14155550100", "emails.work": ""}
+	set, removed := Diff(old, new)
+	if want := (Fields{"lastName": "Li", "phoneNumbers.m": "+14155550100"}); !reflect.DeepEqual(set, want) {
+		t.Errorf("set = %v, want %v", set, want)
+	}
+	if want := []string{"emails.work"}; !reflect.DeepEqual(removed, want) {
+		t.Errorf("removed = %v, want %v", removed, want)
+	}
+	if !old.Equal(Fields{"firstName": "Ann", "lastName": "Lee", "emails.work": "a@x.com"}) || old.Equal(new) {
+		t.Error("Equal disagrees with Diff")
+	}
+}
+
+func TestCreateBody(t *testing.T) {
+	m := Mapped{ExternalID: "42", SourceURL: "https://crm/42", Fields: Fields{
+		"firstName": "Ann", "company": "Acme", "emails.work": "a@x.com", "emails.home": "h@x.com",
+		"phoneNumbers.mobile": "+14155550100", "custom.tags": "b2b\x1fvip", "lastName": "",
+	}}
+	got, _ := json.Marshal(CreateBody("custom-crm", m))
+	want := `{"defaultFields":{"company":"Acme","firstName":"Ann","emails":[{"name":"home","value":"h@x.com"},{"name":"work","value":"a@x.com"}],` +
+		`"phoneNumbers":[{"name":"mobile","value":"+14155550100"}]},"customFields":[{"key":"tags","value":["b2b","vip"]}],` +
+		`"source":"custom-crm","sourceUrl":"https://crm/42","externalId":"42"}`
+	if string(got) != want {
+		t.Fatalf("CreateBody =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestPatchBody(t *testing.T) {
+	old := Fields{"firstName": "Ann", "lastName": "Lee", "role": "CEO", "emails.work": "a@x.com", "emails.home": "h@x.com",
+		"phoneNumbers.mobile": "+14155550100", "custom.tags": "vip", "custom.stage": "lead"}
+	new := Fields{"firstName": "Ann", "lastName": "Li", "emails.work": "ann@x.com", "phoneNumbers.mobile": "+14155550100",
+		"phoneNumbers.office": "+14155550199", "custom.tags": "b2b\x1fvip", "company": "Acme"}
+	ids := map[string]string{"emails.work": "E1", "emails.home": "E2"}
+	got, _ := json.Marshal(PatchBody(old, new, ids))
+	want := `{"defaultFields":{"company":"Acme","lastName":"Li","role":null,` +
+		`"emails":[{"id":"E2","name":"home","value":null},{"id":"E1","name":"work","value":"ann@x.com"}],` +
+		`"phoneNumbers":[{"name":"office","value":"+14155550199"}]},` +
+		`"customFields":[{"key":"stage","value":[]},{"key":"tags","value":["b2b","vip"]}]}`
+	if string(got) != want {
+		t.Fatalf("PatchBody =\n%s\nwant\n%s", got, want)
+	}
+	if p := PatchBody(old, old, nil); !p.IsEmpty() {
+		t.Fatalf("patch of equal fields is not empty: %+v", p)
+	}
+	got, _ = json.Marshal(PatchBody(Fields{"emails.work": "a@x.com"}, Fields{}, nil))
+	if want := `{"defaultFields":{"emails":[{"name":"work","value":null}]}}`; string(got) != want {
+		t.Fatalf("removal without id = %s, want %s", got, want)
+	}
+}
+
+func TestItemIDs(t *testing.T) {
+	c := workspace.Contact{DefaultFields: workspace.DefaultFields{
+		Emails:       []workspace.Item{{ID: "E1", Name: "work"}, {ID: "E9", Name: "work"}, {ID: "E2", Name: "home"}},
+		PhoneNumbers: []workspace.Item{{ID: "P1", Name: "mobile"}},
+	}}
+	want := map[string]string{"emails.work": "E1", "emails.home": "E2", "phoneNumbers.mobile": "P1"}
+	if got := ItemIDs(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ItemIDs = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,196 @@
+package mapping
+
+import (
+	"errors"
+	"fmt"
+	"net/mail"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// DefaultRegion is the region assumed for phone numbers written without a
+// country code, when a field names none.
+const DefaultRegion = "US"
+
+// multiSep joins the values of a multi-value custom field in the
+// canonical form: the ASCII unit separator, which no user-typed value
+// holds.
+const multiSep = "\x1f"
+
+// ErrInvalidPhone and ErrInvalidEmail are wrapped by the normalisers'
+// errors.
+var (
+	ErrInvalidPhone = errors.New("invalid phone number")
+	ErrInvalidEmail = errors.New("invalid e-mail address")
+)
+
+// NormalizePhone returns s in E.164 form (+14155550100). A number without
+// a country code is read in region (an ISO 3166 code such as "US"; empty
+// means DefaultRegion). The number must have a possible length for its
+// country; whether it is assigned is not checked, so test and fictional
+// numbers pass. An empty s is returned as is.
+func NormalizePhone(s, region string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	if region == "" {
+		region = DefaultRegion
+	}
+	num, err := phonenumbers.Parse(s, strings.ToUpper(region))
+	if err != nil {
+		return "", fmt.Errorf("%w %q: %v", ErrInvalidPhone, s, err)
+	}
+	switch phonenumbers.IsPossibleNumberWithReason(num) {
+	case phonenumbers.IS_POSSIBLE, phonenumbers.IS_POSSIBLE_LOCAL_ONLY:
+	case phonenumbers.TOO_SHORT:
+		return "", fmt.Errorf("%w %q: too short", ErrInvalidPhone, s)
+	case phonenumbers.TOO_LONG:
+		return "", fmt.Errorf("%w %q: too long", ErrInvalidPhone, s)
+	case phonenumbers.INVALID_COUNTRY_CODE:
+		return "", fmt.Errorf("%w %q: unknown country code", ErrInvalidPhone, s)
+	default:
+		return "", fmt.Errorf("%w %q: impossible length", ErrInvalidPhone, s)
+	}
+	return phonenumbers.Format(num, phonenumbers.E164), nil
+}
+
+// NormalizeEmail returns the canonical form of an e-mail address: the bare
+// address (a display name, "Ann <ann@example.com>", is dropped), trimmed
+// and lower-cased as a whole. An empty s is returned as is.
+func NormalizeEmail(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return "", fmt.Errorf("%w %q", ErrInvalidEmail, s)
+	}
+	addr := strings.ToLower(a.Address)
+	at := strings.LastIndexByte(addr, '@')
+	if at <= 0 || at == len(addr)-1 || strings.ContainsAny(addr, " \t\r\n\"") {
+		return "", fmt.Errorf("%w %q", ErrInvalidEmail, s)
+	}
+	// The canonical form must read back as itself: refuse addresses that
+	// only parse quoted.
+	if b, err := mail.ParseAddress(addr); err != nil || b.Address != addr || b.Name != "" {
+		return "", fmt.Errorf("%w %q", ErrInvalidEmail, s)
+	}
+	return addr, nil
+}
+
+// value is a record value on its way through the transforms: one string,
+// or a list of strings (a multi-value field).
+type value struct {
+	s      string
+	list   []string
+	isList bool
+}
+
+func scalar(s string) value   { return value{s: s} }
+func listOf(l []string) value { return value{list: l, isList: true} }
+func (v value) empty() bool   { return len(v.each()) == 0 }
+
+// each returns the value's non-empty strings.
+func (v value) each() []string {
+	if !v.isList {
+		if strings.TrimSpace(v.s) == "" {
+			return nil
+		}
+		return []string{v.s}
+	}
+	out := make([]string, 0, len(v.list))
+	for _, s := range v.list {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// toValue converts a record's value deterministically: strings as they
+// are, integers and floats in their shortest decimal form, booleans as
+// true/false, times in UTC RFC 3339 with the fraction only when there is
+// one, string lists as lists, nil as empty.
+func toValue(x any) value {
+	switch x := x.(type) {
+	case nil:
+		return scalar("")
+	case string:
+		return scalar(x)
+	case []string:
+		return listOf(append([]string(nil), x...))
+	case []any:
+		l := make([]string, 0, len(x))
+		for _, e := range x {
+			l = append(l, toValue(e).s)
+		}
+		return listOf(l)
+	default:
+		return scalar(toString(x))
+	}
+}
+
+func toString(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'f', -1, 32)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case []string:
+		return strings.Join(x, ",")
+	case fmt.Stringer:
+		return x.String()
+	}
+	return fmt.Sprint(x)
+}
+
+// canonicalMulti is the canonical form of a multi-value field: values
+// trimmed, empty ones dropped, sorted, duplicates removed, joined with
+// multiSep.
+func canonicalMulti(vals []string) string {
+	out := make([]string, 0, len(vals))
+	for _, s := range vals {
+		for _, part := range strings.Split(s, multiSep) {
+			if p := strings.TrimSpace(part); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	n := 0
+	for i, s := range out {
+		if i == 0 || s != out[n-1] {
+			out[n] = s
+			n++
+		}
+	}
+	return strings.Join(out[:n], multiSep)
+}
+
+// splitMulti is the inverse of canonicalMulti.
+func splitMulti(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, multiSep)
+}
