@@ -98,7 +98,7 @@ type Client struct {
 	http          *http.Client
 	maxRetries    int
 	backoff       backoff
-	gatePause     time.Duration
+	gatePause     time.Duration // fixed brief pause after a 429 (tests); 0: briefPause's rule
 	maxRetryAfter time.Duration
 	log           *logrus.Entry
 	observer      func(RequestInfo)
@@ -133,7 +133,6 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		http:          opts.HTTPClient,
 		maxRetries:    opts.MaxRetries,
 		backoff:       backoff{base: backoffBase, max: backoffMax},
-		gatePause:     backoffBase,
 		maxRetryAfter: maxRetryAfter,
 		log:           opts.Log,
 		observer:      opts.Observer,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/time/rate"
 )
 
 // request is one API call: a route template, the values of its path
@@ -159,7 +160,7 @@ func (c *Client) judge(ctx context.Context, route string, idem bool, attempt int
 			c.log.WithFields(logrus.Fields{"route": route, "retry_after": until.Sub(now).Round(time.Millisecond)}).
 				Info("workspace api rate limited: pausing every caller of the key")
 		} else {
-			c.gate.pauseUntil(now.Add(c.gatePause))
+			c.gate.pauseUntil(now.Add(c.briefPause()))
 			drain(c.limiter)
 			delay = c.backoff.delay(attempt)
 		}
@@ -177,21 +178,47 @@ func (c *Client) judge(ctx context.Context, route string, idem bool, attempt int
 	return false, delay, nil
 }
 
-// waitTurn waits for the shared pause gate, then for a limiter token. The
-// gate is checked again after the token, so that a 429 seen by another
-// caller while this one waited on the limiter holds it too.
+// briefPause is how long every caller of the key holds back after a 429
+// without Retry-After. A 429 means the service's bucket is empty; holding
+// back for P lets it bank P*limit requests, which then absorb P of timing
+// jitter between our limiter and the service's bucket. P is the backoff
+// base (250ms), or less when the burst refills sooner (burst/limit), and
+// at least 20ms. The limiter's saved-up burst is drained at the same time,
+// so callers resume at the steady rate; the caller that got the 429 also
+// backs off itself.
+func (c *Client) briefPause() time.Duration {
+	if c.gatePause > 0 {
+		return c.gatePause
+	}
+	d := backoffBase
+	if l := float64(c.limiter.Limit()); l > 0 && c.limiter.Limit() != rate.Inf {
+		d = min(d, time.Duration(float64(c.limiter.Burst())*float64(time.Second)/l))
+	}
+	return max(d, 20*time.Millisecond)
+}
+
+// waitTurn waits for the shared pause gate, then for a limiter token. If
+// the gate closed while this caller waited on the limiter (another caller
+// got a 429), the token is given up and the caller waits for the gate and
+// a fresh token: otherwise every caller queued on the limiter would fire
+// at once when the gate opens, and be refused again.
 func (c *Client) waitTurn(ctx context.Context) error {
-	if err := c.gate.wait(ctx); err != nil {
-		return err
-	}
-	if err := c.limiter.Wait(ctx); err != nil {
-		if ctx.Err() == nil {
-			// The limiter refuses a wait that would outlast the deadline.
-			return fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+	for {
+		if err := c.gate.wait(ctx); err != nil {
+			return err
 		}
-		return err
+		if err := c.limiter.Wait(ctx); err != nil {
+			if _, ok := ctx.Deadline(); ok && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				// The limiter refuses at once a wait that would outlast
+				// the deadline.
+				return fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+			}
+			return err
+		}
+		if time.Until(c.gate.pausedUntil()) <= 0 {
+			return nil
+		}
 	}
-	return c.gate.wait(ctx)
 }
 
 // result is the outcome of one HTTP attempt. err is an *APIError for a
