@@ -1,0 +1,190 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Run is one pass of a connector, as recorded in the run history. A run
+// whose FinishedAt is zero is still going, or its process died.
+type Run struct {
+	ID         uint64    `json:"-"`
+	Connector  string    `json:"connector"`
+	Kind       string    `json:"kind"` // run | resync
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	Created    int       `json:"created,omitempty"`
+	Updated    int       `json:"updated,omitempty"`
+	Unchanged  int       `json:"unchanged,omitempty"`
+	Deleted    int       `json:"deleted,omitempty"`
+	Failed     int       `json:"failed,omitempty"`
+	Adopted    int       `json:"adopted,omitempty"`
+	Held       int       `json:"held,omitempty"`
+	APICalls   int64     `json:"apiCalls,omitempty"`
+	Err        string    `json:"err,omitempty"`
+}
+
+// StartRun records the start of a run and returns it with its ID (unique
+// across connectors and increasing: usable as Link.LastSeenRun) and
+// StartedAt set.
+func (s *Store) StartRun(connector, kind string) (Run, error) {
+	if err := checkName("connector", connector); err != nil {
+		return Run{}, fmt.Errorf("start run: %w", err)
+	}
+	r := Run{Connector: connector, Kind: kind, StartedAt: s.now()}
+	err := s.update("start run "+connector, func(tx *bolt.Tx) error {
+		id, err := runJournal.next(tx)
+		if err != nil {
+			return err
+		}
+		r.ID = id
+		return runJournal.put(tx, connector, id, r)
+	})
+	if err != nil {
+		return Run{}, err
+	}
+	return r, nil
+}
+
+// FinishRun records the outcome of a run started with StartRun;
+// FinishedAt defaults to now. ErrNotFound when the run is unknown.
+func (s *Store) FinishRun(r Run) error {
+	if r.FinishedAt.IsZero() {
+		r.FinishedAt = s.now()
+	}
+	return s.update(fmt.Sprintf("finish run %d", r.ID), func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketRuns).Get(u64(r.ID))
+		if raw == nil {
+			return ErrNotFound
+		}
+		var old Run
+		if err := json.Unmarshal(raw, &old); err != nil {
+			return err
+		}
+		if old.Connector != r.Connector {
+			return fmt.Errorf("run %d belongs to connector %s, not %s", r.ID, old.Connector, r.Connector)
+		}
+		return runJournal.put(tx, r.Connector, r.ID, r)
+	})
+}
+
+// Runs returns up to limit runs of the connector ("" for all), newest
+// first (limit <= 0: all).
+func (s *Store) Runs(connector string, limit int) ([]Run, error) {
+	var out []Run
+	err := s.view("list runs "+connector, func(tx *bolt.Tx) error {
+		return runJournal.newest(tx, connector, limit, func(id uint64, raw []byte) error {
+			var r Run
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return fmt.Errorf("decode run %d: %w", id, err)
+			}
+			r.ID = id
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// LastRun returns the connector's newest run, finished or not; ok false
+// when it never ran.
+func (s *Store) LastRun(connector string) (Run, bool, error) {
+	runs, err := s.Runs(connector, 1)
+	if err != nil || len(runs) == 0 {
+		return Run{}, false, err
+	}
+	return runs[0], true, nil
+}
+
+// PruneRuns keeps the newest keep runs of each connector and returns how
+// many it removed.
+func (s *Store) PruneRuns(keep int) (int, error) {
+	var n int
+	err := s.update("prune runs", func(tx *bolt.Tx) error {
+		var err error
+		n, err = runJournal.prune(tx, keep)
+		return err
+	})
+	return n, err
+}
+
+// Conflict records that both sides changed a linked contact's fields
+// since the last sync, and how the policy settled it.
+type Conflict struct {
+	ID         uint64 `json:"-"`
+	Connector  string `json:"connector"`
+	ExternalID string `json:"externalId"`
+	ContactID  string `json:"contactId"`
+	// Policy is the connector's conflict policy; Winner the side that won
+	// (workspace or the connector's side).
+	Policy string `json:"policy"`
+	Winner string `json:"winner"`
+	// Workspace and Source are the two sides' differing values.
+	Workspace map[string]string `json:"workspace,omitempty"`
+	Source    map[string]string `json:"source,omitempty"`
+	At        time.Time         `json:"at,omitzero"`
+}
+
+// AddConflict appends c to the conflict journal (At defaults to now) and
+// returns its ID.
+func (s *Store) AddConflict(c Conflict) (uint64, error) {
+	if err := checkName("connector", c.Connector); err != nil {
+		return 0, fmt.Errorf("add conflict: %w", err)
+	}
+	if c.At.IsZero() {
+		c.At = s.now()
+	}
+	err := s.update(fmt.Sprintf("add conflict %s/%s", c.Connector, c.ExternalID), func(tx *bolt.Tx) error {
+		id, err := conflictJournal.next(tx)
+		if err != nil {
+			return err
+		}
+		c.ID = id
+		return conflictJournal.put(tx, c.Connector, id, c)
+	})
+	return c.ID, err
+}
+
+// Conflicts returns up to limit conflicts of the connector ("" for all),
+// newest first (limit <= 0: all).
+func (s *Store) Conflicts(connector string, limit int) ([]Conflict, error) {
+	var out []Conflict
+	err := s.view("list conflicts "+connector, func(tx *bolt.Tx) error {
+		return conflictJournal.newest(tx, connector, limit, func(id uint64, raw []byte) error {
+			var c Conflict
+			if err := json.Unmarshal(raw, &c); err != nil {
+				return fmt.Errorf("decode conflict %d: %w", id, err)
+			}
+			c.ID = id
+			out = append(out, c)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// CountConflicts returns the number of conflicts of the connector (""
+// for all).
+func (s *Store) CountConflicts(connector string) (int, error) {
+	var n int
+	err := s.view("count conflicts "+connector, func(tx *bolt.Tx) error {
+		n = conflictJournal.count(tx, connector)
+		return nil
+	})
+	return n, err
+}
+
+// PruneConflicts keeps the newest keep conflicts of each connector and
+// returns how many it removed.
+func (s *Store) PruneConflicts(keep int) (int, error) {
+	var n int
+	err := s.update("prune conflicts", func(tx *bolt.Tx) error {
+		var err error
+		n, err = conflictJournal.prune(tx, keep)
+		return err
+	})
+	return n, err
+}
