@@ -1,0 +1,49 @@
+package state
+
+import "testing"
+
+func TestCheckpoints(t *testing.T) {
+	s, clk := openTest(t)
+	steps := []struct {
+		name, connector, cp, value string
+	}{
+		{"main cursor", "hubspot", "", "2026-03-30T12:00:00Z|42"},
+		{"named sub-cursor", "hubspot", "archived", "1711800000000"},
+		{"sub-cursor named like the main key", "hubspot", "/", "slash"},
+		{"other connector", "pg", "", "cursor-pg"},
+		{"replace", "pg", "", "cursor-pg-2"},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			must(t, s.SetCheckpoint(st.connector, st.cp, st.value))
+			if got, err := s.Checkpoint(st.connector, st.cp); err != nil || got != st.value {
+				t.Fatalf("Checkpoint = %q, %v; want %q", got, err, st.value)
+			}
+		})
+	}
+	s = reopen(t, s, clk)
+	want := map[[2]string]string{
+		{"hubspot", ""}: "2026-03-30T12:00:00Z|42", {"hubspot", "archived"}: "1711800000000",
+		{"hubspot", "/"}: "slash", {"pg", ""}: "cursor-pg-2", {"pg", "archived"}: "", {"none", ""}: "",
+	}
+	for k, v := range want {
+		if got, err := s.Checkpoint(k[0], k[1]); err != nil || got != v {
+			t.Errorf("Checkpoint(%q, %q) after reopen = %q, %v; want %q", k[0], k[1], got, err, v)
+		}
+	}
+
+	must(t, s.SetCheckpoint("pg", "", ""))
+	if got, _ := s.Checkpoint("pg", ""); got != "" {
+		t.Errorf("cleared checkpoint = %q", got)
+	}
+	must(t, s.ResetCheckpoints("hubspot"))
+	must(t, s.ResetCheckpoints("hubspot"))
+	for _, name := range []string{"", "archived", "/"} {
+		if got, _ := s.Checkpoint("hubspot", name); got != "" {
+			t.Errorf("checkpoint %q after reset = %q", name, got)
+		}
+	}
+	if err := s.SetCheckpoint("", "", "x"); err == nil {
+		t.Error("checkpoint without connector accepted")
+	}
+}

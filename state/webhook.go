@@ -1,0 +1,119 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// WebhookSecret is a signing secret of the webhook subscription. After a
+// rotation the old secret stays valid until its ExpiresAt.
+type WebhookSecret struct {
+	WebhookID string    `json:"webhookId"`
+	Secret    string    `json:"secret"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// ExpiresAt is when the secret stops being accepted; zero: never.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+}
+
+func (ws WebhookSecret) expired(now time.Time) bool {
+	return !ws.ExpiresAt.IsZero() && !ws.ExpiresAt.After(now)
+}
+
+func webhookSecretKey(webhookID, secret string) []byte {
+	return []byte(webhookID + "\x00" + secret)
+}
+
+// PutWebhookSecret records ws, or updates the entry of the same webhook
+// and secret (to set the old secret's ExpiresAt on rotation, for
+// instance). CreatedAt defaults to now. Expired secrets are removed in the
+// same transaction.
+func (s *Store) PutWebhookSecret(ws WebhookSecret) error {
+	if ws.WebhookID == "" || ws.Secret == "" {
+		return fmt.Errorf("put webhook secret: webhook id and secret are required")
+	}
+	now := s.now()
+	if ws.CreatedAt.IsZero() {
+		ws.CreatedAt = now
+	}
+	// The secret never appears in errors or logs: only the webhook id.
+	return s.update("put webhook secret of "+ws.WebhookID, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketWebhookSecrets)
+		var expired [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var old WebhookSecret
+			if err := json.Unmarshal(v, &old); err != nil {
+				return fmt.Errorf("decode webhook secret: %w", err)
+			}
+			if old.expired(now) {
+				expired = append(expired, append([]byte{}, k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range expired {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		raw, err := json.Marshal(ws)
+		if err != nil {
+			return err
+		}
+		return b.Put(webhookSecretKey(ws.WebhookID, ws.Secret), raw)
+	})
+}
+
+// WebhookSecrets returns the secrets that sign valid deliveries now: the
+// newest (current) and the others not expired yet, newest first.
+// ErrNotFound when there is none.
+func (s *Store) WebhookSecrets() (current WebhookSecret, previous []WebhookSecret, err error) {
+	now := s.now()
+	var all []WebhookSecret
+	err = s.view("read webhook secrets", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketWebhookSecrets).ForEach(func(_, v []byte) error {
+			var ws WebhookSecret
+			if err := json.Unmarshal(v, &ws); err != nil {
+				return fmt.Errorf("decode webhook secret: %w", err)
+			}
+			if !ws.expired(now) {
+				all = append(all, ws)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return WebhookSecret{}, nil, err
+	}
+	if len(all) == 0 {
+		return WebhookSecret{}, nil, fmt.Errorf("read webhook secrets: %w", ErrNotFound)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].CreatedAt.After(all[j].CreatedAt) })
+	return all[0], all[1:], nil
+}
+
+// DeleteWebhookSecrets removes every secret of the webhook (after the
+// subscription was deleted).
+func (s *Store) DeleteWebhookSecrets(webhookID string) error {
+	return s.update("delete webhook secrets of "+webhookID, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketWebhookSecrets)
+		prefix := []byte(webhookID + "\x00")
+		var keys [][]byte
+		c := b.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			keys = append(keys, append([]byte{}, k...))
+		}
+		for _, k := range keys {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
