@@ -1,0 +1,332 @@
+// Package emulator serves the workspace API of the spec and the facts note
+// in memory, for tests and demos, the way net/http/httptest serves a
+// handler: New gives an http.Handler, NewServer a listening server.
+//
+// It enforces the contract's rules (field lengths and formats, reserved
+// sources, list filters and page sizes, webhook ids, events and
+// resourceIds, the 50-webhook limit, the version header, 401 and 403),
+// answers refusals with the spec's error body, limits each API key with a
+// token bucket, injects faults reproducibly by seed (500, 429, latency,
+// and a write applied whose answer is lost), and delivers contact events
+// to webhook subscriptions, signed with Standard Webhooks headers and
+// retried with backoff.
+//
+// A back door under /_emulator/, without the API key, shows and changes
+// the state as a person in the product's app would: GET contacts and
+// stats, POST/PATCH/DELETE app contacts (which fire webhooks), POST reset
+// and POST faults.
+package emulator
+
+import (
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/time/rate"
+
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// ServiceName is the service's own name: a reserved source and a reserved
+// source prefix.
+const ServiceName = "openphone"
+
+// Defaults of Options.
+const (
+	DefaultAPIKey          = "emulator-key"
+	DefaultFaultLatency    = 300 * time.Millisecond
+	DefaultRetryBase       = 100 * time.Millisecond
+	DefaultRetryMax        = 10 * time.Second
+	DefaultMaxAttempts     = 8
+	DefaultRotationGrace   = 24 * time.Hour
+	DefaultDeliveryTimeout = 5 * time.Second
+	DefaultHistoryLimit    = 10000
+	DefaultDocsURL         = "https://docs.workspace.invalid/api/errors"
+	DefaultOrgName         = "Emulated Workspace"
+)
+
+// Options configure an Emulator. Zero fields take the defaults.
+type Options struct {
+	// APIKey is the key with every right (DefaultAPIKey when empty);
+	// ReadOnlyKey, when set, may read but its writes get 403.
+	APIKey      string
+	ReadOnlyKey string
+	// VersionHeader and Version: the header required on webhook
+	// operations (workspace.DefaultVersionHeader, workspace.DefaultVersion).
+	VersionHeader string
+	Version       string
+	// Rate (requests per second, workspace.DefaultRateLimit) and Burst
+	// (workspace.DefaultBurst) of each API key's token bucket; a negative
+	// Rate disables the limit.
+	Rate  float64
+	Burst int
+	// RetryAfter adds a Retry-After header (whole seconds) to the 429 of
+	// the rate limit; the public service sends none.
+	RetryAfter bool
+	// FaultRate is the probability, in [0,1], that an authenticated API
+	// request meets a fault, split evenly among a 500, a 429, a latency of
+	// FaultLatency (DefaultFaultLatency) and a lost answer (the request is
+	// applied, then the connection is closed without an answer).
+	FaultRate    float64
+	FaultLatency time.Duration
+	// Latency is added to every API request.
+	Latency time.Duration
+	// Seed makes faults, ids and secrets reproducible.
+	Seed int64
+	// CustomFields are the workspace's custom field definitions (made in
+	// the product's app only, so taken from configuration).
+	CustomFields []workspace.CustomFieldDefinition
+	// OrganizationName names the organization (DefaultOrgName).
+	OrganizationName string
+	// Webhook deliveries: a failed attempt is retried after RetryBase
+	// (DefaultRetryBase), doubling up to RetryMax (DefaultRetryMax), for
+	// at most MaxAttempts attempts (DefaultMaxAttempts). After a rotation
+	// the previous secret keeps signing for RotationGrace
+	// (DefaultRotationGrace). Each attempt times out after DeliveryTimeout.
+	RetryBase       time.Duration
+	RetryMax        time.Duration
+	MaxAttempts     int
+	RotationGrace   time.Duration
+	DeliveryTimeout time.Duration
+	// LegacySignature also signs deliveries with the older
+	// openphone-signature header.
+	LegacySignature bool
+	// HistoryLimit bounds the delivery history kept per webhook.
+	HistoryLimit int
+	// HTTPClient sends deliveries (default: a plain client).
+	HTTPClient *http.Client
+	// DocsURL is the docs field of error bodies.
+	DocsURL string
+	// Now is the clock of timestamps (time.Now when nil).
+	Now func() time.Time
+	// Log receives delivery failures and faults (discarded when nil).
+	Log logrus.FieldLogger
+}
+
+func (o Options) withDefaults() Options {
+	if o.APIKey == "" {
+		o.APIKey = DefaultAPIKey
+	}
+	if o.VersionHeader == "" {
+		o.VersionHeader = workspace.DefaultVersionHeader
+	}
+	if o.Version == "" {
+		o.Version = workspace.DefaultVersion
+	}
+	if o.Rate == 0 {
+		o.Rate = workspace.DefaultRateLimit
+	}
+	if o.Burst <= 0 {
+		o.Burst = workspace.DefaultBurst
+	}
+	if o.FaultLatency <= 0 {
+		o.FaultLatency = DefaultFaultLatency
+	}
+	if o.OrganizationName == "" {
+		o.OrganizationName = DefaultOrgName
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = DefaultRetryBase
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.RotationGrace <= 0 {
+		o.RotationGrace = DefaultRotationGrace
+	}
+	if o.DeliveryTimeout <= 0 {
+		o.DeliveryTimeout = DefaultDeliveryTimeout
+	}
+	if o.HistoryLimit <= 0 {
+		o.HistoryLimit = DefaultHistoryLimit
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.DocsURL == "" {
+		o.DocsURL = DefaultDocsURL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		l := logrus.New()
+		l.SetOutput(io.Discard)
+		o.Log = l
+	}
+	return o
+}
+
+// Emulator is the in-memory service. Its methods are safe for concurrent use.
+type Emulator struct {
+	opts    Options
+	handler http.Handler
+	created time.Time
+
+	mu    sync.Mutex // guards the state below
+	state *state
+
+	statsMu sync.Mutex
+	stats   Stats
+
+	faultMu   sync.Mutex
+	faultRand *rand.Rand
+	faultRate float64
+
+	limMu    sync.Mutex
+	limiters map[string]*rate.Limiter
+
+	deliver *deliverer
+}
+
+// New returns an Emulator; serve it with Handler, and Close it to stop
+// its delivery goroutines.
+func New(opts Options) *Emulator {
+	opts = opts.withDefaults()
+	e := &Emulator{opts: opts, created: opts.Now().UTC().Truncate(time.Millisecond)}
+	e.resetLocked()
+	e.deliver = newDeliverer(e)
+	e.handler = e.routes()
+	return e
+}
+
+// Handler returns the emulator's http.Handler: the API and the back door.
+func (e *Emulator) Handler() http.Handler { return e.handler }
+
+// Options returns the options in effect, defaults applied.
+func (e *Emulator) Options() Options { return e.opts }
+
+// Close stops the delivery goroutines and waits for them; pending retries
+// are dropped.
+func (e *Emulator) Close() { e.deliver.close() }
+
+// SetFaultRate changes the probability of faults at run time.
+func (e *Emulator) SetFaultRate(p float64) {
+	e.faultMu.Lock()
+	e.faultRate = clamp01(p)
+	e.faultMu.Unlock()
+}
+
+// FaultRate returns the current probability of faults.
+func (e *Emulator) FaultRate() float64 {
+	e.faultMu.Lock()
+	defer e.faultMu.Unlock()
+	return e.faultRate
+}
+
+// Reset forgets every contact, webhook, delivery, counter and rate limit
+// state, and restarts the seeded random sequences and the fault rate of
+// the options, as a new emulator would.
+func (e *Emulator) Reset() {
+	e.deliver.drop()
+	e.mu.Lock()
+	e.faultMu.Lock()
+	e.statsMu.Lock()
+	e.limMu.Lock()
+	e.resetLocked()
+	e.limMu.Unlock()
+	e.statsMu.Unlock()
+	e.faultMu.Unlock()
+	e.mu.Unlock()
+}
+
+// resetLocked sets the initial state; every lock is held (or the
+// emulator is not yet shared).
+func (e *Emulator) resetLocked() {
+	e.state = newState(e.opts.Seed)
+	e.stats = Stats{Requests: map[string]int{}, FaultsByKind: map[string]int{}}
+	e.faultRand = rand.New(rand.NewSource(e.opts.Seed ^ 0x5eed_fa17))
+	e.faultRate = clamp01(e.opts.FaultRate)
+	e.limiters = map[string]*rate.Limiter{}
+}
+
+// orgID is the organization's id, and the orgId of webhooks.
+func (e *Emulator) orgID() string { return fmt.Sprintf("OR%010d", uint64(e.opts.Seed)%1e10) }
+
+// now is the clock, in UTC, truncated to the millisecond like the
+// service's timestamps.
+func (e *Emulator) now() time.Time { return e.opts.Now().UTC().Truncate(time.Millisecond) }
+
+func clamp01(p float64) float64 {
+	switch {
+	case p < 0:
+		return 0
+	case p > 1:
+		return 1
+	}
+	return p
+}
+
+// Stats counts the API requests that reached the emulator.
+type Stats struct {
+	// Requests by "METHOD /route/{template}", every API request that
+	// reached the emulator, whatever its answer (throttled ones included).
+	Requests map[string]int `json:"requests"`
+	// Throttled counts the 429s of the rate limit (not injected ones).
+	Throttled int `json:"throttled"`
+	// Faults counts injected faults, FaultsByKind by kind (500, 429,
+	// latency, lost).
+	Faults       int            `json:"faults"`
+	FaultsByKind map[string]int `json:"faultsByKind"`
+	// MissingVersion counts API requests without the version header.
+	MissingVersion int `json:"missingVersion"`
+}
+
+// Stats returns a copy of the counters.
+func (e *Emulator) Stats() Stats {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	s := e.stats
+	s.Requests = make(map[string]int, len(e.stats.Requests))
+	for k, v := range e.stats.Requests {
+		s.Requests[k] = v
+	}
+	s.FaultsByKind = make(map[string]int, len(e.stats.FaultsByKind))
+	for k, v := range e.stats.FaultsByKind {
+		s.FaultsByKind[k] = v
+	}
+	return s
+}
+
+// Contacts returns every contact, in creation order.
+func (e *Emulator) Contacts() []workspace.Contact {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]workspace.Contact, 0, e.state.live)
+	for _, r := range e.state.order {
+		if !r.deleted {
+			out = append(out, cloneContact(r.c))
+		}
+	}
+	return out
+}
+
+// Webhooks returns every webhook subscription (without secrets).
+func (e *Emulator) Webhooks() []workspace.Webhook {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]workspace.Webhook, 0, len(e.state.webhookOrder))
+	for _, id := range e.state.webhookOrder {
+		out = append(out, e.state.webhooks[id].public())
+	}
+	return out
+}
+
+// Deliveries returns the delivery history of the webhook with id, oldest
+// first (nil when there is no such webhook).
+func (e *Emulator) Deliveries(webhookID string) []workspace.Delivery {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	wh := e.state.webhooks[webhookID]
+	if wh == nil {
+		return nil
+	}
+	return wh.history()
+}

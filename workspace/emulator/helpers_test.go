@@ -1,0 +1,182 @@
+package emulator_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+const (
+	testKey      = "test-key"
+	readOnlyKey  = "read-only-key"
+	versionName  = workspace.DefaultVersionHeader
+	versionValue = workspace.DefaultVersion
+)
+
+var testFields = []workspace.CustomFieldDefinition{
+	{Name: "Plan", Key: "plan", Type: "string"},
+	{Name: "VIP", Key: "vip", Type: "boolean"},
+	{Name: "Seats", Key: "seats", Type: "number"},
+	{Name: "Renewal", Key: "renewal", Type: "date"},
+	{Name: "Website", Key: "site", Type: "url"},
+	{Name: "Tags", Key: "tags", Type: "multi-select"},
+	{Name: "Office", Key: "office", Type: "address"},
+}
+
+// newServer starts an emulator without rate limit or faults unless opts
+// says otherwise, closed at the end of the test.
+func newServer(t *testing.T, opts emulator.Options) *emulator.Server {
+	t.Helper()
+	if opts.APIKey == "" {
+		opts.APIKey = testKey
+	}
+	if opts.ReadOnlyKey == "" {
+		opts.ReadOnlyKey = readOnlyKey
+	}
+	if opts.Rate == 0 {
+		opts.Rate = -1
+	}
+	if opts.CustomFields == nil {
+		opts.CustomFields = testFields
+	}
+	if opts.RetryBase == 0 {
+		opts.RetryBase = 20 * time.Millisecond
+	}
+	s := emulator.NewServer(opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// reply is an HTTP answer.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// call sends one request with the test key and the version header; hdr
+// overrides headers (an empty value removes one). body is sent as is when
+// a string, JSON-encoded otherwise.
+func call(t *testing.T, base, method, path string, body any, hdr ...string) reply {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", testKey)
+	req.Header.Set(versionName, versionValue)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+// data decodes {"data": v} of an answer, failing unless it has status want.
+func data[T any](t *testing.T, r reply, want int) T {
+	t.Helper()
+	if r.status != want {
+		t.Fatalf("status %d, want %d: %s", r.status, want, r.body)
+	}
+	var out struct{ Data T }
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+	return out.Data
+}
+
+// errorBody decodes an error answer, failing unless it has status want.
+func errorBody(t *testing.T, r reply, want int) workspace.ErrorBody {
+	t.Helper()
+	if r.status != want {
+		t.Fatalf("status %d, want %d: %s", r.status, want, r.body)
+	}
+	var eb workspace.ErrorBody
+	if err := json.Unmarshal(r.body, &eb); err != nil {
+		t.Fatalf("decode error body %s: %v", r.body, err)
+	}
+	if eb.Status != want || len(eb.Code) != 7 || eb.Title == "" || eb.Message == "" || eb.Docs == "" {
+		t.Errorf("error body lacks status/code/title/message/docs: %s", r.body)
+	}
+	return eb
+}
+
+// paths returns the errors[].path of an error body.
+func paths(eb workspace.ErrorBody) []string {
+	out := make([]string, len(eb.Errors))
+	for i, fe := range eb.Errors {
+		out[i] = fe.Path
+	}
+	return out
+}
+
+// createContact creates a contact through the API.
+func createContact(t *testing.T, base string, body any) workspace.Contact {
+	t.Helper()
+	return data[workspace.Contact](t, call(t, base, "POST", "/v1/contacts", body), http.StatusCreated)
+}
+
+// person is a minimal valid create body.
+func person(first string, extra map[string]any) map[string]any {
+	b := map[string]any{"defaultFields": map[string]any{"firstName": first}}
+	for k, v := range extra {
+		b[k] = v
+	}
+	return b
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func strs(n int, f func(i int) string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = f(i)
+	}
+	return out
+}
