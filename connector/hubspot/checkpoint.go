@@ -1,0 +1,71 @@
+package hubspot
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// checkpoint is the position of Changes: one cursor for the search of
+// changed contacts, one for the scan of archived ones. It is stored as
+// compact JSON.
+type checkpoint struct {
+	Search   searchCursor   `json:"search"`
+	Archived archivedCursor `json:"archived"`
+}
+
+// searchCursor is a position in the windows of lastmodifieddate.
+type searchCursor struct {
+	// Since is the window's inclusive lower bound, in epoch ms.
+	Since int64 `json:"since"`
+	// Until is the exclusive upper bound of the window being read; 0
+	// when no window is open (the next read opens one at the clock).
+	Until int64 `json:"until,omitempty"`
+	// After is the last hs_object_id read in the open window.
+	After string `json:"after,omitempty"`
+}
+
+// archivedCursor is what the archived scans have emitted.
+type archivedCursor struct {
+	// At is the newest archivedAt emitted, in epoch ms.
+	At int64 `json:"at,omitempty"`
+	// Recent are the contacts emitted with an archivedAt at or after
+	// At - lookback: id to archivedAt. An archival seen again is not
+	// emitted again; one re-archived after a restore is.
+	Recent map[string]int64 `json:"recent,omitempty"`
+	// Scanned is when the last scan ended (epoch ms, syncd's clock),
+	// for archivedInterval.
+	Scanned int64 `json:"scanned,omitempty"`
+}
+
+func parseCheckpoint(s string) (checkpoint, error) {
+	var cp checkpoint
+	if s == "" {
+		return cp, nil
+	}
+	if err := json.Unmarshal([]byte(s), &cp); err != nil {
+		return cp, fmt.Errorf("parse hubspot checkpoint: %w", err)
+	}
+	if cp.Search.Since < 0 || cp.Search.Until < 0 || (cp.Search.Until != 0 && cp.Search.Until <= cp.Search.Since) {
+		return cp, fmt.Errorf("parse hubspot checkpoint: bad window [%d, %d)", cp.Search.Since, cp.Search.Until)
+	}
+	if cp.Search.After != "" {
+		if _, ok := parseInt(cp.Search.After); !ok {
+			return cp, fmt.Errorf("parse hubspot checkpoint: bad id %q", cp.Search.After)
+		}
+	}
+	return cp, nil
+}
+
+func (cp checkpoint) String() string {
+	b, err := json.Marshal(cp)
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return string(b)
+}
+
+func parseInt(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
