@@ -1,11 +1,14 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -306,4 +309,50 @@ func TestCheckAcceptsHealthyFile(t *testing.T) {
 	s, _ := openTest(t)
 	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e", ContactID: "c"}))
 	must(t, s.Check())
+}
+
+// lockHelperEnv makes the test binary hold a state file for
+// TestOpenLockedByAnotherProcess.
+const lockHelperEnv = "SYNCD_STATE_TEST_HOLD"
+
+func TestOpenLockedByAnotherProcess(t *testing.T) {
+	if path := os.Getenv(lockHelperEnv); path != "" {
+		// Child: hold the file until the parent closes stdin.
+		s, err := Open(path, Options{})
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		fmt.Println("holding")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		s.Close()
+		return
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenLockedByAnotherProcess$")
+	cmd.Env = append(os.Environ(), lockHelperEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // if the test fails early
+	r := bufio.NewReader(stdout)
+	line, err := r.ReadString('\n')
+	if err != nil || line != "holding\n" {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+
+	_, err = Open(path, Options{Timeout: 200 * time.Millisecond})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open of a file held by another process = %v, want ErrLocked naming the path", err)
+	}
+	must(t, stdin.Close())
+	_, _ = io.Copy(io.Discard, r) // until the child exits
+	must(t, cmd.Wait())
+	s, err := Open(path, Options{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("Open after the other process exited: %v", err)
+	}
+	s.Close()
 }

@@ -1,0 +1,223 @@
+package state
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// writeRaw builds a file with bbolt alone, as an older (or newer) syncd
+// would have left it.
+func writeRaw(t *testing.T, fn func(tx *bolt.Tx) error) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	must(t, err)
+	must(t, db.Update(fn))
+	must(t, db.Close())
+	return path
+}
+
+// readRaw reads a file with bbolt alone.
+func readRaw(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	must(t, err)
+	defer db.Close()
+	must(t, db.View(fn))
+}
+
+// v1File writes a version 1 file by hand: its buckets, a checkpoint and a
+// link in the version 1 encoding.
+func v1File(t *testing.T) string {
+	return writeRaw(t, func(tx *bolt.Tx) error {
+		for _, name := range topLevelBucketsOfV1 {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("1")); err != nil {
+			return err
+		}
+		cp, err := tx.Bucket(bucketCheckpoints).CreateBucket([]byte("crm"))
+		if err != nil {
+			return err
+		}
+		if err := cp.Put([]byte("/"), []byte("cursor-7")); err != nil {
+			return err
+		}
+		lb, err := writeLinks(tx, "crm")
+		if err != nil {
+			return err
+		}
+		return lb.put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", SourceHash: "h"})
+	})
+}
+
+// withMigrations appends ms to the migrations for the test.
+func withMigrations(t *testing.T, ms ...migration) {
+	old := migrations
+	migrations = append(slices.Clone(old), ms...)
+	t.Cleanup(func() { migrations = old })
+}
+
+func TestMigrateEmptyBboltFileToCurrent(t *testing.T) {
+	path := writeRaw(t, func(*bolt.Tx) error { return nil }) // version 0: no bucket
+	s, err := Open(path, Options{NoSync: true})
+	must(t, err)
+	if v, _ := s.SchemaVersion(); v != CurrentSchemaVersion() {
+		t.Fatalf("version = %d", v)
+	}
+	must(t, s.Close())
+	readRaw(t, path, func(tx *bolt.Tx) error {
+		for _, name := range topLevelBucketsOfV1 {
+			if tx.Bucket(name) == nil {
+				t.Errorf("bucket %s missing", name)
+			}
+		}
+		return nil
+	})
+}
+
+func TestOpenCurrentV1FileKeepsData(t *testing.T) {
+	s, err := Open(v1File(t), Options{NoSync: true})
+	must(t, err)
+	defer s.Close()
+	if cp, _ := s.Checkpoint("crm", ""); cp != "cursor-7" {
+		t.Errorf("checkpoint = %q", cp)
+	}
+	if l, ok, _ := s.LinkByContact("crm", "c1"); !ok || l.ExternalID != "e1" || l.SourceHash != "h" {
+		t.Errorf("link = %+v, %v", l, ok)
+	}
+}
+
+func TestMigrationRunsOnceInOrder(t *testing.T) {
+	path := v1File(t)
+	var calls []int
+	withMigrations(t,
+		migration{version: 2, name: "copy checkpoints to a new bucket", up: func(tx *bolt.Tx) error {
+			calls = append(calls, 2)
+			b, err := tx.CreateBucket([]byte("checkpointsV2"))
+			if err != nil {
+				return err
+			}
+			return tx.Bucket(bucketCheckpoints).ForEachBucket(func(name []byte) error {
+				return b.Put(name, tx.Bucket(bucketCheckpoints).Bucket(name).Get([]byte("/")))
+			})
+		}},
+		migration{version: 3, name: "rehash links", up: func(tx *bolt.Tx) error {
+			calls = append(calls, 3)
+			if tx.Bucket([]byte("checkpointsV2")) == nil {
+				return errors.New("migration 2 did not run first")
+			}
+			lb, err := writeLinks(tx, "crm")
+			if err != nil {
+				return err
+			}
+			l, _, err := lb.get("crm", "e1")
+			if err != nil {
+				return err
+			}
+			l.SourceHash = "v3:" + l.SourceHash
+			return lb.put(l)
+		}},
+	)
+
+	// A read-only Open does not migrate.
+	if _, err := Open(path, Options{ReadOnly: true}); !errors.Is(err, ErrMigrationNeeded) {
+		t.Fatalf("read-only Open of an old file = %v, want ErrMigrationNeeded", err)
+	}
+	s, err := Open(path, Options{NoSync: true})
+	must(t, err)
+	if v, _ := s.SchemaVersion(); v != 3 {
+		t.Fatalf("version = %d, want 3", v)
+	}
+	if l, _, _ := s.Link("crm", "e1"); l.SourceHash != "v3:h" || l.ContactID != "c1" {
+		t.Errorf("migrated link = %+v", l)
+	}
+	must(t, s.Close())
+	s, err = Open(path, Options{NoSync: true})
+	must(t, err)
+	must(t, s.Close())
+	if !slices.Equal(calls, []int{2, 3}) {
+		t.Fatalf("migrations ran %v, want [2 3] once", calls)
+	}
+	readRaw(t, path, func(tx *bolt.Tx) error {
+		if got := string(tx.Bucket([]byte("checkpointsV2")).Get([]byte("crm"))); got != "cursor-7" {
+			t.Errorf("copied checkpoint = %q", got)
+		}
+		return nil
+	})
+}
+
+func TestFailedMigrationChangesNothing(t *testing.T) {
+	path := v1File(t)
+	withMigrations(t,
+		migration{version: 2, name: "good", up: func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket([]byte("fromV2"))
+			return err
+		}},
+		migration{version: 3, name: "breaks halfway", up: func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketMeta).Put([]byte("junk"), []byte("x")); err != nil {
+				return err
+			}
+			return errors.New("disk on fire")
+		}},
+	)
+	_, err := Open(path, Options{NoSync: true})
+	if err == nil || !strings.Contains(err.Error(), "breaks halfway") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open = %v, want the failing migration named", err)
+	}
+	readRaw(t, path, func(tx *bolt.Tx) error {
+		if v := string(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != "1" {
+			t.Errorf("version after a failed migration = %s, want 1", v)
+		}
+		if tx.Bucket([]byte("fromV2")) != nil || tx.Bucket(bucketMeta).Get([]byte("junk")) != nil {
+			t.Error("a failed migration left changes behind")
+		}
+		return nil
+	})
+	// The file is still usable by a syncd that knows version 1 only.
+	migrations = migrations[:1]
+	s, err := Open(path, Options{NoSync: true})
+	must(t, err)
+	must(t, s.Close())
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	path := writeRaw(t, func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return b.Put(keySchemaVersion, []byte("99"))
+	})
+	for _, readOnly := range []bool{false, true} {
+		_, err := Open(path, Options{ReadOnly: readOnly, NoSync: true})
+		if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "99") || !strings.Contains(err.Error(), path) {
+			t.Fatalf("Open (read-only %v) = %v, want ErrSchemaTooNew naming version 99 and the path", readOnly, err)
+		}
+	}
+	readRaw(t, path, func(tx *bolt.Tx) error {
+		if v := string(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != "99" {
+			t.Errorf("version rewritten to %s", v)
+		}
+		if tx.Bucket(bucketLinks) != nil {
+			t.Error("Open created buckets in a newer file")
+		}
+		return nil
+	})
+}
+
+func TestMigrationsAreOrdered(t *testing.T) {
+	for i, m := range migrations {
+		if m.version != i+1 || m.name == "" || m.up == nil {
+			t.Fatalf("migration %d = {%d %q}: versions must be 1, 2, 3, ... with a name", i, m.version, m.name)
+		}
+	}
+}
