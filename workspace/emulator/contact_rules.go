@@ -36,7 +36,18 @@ const (
 	FieldURL         = "url"
 )
 
-var fieldTypes = []string{FieldAddress, FieldBoolean, FieldDate, FieldMultiSelect, FieldNumber, FieldString, FieldURL}
+// FieldTypes lists the custom field types.
+var FieldTypes = []string{FieldAddress, FieldBoolean, FieldDate, FieldMultiSelect, FieldNumber, FieldString, FieldURL}
+
+// ValidFieldType reports whether t is one of FieldTypes.
+func ValidFieldType(t string) bool {
+	for _, ft := range FieldTypes {
+		if t == ft {
+			return true
+		}
+	}
+	return false
+}
 
 // Request schemas of the contact operations.
 var (

@@ -180,3 +180,5 @@ func strs(n int, f func(i int) string) []string {
 	}
 	return out
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
