@@ -119,7 +119,6 @@ func (s *Store) EnqueueEvent(e InboxEvent) (seq uint64, duplicate bool, err erro
 		e.ReceivedAt = now
 	}
 	err = s.update("enqueue event "+e.ID, func(tx *bolt.Tx) error {
-		seq, duplicate = 0, false // a retried transaction starts afresh
 		if !seenUntil(tx, e.ID, now).IsZero() {
 			duplicate = true
 			return nil
