@@ -167,7 +167,7 @@ func TestRateLimitedWithoutRetryAfterSlowsOthers(t *testing.T) {
 	saw429 := make(chan struct{})
 	var once sync.Once
 	opts := testClientOptions(t, f.URL)
-	opts.RateLimit, opts.Burst = 1000, 50
+	opts.RateLimit, opts.Burst = 10, 50 // slow refill: the drain stays visible
 	opts.Observer = func(ri RequestInfo) {
 		if ri.Status == http.StatusTooManyRequests {
 			once.Do(func() { close(saw429) })
@@ -197,19 +197,19 @@ func TestRateLimitedWithoutRetryAfterSlowsOthers(t *testing.T) {
 }
 
 // TestLoadStaysUnderTheLimit is the load test against a fake
-// service: 20 goroutines share one client for 3 s against a server that
+// service: 20 goroutines share one client for 4 s against a server that
 // enforces a token bucket at the client's own limit (50/s, burst 10) and
 // answers 429 over it. Almost no request may be refused, and throughput
 // must reach 90% of the limit.
 func TestLoadStaysUnderTheLimit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("load test: 3 s")
+		t.Skip("load test: 4 s")
 	}
 	const (
 		limit      = 50
 		burst      = 10
 		workers    = 20
-		duration   = 3 * time.Second
+		duration   = 4 * time.Second
 		max429     = 5
 		minPerSecs = 0.9 * limit
 	)
@@ -231,9 +231,10 @@ func TestLoadStaysUnderTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Requests start only inside the window; the throughput is what the
+	// server served over it.
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
-	start := time.Now()
 	var wg sync.WaitGroup
 	var failures atomic.Int64
 	for range workers {
@@ -249,9 +250,8 @@ func TestLoadStaysUnderTheLimit(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	perSec := float64(ok200.Load()) / elapsed.Seconds()
-	t.Logf("%d ok, %d throttled, %d failed calls in %v: %.1f/s (limit %d/s)", ok200.Load(), throttled.Load(), failures.Load(), elapsed, perSec, limit)
+	perSec := float64(ok200.Load()) / duration.Seconds()
+	t.Logf("%d ok, %d throttled, %d failed calls in %v: %.1f/s (limit %d/s)", ok200.Load(), throttled.Load(), failures.Load(), duration, perSec, limit)
 	if n := throttled.Load(); n > max429 {
 		t.Errorf("%d requests throttled, want at most %d", n, max429)
 	}
