@@ -122,8 +122,10 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.path }
 
 // Backup writes a consistent copy of the whole file to w, through one read
-// transaction: writers go on meanwhile (a writer that must grow the file
-// waits for the copy to finish). The copy is itself a state file.
+// transaction: writers go on meanwhile (only a writer that must grow the
+// mapping past its initial 1 GiB waits for the copy to finish). The copy
+// is itself a state file, and holds exactly what was committed when the
+// copy started.
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	var n int64
 	err := s.db.View(func(tx *bolt.Tx) error {
