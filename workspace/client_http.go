@@ -96,7 +96,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	for attempt := 1; ; attempt++ {
 		waitStart := time.Now()
 		if err := c.waitTurn(ctx); err != nil {
-			return fmt.Errorf("%s: wait for rate limit: %w", r.route, err)
+			return fmt.Errorf("workspace api %s: wait for rate limit: %w", r.route, err)
 		}
 		info := RequestInfo{Method: method, Route: r.route, Attempt: attempt, LimiterWait: time.Since(waitStart)}
 		res := c.attempt(ctx, method, u, r.route, payload)
@@ -152,7 +152,7 @@ func (c *Client) judge(ctx context.Context, route string, idem bool, attempt int
 	case res.status == http.StatusTooManyRequests:
 		// Refused before being applied: safe to retry for every method.
 		now := time.Now()
-		if until, ok := parseRetryAfter(res.header.Get("Retry-After"), now); ok {
+		if until, ok := parseRetryAfter(res.header.Get("Retry-After"), now); ok && until.After(now) {
 			if until.Sub(now) > c.maxRetryAfter {
 				until = now.Add(c.maxRetryAfter)
 			}
@@ -169,6 +169,10 @@ func (c *Client) judge(ctx context.Context, route string, idem bool, attempt int
 			return true, 0, fmt.Errorf("%w: %w", ErrOutcomeUnknown, res.err)
 		}
 		delay = c.backoff.delay(attempt)
+		// A 503 may say when to come back; only this caller waits for it.
+		if until, ok := parseRetryAfter(res.header.Get("Retry-After"), time.Now()); ok {
+			delay = max(delay, min(time.Until(until), c.maxRetryAfter))
+		}
 	default:
 		return true, 0, res.err
 	}

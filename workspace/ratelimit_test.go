@@ -262,3 +262,82 @@ func TestLoadStaysUnderTheLimit(t *testing.T) {
 		t.Errorf("%d calls failed", failures.Load())
 	}
 }
+
+// TestRetryAfterOnServerError: a 503 with Retry-After delays the retry of
+// that call only; other callers of the key are not held back.
+func TestRetryAfterOnServerError(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string][]time.Time{}
+	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		mu.Lock()
+		hits[id] = append(hits[id], time.Now())
+		first := len(hits[id]) == 1
+		mu.Unlock()
+		if id == "a" && first {
+			w.Header().Set("Retry-After", "1")
+			status(http.StatusServiceUnavailable)(w, r)
+			return
+		}
+		writeData(w, http.StatusOK, Contact{ID: id})
+	}})
+	saw503 := make(chan struct{})
+	var once sync.Once
+	opts := testClientOptions(t, f.URL)
+	opts.Observer = func(ri RequestInfo) {
+		if ri.Status == http.StatusServiceUnavailable {
+			once.Do(func() { close(saw503) })
+		}
+	}
+	c := newTestClient(t, opts)
+	done := make(chan error, 1)
+	go func() { _, err := c.GetContact(context.Background(), "a"); done <- err }()
+	<-saw503
+	start := time.Now()
+	if _, err := c.GetContact(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("another caller waited %v after a 503, want no shared pause", d)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hits["a"]) != 2 {
+		t.Fatalf("hits of a = %d, want 2", len(hits["a"]))
+	}
+	if d := hits["a"][1].Sub(hits["a"][0]); d < 950*time.Millisecond {
+		t.Errorf("retry after %v, want the 503's Retry-After (1s)", d)
+	}
+}
+
+// TestRetryAfterZeroFallsBackToBackoff: "Retry-After: 0" must not make
+// the client retry at once; it backs off as without the header.
+func TestRetryAfterZeroFallsBackToBackoff(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		at = append(at, time.Now())
+		n := len(at)
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Retry-After", "0")
+			status(http.StatusTooManyRequests)(w, r)
+			return
+		}
+		writeData(w, http.StatusOK, Contact{ID: "a"})
+	}})
+	c := newTestClient(t, testClientOptions(t, f.URL))
+	c.gatePause = 150 * time.Millisecond
+	if _, err := c.GetContact(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 2 || at[1].Sub(at[0]) < 140*time.Millisecond {
+		t.Errorf("%d hits, retry after %v; want the brief shared pause", len(at), at[len(at)-1].Sub(at[0]))
+	}
+}
