@@ -1,5 +1,9 @@
 package emulator
 
+// FaultHeader names the injected fault ("500", "429", "latency") on the
+// answer that met it, for tests; the service sends no such header.
+const FaultHeader = "Emulator-Fault"
+
 // fault is an injected failure.
 type fault int
 

@@ -171,14 +171,4 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
-func strs(n int, f func(i int) string) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = f(i)
-	}
-	return out
-}
-
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -95,7 +95,11 @@ func (e *Emulator) serveAPI(o op) http.Handler {
 			return
 		}
 		lost := false
-		switch f := e.drawFault(o.route); f {
+		f := e.drawFault(o.route)
+		if f != faultNone && f != faultLost {
+			w.Header().Set(FaultHeader, f.String())
+		}
+		switch f {
 		case faultServerError:
 			writeError(w, e.unknownError(o.area))
 			return
