@@ -1,0 +1,7 @@
+package main
+
+// The connector types syncd knows, registered by their packages' init.
+import (
+	_ "github.com/syncd-io/syncd/connector/csv"
+	_ "github.com/syncd-io/syncd/connector/hubspot"
+)

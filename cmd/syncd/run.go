@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+func init() {
+	registerCommand("run", "run the sync daemon (or one pass with --once)", func(m *Main) Command { return &RunCommand{m: m} })
+}
+
+// RunCommand runs the daemon: every connector on its schedule, until
+// SIGTERM; or one pass of every connector with --once.
+type RunCommand struct {
+	m *Main
+}
+
+// Run parses the flags and runs.
+func (c *RunCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("run", "run --config FILE [--once] [--allow-mass-delete]")
+	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	once := fs.Bool("once", false, "run one pass of every connector, then exit")
+	allowMassDelete := fs.Bool("allow-mass-delete", false, "let a run delete more than the connector's massDeleteThreshold of its linked contacts")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*path, c.m.Getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(c.m, cfg.Log)
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := d.Close(); err != nil {
+			log.WithError(err).Error("close")
+		}
+	}()
+	if err := checkCredentials(ctx, d.Workspace()); err != nil {
+		return err
+	}
+	if *once {
+		sums, err := d.RunOnce(ctx)
+		for _, s := range sums {
+			fmt.Fprintf(c.m.Stdout, "%s: %s\n", s.Connector, s)
+		}
+		return err
+	}
+	stopAdmin, err := startAdmin(cfg, d, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	log.WithField("connectors", len(d.Connectors())).Info("syncd running")
+	return d.Serve(ctx)
+}
+
+// checkCredentials fails fast, with the fix, when the workspace refuses
+// the API key.
+func checkCredentials(ctx context.Context, ws *workspace.Client) error {
+	_, err := ws.Organization(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case workspace.IsUnauthorized(err):
+		return fmt.Errorf("the workspace refused the API key (workspace.apiKey): %w", err)
+	default:
+		return fmt.Errorf("workspace not reachable at start-up (workspace.baseURL): %w", err)
+	}
+}
+
+// startAdmin serves the admin API on cfg.Admin.Listen, when set.
+func startAdmin(cfg *config.Config, d *daemon.Daemon, log *logrus.Logger) (stop func(), err error) {
+	if cfg.Admin.Listen == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("admin.listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           (&admin.Server{Daemon: d, Token: cfg.Admin.Token, Log: logrus.NewEntry(log)}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.WithError(err).Error("admin server stopped")
+		}
+	}()
+	log.WithField("address", ln.Addr().String()).Info("admin server listening")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}
+
+// newLogger builds the process logger from the configuration.
+func newLogger(m *Main, lc config.LogConfig) *logrus.Logger {
+	log := logrus.New()
+	log.SetOutput(m.Stderr)
+	if lvl, err := logrus.ParseLevel(lc.Level); err == nil {
+		log.SetLevel(lvl)
+	}
+	if lc.Format == "json" {
+		log.SetFormatter(&logrus.JSONFormatter{})
+	} else {
+		log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, DisableColors: true})
+	}
+	return log
+}

@@ -1,0 +1,265 @@
+// Package daemon wires syncd together from its configuration: the state
+// file, the workspace client, one reconciler per connector and their
+// schedules. The run, resync, demo and bench commands all drive a Daemon,
+// so that they exercise the same code the long-running process does.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// ErrBusy is returned when a connector is already running a pass.
+var ErrBusy = errors.New("a run of this connector is in progress")
+
+// Options are the command-line choices that are not configuration.
+type Options struct {
+	// Log is the process logger.
+	Log *logrus.Logger
+	// AllowMassDelete lifts the mass-delete breaker.
+	AllowMassDelete bool
+	// StateOptions are passed to state.Open.
+	StateOptions state.Options
+	// Store, when set, is used instead of opening cfg.State.Path (the
+	// daemon does not close it).
+	Store *state.Store
+}
+
+// Daemon is a configured syncd.
+type Daemon struct {
+	cfg        *config.Config
+	log        *logrus.Logger
+	store      *state.Store
+	ownStore   bool
+	ws         *workspace.Client
+	connectors []*Connector
+}
+
+// Connector is one configured connector with its reconciler.
+type Connector struct {
+	Name     string
+	Config   config.ConnectorConfig
+	Type     connector.Type
+	Source   connector.Source
+	Mapper   *mapping.Mapper
+	Recon    *reconcile.Reconciler
+	running  sync.Mutex
+	log      *logrus.Entry
+	lastMu   sync.Mutex
+	last     reconcile.Summary
+	lastErr  error
+	hasLast  bool
+	schedule string
+	trigger  chan struct{}
+}
+
+// New opens the state, the workspace client and every connector.
+func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err error) {
+	log := opts.Log
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	d = &Daemon{cfg: cfg, log: log, store: opts.Store}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	if d.store == nil {
+		if d.store, err = state.Open(cfg.State.Path, opts.StateOptions); err != nil {
+			return nil, fmt.Errorf("open state: %w", err)
+		}
+		d.ownStore = true
+	}
+	d.ws, err = workspace.NewClient(workspace.ClientOptions{
+		BaseURL:       cfg.Workspace.BaseURL,
+		APIKey:        cfg.Workspace.APIKey,
+		VersionHeader: cfg.Workspace.VersionHeader,
+		Version:       cfg.Workspace.Version,
+		RateLimit:     cfg.Workspace.RateLimit,
+		Burst:         cfg.Workspace.Burst,
+		Log:           logrus.NewEntry(log).WithField("component", "workspace"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workspace client: %w", err)
+	}
+	for _, cc := range cfg.Connectors {
+		c, err := d.openConnector(ctx, cc, opts)
+		if err != nil {
+			return nil, fmt.Errorf("connector %s: %w", cc.Name, err)
+		}
+		d.connectors = append(d.connectors, c)
+	}
+	return d, nil
+}
+
+func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, opts Options) (*Connector, error) {
+	t, ok := connector.Lookup(cc.Type)
+	if !ok {
+		return nil, fmt.Errorf("unknown connector type %q (known: %v)", cc.Type, connector.Types())
+	}
+	log := logrus.NewEntry(d.log).WithField("connector", cc.Name)
+	m, err := mapping.Compile(cc.Mapping, cc.Direction, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mapping: %w", err)
+	}
+	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields(), Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	rec, err := reconcile.New(reconcile.Options{
+		Connector:           cc.Name,
+		Source:              cc.Source,
+		Type:                t,
+		Reader:              src,
+		Mapper:              m,
+		Store:               d.store,
+		Workspace:           d.ws,
+		Workers:             cc.Workers,
+		OnSourceDelete:      cc.OnSourceDelete,
+		MassDeleteThreshold: cc.MassDeleteThreshold,
+		AllowMassDelete:     opts.AllowMassDelete,
+		Log:                 log,
+	})
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, log: log, schedule: cc.Schedule}, nil
+}
+
+// Store returns the daemon's state.
+func (d *Daemon) Store() *state.Store { return d.store }
+
+// Workspace returns the daemon's workspace client.
+func (d *Daemon) Workspace() *workspace.Client { return d.ws }
+
+// Config returns the daemon's configuration.
+func (d *Daemon) Config() *config.Config { return d.cfg }
+
+// Connectors returns the configured connectors, in configuration order.
+func (d *Daemon) Connectors() []*Connector { return d.connectors }
+
+// Connector returns the connector of that name.
+func (d *Daemon) Connector(name string) (*Connector, bool) {
+	for _, c := range d.connectors {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Close closes every connector and the state file.
+func (d *Daemon) Close() error {
+	var errs []error
+	for _, c := range d.connectors {
+		if err := c.Source.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close connector %s: %w", c.Name, err))
+		}
+	}
+	if d.store != nil && d.ownStore {
+		if err := d.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close state: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Last returns the summary and error of the connector's last pass.
+func (c *Connector) Last() (reconcile.Summary, error, bool) {
+	c.lastMu.Lock()
+	defer c.lastMu.Unlock()
+	return c.last, c.lastErr, c.hasLast
+}
+
+// Schedule returns the connector's cron spec.
+func (c *Connector) Schedule() string { return c.schedule }
+
+// RunOnce runs one forward pass of the connector unless one is already
+// running (ErrBusy), and logs its summary line.
+func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
+	if !c.running.TryLock() {
+		return reconcile.Summary{}, ErrBusy
+	}
+	defer c.running.Unlock()
+	sum, err := c.Recon.Run(ctx)
+	c.record(sum, err)
+	return sum, err
+}
+
+// Resync runs a full resync of the connector (waiting for a run in
+// progress to end first).
+func (c *Connector) Resync(ctx context.Context, o reconcile.ResyncOptions) (reconcile.Summary, error) {
+	c.running.Lock()
+	defer c.running.Unlock()
+	sum, err := c.Recon.Resync(ctx, o)
+	if !o.DryRun {
+		c.record(sum, err)
+	}
+	return sum, err
+}
+
+func (c *Connector) record(sum reconcile.Summary, err error) {
+	c.lastMu.Lock()
+	c.last, c.lastErr, c.hasLast = sum, err, true
+	c.lastMu.Unlock()
+	entry := c.log.WithFields(sum.Fields())
+	if err != nil {
+		entry.WithError(err).Error("sync pass stopped early")
+		return
+	}
+	entry.Info("sync pass finished")
+}
+
+// RunOnce runs one pass of every connector, one after the other. The
+// error joins the connectors' errors; records set aside are not errors.
+func (d *Daemon) RunOnce(ctx context.Context) ([]reconcile.Summary, error) {
+	var sums []reconcile.Summary
+	var errs []error
+	for _, c := range d.connectors {
+		if ctx.Err() != nil {
+			break
+		}
+		sum, err := c.RunOnce(ctx)
+		sums = append(sums, sum)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("connector %s: %w", c.Name, err))
+		}
+	}
+	return sums, errors.Join(errs...)
+}
+
+// Resync runs a resync of the named connector, or of every connector when
+// name is "". It implements the admin server's Daemon.
+func (d *Daemon) Resync(ctx context.Context, name string, o reconcile.ResyncOptions) ([]reconcile.Summary, error) {
+	targets := d.connectors
+	if name != "" {
+		c, ok := d.Connector(name)
+		if !ok {
+			return nil, fmt.Errorf("%w %q", admin.ErrUnknownConnector, name)
+		}
+		targets = []*Connector{c}
+	}
+	var sums []reconcile.Summary
+	for _, c := range targets {
+		sum, err := c.Resync(ctx, o)
+		sums = append(sums, sum)
+		if err != nil {
+			return sums, fmt.Errorf("connector %s: %w", c.Name, err)
+		}
+	}
+	return sums, nil
+}

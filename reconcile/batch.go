@@ -1,0 +1,212 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// item is one mapped record on its way to the workspace.
+type item struct {
+	rec    connector.Record
+	mapped mapping.Mapped
+	fields mapping.Fields // mapped fields plus the sourceUrl pseudo-field
+	hash   string
+	link   *state.Link        // the record's link, when it has one
+	found  *workspace.Contact // an unlinked contact that carries the externalId
+	// uncertain is set when a create's outcome is unknown: the contact
+	// may exist, so the next attempt looks before it creates.
+	uncertain bool
+}
+
+// sourceURLKey holds the sourceUrl among a link's fields, so that a change
+// of the template's output is seen as a change like any other.
+const sourceURLKey = "sourceUrl"
+
+func withSourceURL(m mapping.Mapped) mapping.Fields {
+	f := make(mapping.Fields, len(m.Fields)+1)
+	for k, v := range m.Fields {
+		f[k] = v
+	}
+	if m.SourceURL != "" {
+		f[sourceURLKey] = m.SourceURL
+	}
+	return f
+}
+
+// batch maps, compares and writes one batch of records. It returns only
+// when every record is written, unchanged or set aside as a dead letter;
+// an error means the batch must not be checkpointed.
+func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err // do not start a batch after a shutdown request
+	}
+	r := p.r
+	items := make([]*item, 0, len(recs))
+	index := map[string]int{} // externalId -> position in items (last wins)
+	var deletes []connector.Record
+	var seen []string
+	for _, rec := range recs {
+		if rec.Deleted {
+			deletes = append(deletes, rec)
+			continue
+		}
+		m, err := r.opts.Mapper.ToContact(rec)
+		if err != nil {
+			ext, xerr := r.opts.Mapper.ExternalID(rec)
+			if xerr != nil {
+				p.incomplete = true
+				ext = ""
+			} else {
+				seen = append(seen, ext)
+			}
+			p.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
+			continue
+		}
+		f := withSourceURL(m)
+		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
+		if i, dup := index[m.ExternalID]; dup {
+			items[i] = it
+			continue
+		}
+		index[m.ExternalID] = len(items)
+		items = append(items, it)
+		seen = append(seen, m.ExternalID)
+	}
+
+	var work, unlinked []*item
+	for _, it := range items {
+		l, ok, err := r.opts.Store.Link(r.opts.Connector, it.mapped.ExternalID)
+		if err != nil {
+			return fmt.Errorf("read link %s: %w", it.mapped.ExternalID, err)
+		}
+		if ok {
+			it.link = &l
+			if l.WorkspaceHash == it.hash {
+				p.count(func(s *Summary) { s.Unchanged++ })
+				p.clearDeadLetter(it.mapped.ExternalID)
+				continue
+			}
+		}
+		if dl, ok := p.known[it.mapped.ExternalID]; ok && dl.Permanent && dl.Hash == it.hash {
+			// Refused before with these very values: do not spend a call
+			// to be refused again. A change of the record retries it.
+			p.count(func(s *Summary) { s.Failed++ })
+			continue
+		}
+		if it.link == nil {
+			unlinked = append(unlinked, it)
+		}
+		work = append(work, it)
+	}
+
+	wctx, cancel := writeContext(ctx)
+	defer cancel()
+	if len(unlinked) > 0 && !p.listed {
+		if err := p.lookUp(wctx, unlinked); err != nil {
+			return err
+		}
+	}
+	if err := p.writeAll(wctx, work); err != nil {
+		return err
+	}
+	if (p.full || !r.opts.Type.Incremental) && len(seen) > 0 {
+		if err := r.opts.Store.MarkSeen(r.opts.Connector, p.run.ID, seen); err != nil {
+			return fmt.Errorf("mark seen: %w", err)
+		}
+	}
+	if len(deletes) > 0 {
+		return p.deleteRecords(wctx, deletes)
+	}
+	return nil
+}
+
+func keyOr(k, alt string) string {
+	if k != "" {
+		return k
+	}
+	return alt
+}
+
+// lookUp finds existing contacts for unlinked records by externalId (50
+// values per call), so that a contact made before a crash or before the
+// state was lost is adopted instead of duplicated.
+func (p *pass) lookUp(ctx context.Context, items []*item) error {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.mapped.ExternalID
+	}
+	found, err := p.r.opts.Workspace.ContactsByExternalIDs(ctx, p.r.opts.Source, ids)
+	if err != nil {
+		return fmt.Errorf("look up %d externalIds: %w", len(ids), err)
+	}
+	byExt := oldestByExternalID(found)
+	for _, it := range items {
+		if c, ok := byExt[it.mapped.ExternalID]; ok {
+			c := c
+			it.found = &c
+		}
+	}
+	return nil
+}
+
+// oldestByExternalID indexes contacts by externalId, keeping the oldest
+// when several carry the same one (a duplicate made by someone else).
+func oldestByExternalID(cs []workspace.Contact) map[string]workspace.Contact {
+	out := make(map[string]workspace.Contact, len(cs))
+	for _, c := range cs {
+		if c.ExternalID == nil {
+			continue
+		}
+		if have, ok := out[*c.ExternalID]; ok && !c.CreatedAt.Before(have.CreatedAt) {
+			continue
+		}
+		out[*c.ExternalID] = c
+	}
+	return out
+}
+
+// writeAll writes items with the configured number of workers; they share
+// the workspace client's rate limiter, so together they go at its pace.
+func (p *pass) writeAll(ctx context.Context, items []*item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	workers := min(p.r.opts.Workers, len(items))
+	ch := make(chan *item)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range ch {
+				if err := p.write(ctx, it); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for _, it := range items {
+		select {
+		case ch <- it:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(ch)
+	wg.Wait()
+	close(errs)
+	if err != nil {
+		return err
+	}
+	return <-errs // nil when the channel is empty
+}

@@ -1,0 +1,131 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/state"
+)
+
+// Dead-letter operations of the forward direction.
+const (
+	opMap  = "map"  // the record could not be mapped to a contact
+	opSync = "sync" // the contact could not be created or updated
+)
+
+// retryDelay is when a transient dead letter is tried again (the next run
+// after it).
+const retryDelay = time.Minute
+
+// deadPayload is what a forward dead letter keeps: the record itself, so
+// that it can be retried without the source, and the hash of its mapped
+// values, so that a refused record costs no call until it changes.
+type deadPayload struct {
+	Record    connector.Record `json:"record"`
+	Hash      string           `json:"hash,omitempty"`
+	Permanent bool             `json:"permanent"`
+}
+
+func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
+	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
+	if err != nil {
+		return nil, fmt.Errorf("read dead letters: %w", err)
+	}
+	known := make(map[string]deadPayload, len(dls))
+	for _, d := range dls {
+		if d.Operation != opSync {
+			continue
+		}
+		var p deadPayload
+		if json.Unmarshal(d.Payload, &p) == nil {
+			known[d.Key] = p
+		}
+	}
+	return known, nil
+}
+
+// setAside records a record that failed as a dead letter, with the API's
+// reason, and counts it as failed. A refusal (permanent) is not retried
+// until the record changes; a transient failure is retried by a later run.
+func (p *pass) setAside(ctx context.Context, op, key string, rec connector.Record, hash string, permanent bool, cause error) {
+	r := p.r
+	p.count(func(s *Summary) { s.Failed++ })
+	payload, _ := json.Marshal(deadPayload{Record: rec, Hash: hash, Permanent: permanent})
+	now := r.opts.Now()
+	d := state.DeadLetter{
+		Connector: r.opts.Connector, Operation: op, Key: key,
+		Payload: payload, Reason: cause.Error(), Attempts: 1,
+	}
+	if !permanent {
+		d.NextTry = now.Add(retryDelay)
+	}
+	log := r.log.WithField("key", key).WithField("operation", op).WithField("permanent", permanent)
+	if _, err := r.opts.Store.AddDeadLetter(d); err != nil {
+		log.WithError(err).Error("could not record dead letter")
+		return
+	}
+	log.WithField("reason", cause.Error()).Warn("record set aside as a dead letter")
+}
+
+func (p *pass) clearDeadLetter(externalID string) {
+	if _, ok := p.known[externalID]; !ok {
+		return
+	}
+	r := p.r
+	for _, op := range []string{opSync, opMap} {
+		if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, op, externalID); err != nil {
+			r.log.WithError(err).WithField("key", externalID).Warn("could not clear dead letter")
+		}
+	}
+}
+
+// retryDeadLetters runs the records of due transient dead letters through
+// the pass again: their batches' checkpoints moved past them.
+func (p *pass) retryDeadLetters(ctx context.Context) error {
+	r := p.r
+	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
+	if err != nil {
+		return fmt.Errorf("read dead letters: %w", err)
+	}
+	now := r.opts.Now()
+	var recs []connector.Record
+	for _, d := range dls {
+		var dp deadPayload
+		if d.Operation != opSync || json.Unmarshal(d.Payload, &dp) != nil || dp.Permanent || d.NextTry.After(now) {
+			continue
+		}
+		recs = append(recs, dp.Record)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	r.log.WithField("records", len(recs)).Info("retrying dead letters")
+	if err := p.batch(ctx, recs); err != nil {
+		return fmt.Errorf("retry dead letters: %w", err)
+	}
+	return nil
+}
+
+// RetryDeadLetter runs one dead letter's record through a pass now,
+// whatever its kind (the operator's `deadletters retry`).
+func (r *Reconciler) RetryDeadLetter(ctx context.Context, d state.DeadLetter) (Summary, error) {
+	var dp deadPayload
+	if err := json.Unmarshal(d.Payload, &dp); err != nil {
+		return Summary{}, fmt.Errorf("dead letter %d: unreadable payload: %w", d.ID, err)
+	}
+	start, calls := r.opts.Now(), r.opts.Workspace.Calls()
+	p, err := r.newPass("retry")
+	if err != nil {
+		return Summary{}, err
+	}
+	delete(p.known, d.Key) // retry even a refusal
+	if err = p.batch(ctx, []connector.Record{dp.Record}); err == nil {
+		if p.sum.Failed == 0 {
+			err = r.opts.Store.DeleteDeadLetter(d.ID)
+		}
+	}
+	return p.finish(start, calls, err)
+}

@@ -1,0 +1,165 @@
+// Package reconcile is syncd's forward direction: it turns the records a
+// connector reads into workspace contacts keyed by (source, externalId),
+// exactly once and with no wasted call.
+//
+// For each batch of records it maps every record, compares the hash of the
+// mapped values with the link kept in state, and then skips the record (no
+// call), patches only the fields that changed, or creates the contact.
+// Before any create it looks the externalIds up in the workspace, so that a
+// lost state file or an earlier crash never produces a duplicate; a create
+// whose answer was lost is resolved by the same look-up before any retry.
+//
+// Crash safety follows the state package's rule: the remote write first,
+// then the link that records it, then (once every record of a batch is
+// written or set aside as a dead letter) the batch's checkpoint. A restart
+// repeats at most one batch, and the repeat finds links or existing
+// contacts instead of creating again.
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Workspace is the part of the workspace API the reconciler uses;
+// *workspace.Client implements it.
+type Workspace interface {
+	CreateContact(ctx context.Context, in workspace.ContactCreate) (workspace.Contact, error)
+	UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error)
+	DeleteContact(ctx context.Context, id string) error
+	ContactsByExternalIDs(ctx context.Context, source string, externalIDs []string) ([]workspace.Contact, error)
+	Contacts(ctx context.Context, p workspace.ListContactsParams) iter.Seq2[workspace.Contact, error]
+	Calls() int64
+}
+
+var _ Workspace = (*workspace.Client)(nil)
+
+// Source-delete policies (config onSourceDelete).
+const (
+	DeleteIgnore = "ignore"
+	DeleteUnlink = "unlink"
+	DeleteRemove = "delete"
+)
+
+// ErrMassDelete is returned when a run would delete more of a connector's
+// linked contacts than its threshold allows.
+var ErrMassDelete = errors.New("mass delete refused")
+
+// Options configure a Reconciler for one connector.
+type Options struct {
+	// Connector is the connector's name (the key of its links in state).
+	Connector string
+	// Source is the workspace `source` of the connector's contacts.
+	Source string
+	// Type is the connector's registered type.
+	Type connector.Type
+	// Reader reads the connector's records.
+	Reader connector.Source
+	// Mapper maps records to contacts.
+	Mapper *mapping.Mapper
+	// Store is syncd's state.
+	Store *state.Store
+	// Workspace is the workspace API.
+	Workspace Workspace
+	// Workers is how many records are written at once (default 4); they
+	// all share the workspace client's rate limiter.
+	Workers int
+	// OnSourceDelete is ignore, unlink or delete.
+	OnSourceDelete string
+	// MassDeleteThreshold is the share of linked contacts one run may
+	// delete (default 0.10).
+	MassDeleteThreshold float64
+	// AllowMassDelete lifts the threshold for this reconciler's runs.
+	AllowMassDelete bool
+	// MaxAttempts bounds the tries of one transient write before it is set
+	// aside as a dead letter (default 4).
+	MaxAttempts int
+	// Backoff is the first wait between tries (default 200ms, doubling).
+	Backoff time.Duration
+	// Log is the connector's logger.
+	Log *logrus.Entry
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Reconciler runs the forward sync of one connector. Its Run and Resync
+// must not be called concurrently (the daemon serialises them).
+type Reconciler struct {
+	opts Options
+	log  *logrus.Entry
+}
+
+// New checks opts and returns a Reconciler.
+func New(opts Options) (*Reconciler, error) {
+	switch {
+	case opts.Connector == "":
+		return nil, errors.New("reconcile: connector name is required")
+	case opts.Source == "":
+		return nil, errors.New("reconcile: workspace source is required")
+	case opts.Reader == nil || opts.Mapper == nil || opts.Store == nil || opts.Workspace == nil:
+		return nil, errors.New("reconcile: reader, mapper, store and workspace are required")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.OnSourceDelete == "" {
+		opts.OnSourceDelete = DeleteIgnore
+	}
+	if opts.MassDeleteThreshold <= 0 {
+		opts.MassDeleteThreshold = 0.10
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 4
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 200 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Log
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	return &Reconciler{opts: opts, log: log.WithField("connector", opts.Connector)}, nil
+}
+
+// Summary counts what one run did.
+type Summary struct {
+	Connector string
+	Kind      string // run or resync
+	Created   int
+	Updated   int
+	Unchanged int
+	Deleted   int
+	Unlinked  int
+	Relinked  int // links rebuilt from the workspace listing
+	Failed    int // records set aside as dead letters (or skipped as known failures)
+	APICalls  int64
+	Duration  time.Duration
+}
+
+func (s Summary) String() string {
+	return fmt.Sprintf("created=%d updated=%d unchanged=%d deleted=%d unlinked=%d relinked=%d failed=%d api_calls=%d duration=%s",
+		s.Created, s.Updated, s.Unchanged, s.Deleted, s.Unlinked, s.Relinked, s.Failed, s.APICalls, s.Duration.Round(time.Millisecond))
+}
+
+// Fields returns the summary as log fields.
+func (s Summary) Fields() logrus.Fields {
+	return logrus.Fields{
+		"connector": s.Connector, "kind": s.Kind,
+		"created": s.Created, "updated": s.Updated, "unchanged": s.Unchanged,
+		"deleted": s.Deleted, "unlinked": s.Unlinked, "relinked": s.Relinked,
+		"failed": s.Failed, "api_calls": s.APICalls, "duration": s.Duration.Round(time.Millisecond).String(),
+	}
+}

@@ -1,0 +1,168 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync/atomic"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// ResyncOptions control a manual full resync.
+type ResyncOptions struct {
+	// DryRun computes the plan and changes nothing, in the workspace or
+	// in state.
+	DryRun bool
+	// Plan, when set, receives each write the resync makes (or would
+	// make, in a dry run) as it is decided.
+	Plan func(PlanEntry)
+	// Progress, when set, is called with the number of source records
+	// handled so far, after each batch.
+	Progress func(records int)
+}
+
+// PlanEntry is one write of a resync.
+type PlanEntry struct {
+	Action     string // create, update, delete, unlink
+	ExternalID string
+	ContactID  string
+	Changes    []FieldChange // for updates: the fields that differ
+}
+
+// FieldChange is one field's old and new value in an update.
+type FieldChange struct {
+	Field, Old, New string
+}
+
+// Resync compares the whole source with every workspace contact of the
+// connector's source and repairs both the contacts and the links: links
+// are rebuilt from one listing of the workspace, every live record is
+// compared with its contact (created or patched where it differs), and
+// contacts whose record is gone follow onSourceDelete.
+func (r *Reconciler) Resync(ctx context.Context, o ResyncOptions) (Summary, error) {
+	if o.DryRun {
+		return r.dryRun(ctx, o)
+	}
+	start, calls := r.opts.Now(), r.opts.Workspace.Calls()
+	p, err := r.newPass("resync")
+	if err != nil {
+		return Summary{Connector: r.opts.Connector, Kind: "resync"}, err
+	}
+	p.plan, p.full = o.Plan, true
+	err = p.resync(ctx, o.Progress)
+	return p.finish(start, calls, err)
+}
+
+func (p *pass) resync(ctx context.Context, progress func(int)) error {
+	r := p.r
+	// The links are derived from the workspace: drop them and rebuild.
+	// A crash in between leaves no links, which the next run rebuilds the
+	// same way.
+	if err := r.opts.Store.DropLinks(r.opts.Connector); err != nil {
+		return fmt.Errorf("drop links: %w", err)
+	}
+	if err := p.relink(ctx); err != nil {
+		return err
+	}
+	linked, err := r.opts.Store.CountLinks(r.opts.Connector)
+	if err != nil {
+		return fmt.Errorf("count links: %w", err)
+	}
+	p.linked = linked
+	var done atomic.Int64
+	err = r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
+		if err := p.batch(ctx, b.Records); err != nil {
+			return err
+		}
+		n := done.Add(int64(len(b.Records)))
+		if progress != nil {
+			progress(int(n))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read snapshot: %w", err)
+	}
+	return p.sweepUnseen(ctx)
+}
+
+// dryRun runs the resync's own code against a scratch state file and a
+// workspace that records writes instead of making them, so that the plan
+// is exactly what a real resync would do at this moment.
+func (r *Reconciler) dryRun(ctx context.Context, o ResyncOptions) (Summary, error) {
+	dir, err := os.MkdirTemp("", "syncd-dry-run-")
+	if err != nil {
+		return Summary{}, fmt.Errorf("dry run: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	scratch, err := state.Open(filepath.Join(dir, "plan.db"), state.Options{NoSync: true})
+	if err != nil {
+		return Summary{}, fmt.Errorf("dry run: %w", err)
+	}
+	defer scratch.Close()
+	opts := r.opts
+	opts.Store = scratch
+	opts.Workspace = &dryWorkspace{Workspace: r.opts.Workspace}
+	opts.AllowMassDelete = true // the plan shows deletions; the breaker guards real runs
+	dry := &Reconciler{opts: opts, log: r.log.WithField("dry_run", true)}
+	o.DryRun = false
+	sum, err := dry.Resync(ctx, o)
+	sum.Kind = "dry-run"
+	return sum, err
+}
+
+// dryWorkspace passes reads through and records nothing but a count of
+// writes; the pass reports each write through its plan hook.
+type dryWorkspace struct {
+	Workspace
+	n atomic.Int64
+}
+
+func (d *dryWorkspace) CreateContact(ctx context.Context, in workspace.ContactCreate) (workspace.Contact, error) {
+	id := fmt.Sprintf("planned-%d", d.n.Add(1))
+	ext := in.ExternalID
+	return workspace.Contact{ID: id, ExternalID: &ext}, nil
+}
+
+func (d *dryWorkspace) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	return workspace.Contact{ID: id}, nil
+}
+
+func (d *dryWorkspace) DeleteContact(ctx context.Context, id string) error { return nil }
+
+func (d *dryWorkspace) Contacts(ctx context.Context, p workspace.ListContactsParams) iter.Seq2[workspace.Contact, error] {
+	return d.Workspace.Contacts(ctx, p)
+}
+
+// planned reports one write to the plan hook, if any.
+func (p *pass) planned(action, ext, contactID string, old, new mapping.Fields) {
+	if p.plan == nil {
+		return
+	}
+	e := PlanEntry{Action: action, ExternalID: ext, ContactID: contactID}
+	if action == "update" {
+		keys := map[string]bool{}
+		for k := range old {
+			keys[k] = true
+		}
+		for k := range new {
+			keys[k] = true
+		}
+		for k := range keys {
+			if old[k] != new[k] {
+				e.Changes = append(e.Changes, FieldChange{Field: k, Old: old[k], New: new[k]})
+			}
+		}
+		sort.Slice(e.Changes, func(i, j int) bool { return e.Changes[i].Field < e.Changes[j].Field })
+	}
+	p.planMu.Lock()
+	defer p.planMu.Unlock()
+	p.plan(e)
+}

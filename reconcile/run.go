@@ -1,0 +1,159 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/state"
+)
+
+// drainTimeout is how long the writes of the batch in flight may go on
+// after ctx is cancelled (the first SIGTERM) before they are cut short.
+const drainTimeout = 8 * time.Second
+
+// pass is one run or resync of a connector: its counters, its run record
+// and what it knows about the workspace.
+type pass struct {
+	r    *Reconciler
+	kind string
+	run  state.Run
+
+	// listed is true when the whole connector source was listed from the
+	// workspace during this pass: an unlinked record then has no contact
+	// and needs no look-up before its create.
+	listed bool
+	// incomplete is set when a record could not even yield an externalId,
+	// so that a full pass cannot tell deletions from failures.
+	incomplete bool
+	// linked is the number of links at the start of the pass.
+	linked int
+	// full is set when the pass reads the whole source (a resync), so
+	// that records it does not see are deletions.
+	full bool
+	// plan receives each write as it is decided (resync, dry run).
+	plan   func(PlanEntry)
+	planMu sync.Mutex
+
+	known map[string]deadPayload // dead letters of the connector, by key
+
+	mu  sync.Mutex
+	sum Summary
+}
+
+func (r *Reconciler) newPass(kind string) (*pass, error) {
+	run, err := r.opts.Store.StartRun(r.opts.Connector, kind)
+	if err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	p := &pass{r: r, kind: kind, run: run, sum: Summary{Connector: r.opts.Connector, Kind: kind}}
+	if p.known, err = r.loadDeadLetters(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *pass) count(f func(s *Summary)) {
+	p.mu.Lock()
+	f(&p.sum)
+	p.mu.Unlock()
+}
+
+// Run reads the connector's changes since its checkpoint and writes them
+// to the workspace. It returns the pass's summary; an error means the pass
+// stopped early (records already written stay written and linked).
+func (r *Reconciler) Run(ctx context.Context) (Summary, error) {
+	start := r.opts.Now()
+	calls := r.opts.Workspace.Calls()
+	p, err := r.newPass("run")
+	if err != nil {
+		return Summary{Connector: r.opts.Connector, Kind: "run"}, err
+	}
+	err = p.runChanges(ctx)
+	return p.finish(start, calls, err)
+}
+
+func (p *pass) runChanges(ctx context.Context) error {
+	r := p.r
+	linked, err := r.opts.Store.CountLinks(r.opts.Connector)
+	if err != nil {
+		return fmt.Errorf("count links: %w", err)
+	}
+	if linked == 0 {
+		// First sync, or the state file was lost: rebuild the links from
+		// one listing of the connector's source, so that nothing that
+		// already exists is created again.
+		if err := p.relink(ctx); err != nil {
+			return err
+		}
+		if linked, err = r.opts.Store.CountLinks(r.opts.Connector); err != nil {
+			return fmt.Errorf("count links: %w", err)
+		}
+	}
+	p.linked = linked
+	if err := p.retryDeadLetters(ctx); err != nil {
+		return err
+	}
+	checkpoint := ""
+	if r.opts.Type.Incremental {
+		if checkpoint, err = r.opts.Store.Checkpoint(r.opts.Connector, ""); err != nil {
+			return fmt.Errorf("read checkpoint: %w", err)
+		}
+	}
+	err = r.opts.Reader.Changes(ctx, checkpoint, func(ctx context.Context, b connector.Batch) error {
+		if err := p.batch(ctx, b.Records); err != nil {
+			return err
+		}
+		if r.opts.Type.Incremental && b.Checkpoint != "" {
+			if err := r.opts.Store.SetCheckpoint(r.opts.Connector, "", b.Checkpoint); err != nil {
+				return fmt.Errorf("save checkpoint: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read changes: %w", err)
+	}
+	if !r.opts.Type.Incremental {
+		// The connector read everything: linked records it did not see
+		// were deleted at the source.
+		return p.sweepUnseen(ctx)
+	}
+	return nil
+}
+
+// finish records the run in state and returns its summary.
+func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) {
+	r := p.r
+	p.mu.Lock()
+	p.sum.APICalls = r.opts.Workspace.Calls() - calls
+	p.sum.Duration = r.opts.Now().Sub(start)
+	sum := p.sum
+	p.mu.Unlock()
+	run := p.run
+	run.FinishedAt = r.opts.Now()
+	run.Created, run.Updated, run.Unchanged = sum.Created, sum.Updated, sum.Unchanged
+	run.Deleted, run.Failed, run.APICalls = sum.Deleted, sum.Failed, sum.APICalls
+	if err != nil {
+		run.Err = err.Error()
+	}
+	if ferr := r.opts.Store.FinishRun(run); ferr != nil {
+		err = errors.Join(err, fmt.Errorf("record run: %w", ferr))
+	}
+	return sum, err
+}
+
+// writeContext returns the context for the writes of one batch: it
+// outlives ctx by drainTimeout, so that a SIGTERM lets the batch in flight
+// finish (and its links and checkpoint be saved) instead of cutting it.
+func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(drainTimeout, cancel)
+		context.AfterFunc(wctx, func() { t.Stop() })
+	})
+	return wctx, func() { stop(); cancel() }
+}
