@@ -44,7 +44,6 @@ type Server struct {
 	// changes state.
 	Token string
 	Log   *logrus.Entry
-	mux   *http.ServeMux
 }
 
 // Handler returns the server's routes.
