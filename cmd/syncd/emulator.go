@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+func init() {
+	registerCommand("emulator", "serve an in-memory workspace API for tests and demos",
+		func(m *Main) Command { return &EmulatorCommand{m: m} })
+}
+
+// EmulatorCommand serves the workspace API emulator until its context ends.
+type EmulatorCommand struct{ m *Main }
+
+// customFieldFlags collects --custom-field key:type:name values.
+type customFieldFlags []workspace.CustomFieldDefinition
+
+func (f *customFieldFlags) String() string {
+	parts := make([]string, len(*f))
+	for i, d := range *f {
+		parts[i] = d.Key + ":" + d.Type + ":" + d.Name
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set parses key:type:name; the name may itself contain colons.
+func (f *customFieldFlags) Set(v string) error {
+	parts := strings.SplitN(v, ":", 3)
+	if len(parts) != 3 || parts[0] == "" || parts[2] == "" {
+		return fmt.Errorf("want key:type:name, got %q", v)
+	}
+	if !emulator.ValidFieldType(parts[1]) {
+		return fmt.Errorf("type %q of %q is not one of %s", parts[1], parts[0], strings.Join(emulator.FieldTypes, ", "))
+	}
+	for _, d := range *f {
+		if d.Key == parts[0] {
+			return fmt.Errorf("custom field key %q given twice", parts[0])
+		}
+	}
+	*f = append(*f, workspace.CustomFieldDefinition{Key: parts[0], Type: parts[1], Name: parts[2]})
+	return nil
+}
+
+// Run parses the flags and serves until ctx is done.
+func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("emulator", "emulator --listen 127.0.0.1:PORT --api-key KEY [flags]")
+	listen := fs.String("listen", "127.0.0.1:8089", "address to listen on (port 0 picks a free one)")
+	apiKey := fs.String("api-key", "", "the API key with every right (required)")
+	readOnly := fs.String("read-only-key", "", "an API key that may only read (its writes get 403)")
+	rate := fs.Float64("rate", workspace.DefaultRateLimit, "requests per second per API key; negative for no limit")
+	burst := fs.Int("burst", workspace.DefaultBurst, "burst of each API key's token bucket")
+	retryAfter := fs.Bool("retry-after", false, "send Retry-After on 429 (the public service does not)")
+	faultRate := fs.Float64("fault-rate", 0, "probability in [0,1] of a fault per API request: 500, 429, latency or lost answer")
+	faultLatency := fs.Duration("fault-latency", emulator.DefaultFaultLatency, "delay of a latency fault")
+	latency := fs.Duration("latency", 0, "delay added to every API request")
+	seed := fs.Int64("seed", 0, "seed of faults, ids and secrets")
+	versionHeader := fs.String("version-header", workspace.DefaultVersionHeader, "name of the version header")
+	version := fs.String("api-version", workspace.DefaultVersion, "the API version required on webhook operations")
+	legacy := fs.Bool("legacy-signature", false, "also sign deliveries with the older openphone-signature header")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	var fields customFieldFlags
+	fs.Var(&fields, "custom-field", "a custom field definition key:type:name (repeatable); types: "+strings.Join(emulator.FieldTypes, ", "))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), ErrUsage)
+	}
+	if *apiKey == "" {
+		fs.Usage()
+		return fmt.Errorf("--api-key is required: %w", ErrUsage)
+	}
+	if *faultRate < 0 || *faultRate > 1 {
+		return fmt.Errorf("--fault-rate %v: want a probability in [0,1]: %w", *faultRate, ErrUsage)
+	}
+	level, err := logrus.ParseLevel(*logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %v: %w", err, ErrUsage)
+	}
+	log := logrus.New()
+	log.SetOutput(c.m.Stderr)
+	log.SetLevel(level)
+	entry := log.WithField("component", "emulator")
+
+	srv, err := emulator.Listen(*listen, emulator.Options{
+		APIKey: *apiKey, ReadOnlyKey: *readOnly,
+		VersionHeader: *versionHeader, Version: *version,
+		Rate: *rate, Burst: *burst, RetryAfter: *retryAfter,
+		FaultRate: *faultRate, FaultLatency: *faultLatency, Latency: *latency,
+		Seed: *seed, CustomFields: fields, LegacySignature: *legacy,
+		Log: entry,
+	})
+	if err != nil {
+		return fmt.Errorf("emulator: %w", err)
+	}
+	entry.WithField("url", srv.URL).WithField("rate", *rate).WithField("fault_rate", *faultRate).
+		WithField("custom_fields", len(fields)).Info("emulator listening")
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("emulator shutdown: %w", err)
+	}
+	entry.Info("emulator stopped")
+	return nil
+}
