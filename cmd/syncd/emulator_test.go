@@ -91,7 +91,9 @@ func TestEmulatorCommandServes(t *testing.T) {
 		return resp.StatusCode, b
 	}
 	status, body := get("/v1/contact-custom-fields", "k")
-	var defs struct{ Data []workspace.CustomFieldDefinition }
+	var defs struct {
+		Data []workspace.CustomFieldDefinition
+	}
 	if err := json.Unmarshal(body, &defs); err != nil || status != 200 {
 		t.Fatalf("custom fields: %d %s", status, body)
 	}
