@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector"
+)
+
+func TestValidateExample(t *testing.T) {
+	out, serr, err := runMain(t, "validate", "--config", "../../config.example.yaml")
+	if err != nil {
+		t.Fatalf("config.example.yaml does not validate with no environment:\n%s%v", serr, err)
+	}
+	for _, want := range []string{"config.example.yaml is valid.", "connectors: ", "type csv", "schedule", "direction to-workspace", "firstName <- ", "apiKey set"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "demo-key") {
+		t.Errorf("the summary shows the API key:\n%s", out)
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	out, serr, err := runMain(t, "validate", "--config", "testdata/five-problems.yaml")
+	var ie *InvalidConfigError
+	if !errors.As(err, &ie) || ie.ExitCode() != 1 || ie.Problems != 5 {
+		t.Fatalf("err = %v, want an InvalidConfigError of 5 problems exiting 1\n%s", err, serr)
+	}
+	if out != "" {
+		t.Errorf("stdout = %q, want nothing", out)
+	}
+	for _, want := range []string{
+		"testdata/five-problems.yaml: 5 problem(s):",
+		"  workspace.apiKey: environment variable WORKSPACE_API_KEY is not set; ",
+		"  connectors[crm].mapping.fields.emails.work.transfrom: unknown key; did you mean \"transform\"?",
+		"  connectors[crm].source: source \"csv-import\" is reserved by the workspace (it starts with \"csv\"); use custom-<system>",
+		"  connectors[crm].schedule: invalid schedule \"*/5 * * *\": ",
+		"  connectors[crm].mapping.fields.firstName: unknown transform \"lowr\" (known: ",
+	} {
+		if !strings.Contains(serr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, serr)
+		}
+	}
+}
+
+func TestValidateUsage(t *testing.T) {
+	if _, _, err := runMain(t, "validate", "--config", "testdata/none.yaml"); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: err = %v", err)
+	}
+	if _, _, err := runMain(t, "validate", "extra"); !errors.Is(err, ErrUsage) {
+		t.Errorf("extra argument: err = %v, want ErrUsage", err)
+	}
+}
+
+// The commented connector examples of config.example.yaml validate too,
+// once uncommented, for every connector type this binary knows.
+func TestValidateExampleBlocks(t *testing.T) {
+	data, err := os.ReadFile("../../config.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	head := text[:strings.Index(text, "\nconnectors:\n")+1]
+	blocks := map[string]string{}
+	var name string
+	for _, line := range strings.Split(text, "\n") {
+		if _, rest, ok := strings.Cut(line, "# Example ("); ok {
+			name, _, _ = strings.Cut(rest, ")")
+			continue
+		}
+		if body, ok := strings.CutPrefix(line, "  # "); ok && name != "" {
+			blocks[name] += "  " + body + "\n"
+			continue
+		}
+		name = ""
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("found examples %v, want postgres and hubspot", blocks)
+	}
+	checked := 0
+	for typ, block := range blocks {
+		if _, ok := connector.Lookup(typ); !ok {
+			t.Logf("connector type %s is not registered in this binary: its example is not checked", typ)
+			continue
+		}
+		getenv := func(k string) string {
+			return map[string]string{"DATABASE_URL": "postgres://syncd@127.0.0.1:5432/crm", "HUBSPOT_TOKEN": "pat-na1-0000"}[k]
+		}
+		doc := head + "connectors:\n" + block
+		if _, err := config.ParseConfig([]byte(doc), getenv); err != nil {
+			t.Errorf("example %s:\n%s\ndoes not validate:\n%v", typ, block, err)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no example checked")
+	}
+}
