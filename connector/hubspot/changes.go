@@ -103,7 +103,8 @@ func (s *Source) Changes(ctx context.Context, from string, fn connector.BatchFun
 // none is), page by page, and returns the cursor after it.
 func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]connector.Record, checkpoint) error) (searchCursor, error) {
 	cur := cp.Search
-	if cur.Until == 0 {
+	fresh := cur.Until == 0
+	if fresh {
 		cur.Until = max(s.now().UnixMilli(), cur.Since+1)
 		cur.After = ""
 	}
@@ -130,6 +131,12 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 		read += len(recs)
 		next := cp
 		done := len(ans.Results) == 0 || ans.Paging == nil || ans.Paging.Next == nil
+		if done && fresh && read == 0 {
+			// Nothing changed since the window's start: keep it, so that
+			// a quiet source emits no batch (the next window, from the
+			// same start, covers this one).
+			return cp.Search, nil
+		}
 		if done {
 			cur = searchCursor{Since: max(0, cur.Until-s.lookback.Milliseconds())}
 		}
@@ -165,7 +172,7 @@ type listAnswer struct {
 // listPage reads one page of the list endpoint.
 func (s *Source) listPage(ctx context.Context, archived bool, after string) (listAnswer, error) {
 	q := url.Values{}
-	q.Set("limit", strconv.Itoa(listPageSize))
+	q.Set("limit", strconv.Itoa(min(s.pageSize, listPageSize)))
 	q.Set("properties", strings.Join(s.props, ","))
 	if archived {
 		q.Set("archived", "true")

@@ -29,7 +29,9 @@
 //
 // Each page is one batch whose checkpoint is (since, until, after). When a
 // page comes back without paging.next, the window is done and its batch
-// carries the next window's start: since = until - lookback, no after.
+// carries the next window's start: since = until - lookback, no after
+// (in a batch of no records when the last page was empty). A new window
+// that finds nothing leaves the checkpoint as it was and emits no batch.
 // One read finishes at most one window, so it ends even when contacts
 // keep changing. The look-back re-reads the contacts changed in the last
 // lookback (30 s by default) of the previous window: the search index

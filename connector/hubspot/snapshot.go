@@ -8,8 +8,9 @@ import (
 )
 
 // Snapshot reads every live contact through the list endpoint (GET
-// /crm/v3/objects/contacts, 100 a page, paged with `after`), which has no
-// 10,000-result cap. One page is one batch.
+// /crm/v3/objects/contacts, paged with `after`, pageSize contacts a page
+// but at most 100), which has no 10,000-result cap. One page is one
+// batch.
 func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
 	after := ""
 	for {

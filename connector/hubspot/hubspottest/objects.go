@@ -37,13 +37,12 @@ func (s *Server) listLocked(r *http.Request, archived bool) answer {
 	}
 	names := queryList(q["properties"])
 	ans := listAnswer{Results: []object{}}
-	for _, id := range s.order {
-		c := s.contacts[id]
-		if id < after || c.archived != archived {
+	for _, c := range s.order {
+		if c.id < after || c.archived != archived {
 			continue
 		}
 		if len(ans.Results) == limit {
-			ans.Paging = newPaging(strconv.FormatInt(id, 10))
+			ans.Paging = newPaging(strconv.FormatInt(c.id, 10))
 			break
 		}
 		ans.Results = append(ans.Results, s.renderContact(c, names))

@@ -150,10 +150,12 @@ func (s *Server) searchLocked(body []byte) answer {
 	}
 
 	now := s.nowLocked()
+	m := compile(req.FilterGroups)
+	lo := m.minID()
 	var hits []version
-	for _, id := range s.order {
-		v, ok := s.contacts[id].indexed(now)
-		if !ok || !matchGroups(req.FilterGroups, v) || !matchQuery(req.Query, v.props) {
+	for _, c := range s.order[sort.Search(len(s.order), func(i int) bool { return s.order[i].id >= lo }):] {
+		v, ok := c.indexed(now)
+		if !ok || !m.match(c.id, v) || !matchQuery(req.Query, v.props) {
 			continue
 		}
 		hits = append(hits, v)
@@ -237,16 +239,60 @@ var knownOperators = map[string]bool{
 	"CONTAINS_TOKEN": true, "NOT_CONTAINS_TOKEN": true,
 }
 
-// matchGroups ORs the groups and ANDs each group's filters; no group
-// matches everything.
-func matchGroups(groups []filterGroup, v version) bool {
-	if len(groups) == 0 {
+// matcher is a request's filterGroups with their values parsed once.
+type matcher [][]compiledFilter
+
+type compiledFilter struct {
+	filter
+	// num and high are the values as integers (ids, epoch ms) or instants.
+	num, high     int64
+	numOK, highOK bool
+}
+
+func compile(groups []filterGroup) matcher {
+	m := make(matcher, len(groups))
+	for i, g := range groups {
+		for _, f := range g.Filters {
+			c := compiledFilter{filter: f}
+			c.num, c.numOK = parseInstant(string(f.Value))
+			c.high, c.highOK = parseInstant(string(f.HighValue))
+			m[i] = append(m[i], c)
+		}
+	}
+	return m
+}
+
+// minID returns the id search may start at: with one group holding
+// hs_object_id GT or GTE, no lower id matches.
+func (m matcher) minID() int64 {
+	if len(m) != 1 {
+		return 0
+	}
+	var lo int64
+	for _, f := range m[0] {
+		if f.PropertyName != "hs_object_id" || !f.numOK {
+			continue
+		}
+		switch f.Operator {
+		case "GT":
+			lo = max(lo, f.num+1)
+		case "GTE":
+			lo = max(lo, f.num)
+		}
+	}
+	return lo
+}
+
+// match ORs the groups and ANDs each group's filters; no group matches
+// everything.
+func (m matcher) match(id int64, v version) bool {
+	if len(m) == 0 {
 		return true
 	}
-	for _, g := range groups {
+	for _, g := range m {
 		ok := true
-		for _, f := range g.Filters {
-			if !matchFilter(f, v) {
+		for i := range g {
+			if !g[i].match(id, v) {
 				ok = false
 				break
 			}
@@ -258,16 +304,37 @@ func matchGroups(groups []filterGroup, v version) bool {
 	return false
 }
 
-func matchFilter(f filter, ver version) bool {
-	name := f.PropertyName
-	v, has := ver.props[name]
-	cmp := func(b string) int {
-		if ms, ok := ver.millis(name); ok {
-			if bm, ok := parseInstant(b); ok {
-				return compareInt(ms, bm)
-			}
+// compare orders the contact's value of the filter's property against
+// b (bNum being b parsed, when bOK): ids and dates as integers, the rest
+// by compareProps.
+func (f *compiledFilter) compare(id int64, ver version, value string, b string, bNum int64, bOK bool) int {
+	if bOK {
+		switch f.PropertyName {
+		case "hs_object_id":
+			return compareInt(id, bNum)
+		case "createdate", "lastmodifieddate":
+			ms, _ := ver.millis(f.PropertyName)
+			return compareInt(ms, bNum)
 		}
-		return compareProps(name, v, b)
+	}
+	return compareProps(f.PropertyName, value, b)
+}
+
+func (f *compiledFilter) match(id int64, ver version) bool {
+	var v string
+	has := true
+	switch f.PropertyName {
+	case "hs_object_id", "createdate", "lastmodifieddate":
+		// Always set; compared as integers when the value parses.
+		if !f.numOK || (f.HighValue != "" && !f.highOK) || len(f.Values) > 0 {
+			v = ver.props[f.PropertyName]
+		}
+	default:
+		v, has = ver.props[f.PropertyName]
+	}
+	cmp := func(b string) int {
+		n, ok := parseInstant(b)
+		return f.compare(id, ver, v, b, n, ok)
 	}
 	switch f.Operator {
 	case "HAS_PROPERTY":
@@ -275,7 +342,7 @@ func matchFilter(f filter, ver version) bool {
 	case "NOT_HAS_PROPERTY":
 		return !has
 	case "NEQ":
-		return !has || cmp(string(f.Value)) != 0
+		return !has || f.compare(id, ver, v, string(f.Value), f.num, f.numOK) != 0
 	case "NOT_IN":
 		for _, x := range f.Values {
 			if has && cmp(x) == 0 {
@@ -289,7 +356,7 @@ func matchFilter(f filter, ver version) bool {
 	if !has {
 		return false
 	}
-	c := cmp(string(f.Value))
+	c := f.compare(id, ver, v, string(f.Value), f.num, f.numOK)
 	switch f.Operator {
 	case "EQ":
 		return c == 0
@@ -302,9 +369,9 @@ func matchFilter(f filter, ver version) bool {
 	case "GTE":
 		return c >= 0
 	case "BETWEEN":
-		return c >= 0 && cmp(string(f.HighValue)) <= 0
+		return c >= 0 && f.compare(id, ver, v, string(f.HighValue), f.high, f.highOK) <= 0
 	case "NOT_BETWEEN":
-		return c < 0 || cmp(string(f.HighValue)) > 0
+		return c < 0 || f.compare(id, ver, v, string(f.HighValue), f.high, f.highOK) > 0
 	case "IN":
 		for _, x := range f.Values {
 			if cmp(x) == 0 {

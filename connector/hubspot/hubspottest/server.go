@@ -156,7 +156,7 @@ type Server struct {
 	offset   time.Duration
 	nextID   int64
 	contacts map[int64]*contact
-	order    []int64 // ids ascending
+	order    []*contact // by ascending id
 	props    map[string]bool
 	faults   map[Route][]Fault
 	stats    Stats
@@ -334,8 +334,8 @@ func (s *Server) Contacts() []Contact {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Contact
-	for _, id := range s.order {
-		if c := s.contacts[id]; !c.archived {
+	for _, c := range s.order {
+		if !c.archived {
 			out = append(out, c.export())
 		}
 	}
@@ -415,7 +415,7 @@ func (s *Server) createLocked(props map[string]string) *contact {
 	c.props["hs_object_id"] = strconv.FormatInt(id, 10)
 	c.props["createdate"] = now.Format(dateLayout)
 	s.contacts[id] = c
-	s.order = append(s.order, id) // ids only grow: order stays sorted
+	s.order = append(s.order, c) // ids only grow: order stays sorted
 	if e := strings.ToLower(c.props["email"]); e != "" {
 		s.emails[e] = id
 	}

@@ -1,0 +1,79 @@
+//go:build integration
+
+package hubspot
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// TestRealAccount reads from a real HubSpot account, read-only: the
+// contact property list and one search page. Run it with
+//
+//	HUBSPOT_TOKEN=pat-... go test -tags integration -run TestRealAccount ./connector/hubspot/
+//
+// with a private app token that has the crm.objects.contacts.read scope
+// (HUBSPOT_BASE_URL picks a regional host).
+func TestRealAccount(t *testing.T) {
+	token := os.Getenv("HUBSPOT_TOKEN")
+	if token == "" {
+		t.Fatal("HUBSPOT_TOKEN is not set: set it to a private app token with the crm.objects.contacts.read scope")
+	}
+	set := NewSettings()
+	set.Token = Secret(token)
+	if u := os.Getenv("HUBSPOT_BASE_URL"); u != "" {
+		set.BaseURL = u
+	}
+	set.PageSize = 10
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src, err := Open(ctx, connector.Options{Name: "integration", Settings: set, Fields: []string{"email", "firstname", "lastname"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+
+	names, err := src.Fields(ctx)
+	if err != nil {
+		t.Fatalf("fields: %v", err)
+	}
+	for _, want := range []string{"email", "hs_object_id", "lastmodifieddate"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("contact properties lack %q", want)
+		}
+	}
+
+	stop := errors.New("one page read")
+	var page *connector.Batch
+	err = src.Changes(ctx, "", func(_ context.Context, b connector.Batch) error {
+		page = &b
+		return stop
+	})
+	if err != nil && !errors.Is(err, stop) {
+		t.Fatalf("search: %v", err)
+	}
+	if page == nil {
+		t.Log("the account has no contacts: nothing to check")
+		return
+	}
+	if len(page.Records) == 0 || len(page.Records) > 10 || page.Checkpoint == "" {
+		t.Fatalf("first page: %d records, checkpoint %q", len(page.Records), page.Checkpoint)
+	}
+	for _, r := range page.Records {
+		if r.ID == "" || r.UpdatedAt.IsZero() || r.Fields["hs_object_id"] != r.ID || r.Deleted {
+			t.Errorf("record %+v", r)
+		}
+		if _, ok := r.Fields["email"]; !ok {
+			t.Errorf("record %s lacks the email field", r.ID)
+		}
+	}
+	if _, err := parseCheckpoint(page.Checkpoint); err != nil {
+		t.Error(err)
+	}
+}
