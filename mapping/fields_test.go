@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -123,5 +124,26 @@ func TestItemIDs(t *testing.T) {
 	want := map[string]string{"emails.work": "E1", "emails.home": "E2", "phoneNumbers.mobile": "P1"}
 	if got := ItemIDs(c); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ItemIDs = %v, want %v", got, want)
+	}
+}
+
+// Records holding the same data in other spellings and orders map to the
+// same Fields and hash.
+func TestToContactHashStable(t *testing.T) {
+	m := mustCompile(t, crmSpec, Both)
+	a := connector.Record{ID: "1", Fields: map[string]any{"id": "1", "first_name": "Ann", "last_name": "Lee",
+		"email": "ann@x.com", "mobile": "+14155550100", "tags": "b2b;vip", "stage": "lead"}}
+	b := connector.Record{ID: "1", Fields: map[string]any{"stage": " lead ", "tags": " vip ; b2b;vip;", "mobile": "(415) 555-0100",
+		"email": " ANN@X.COM", "last_name": "Lee\t", "first_name": "  Ann", "id": int64(1), "company": ""}}
+	ma, err := m.ToContact(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := m.ToContact(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ma.Fields.Hash() != mb.Fields.Hash() || ma.ExternalID != mb.ExternalID {
+		t.Fatalf("equal records map differently:\n%q\n%q", ma.Fields, mb.Fields)
 	}
 }
