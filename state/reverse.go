@@ -1,0 +1,262 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// What the reverse direction (workspace to the other system) keeps beside
+// the links, per connector, in the bucket "reverse":
+//
+//   - a pending create ("p\x00" + contactID): written before a contact
+//     made in the workspace's app is created in the other system, so that
+//     a redelivery of its event after a crash finds it and never creates
+//     the record twice;
+//   - the values last agreed for targets that only flow to the other
+//     system ("a\x00" + contactID): they are not part of Link.Fields,
+//     which holds the forward-mapped values the reconciler compares.
+//
+// The bucket is created by the first write (files of schema version 1
+// lack it; reads treat a missing bucket as empty), so no migration is
+// needed.
+var bucketReverse = []byte("reverse")
+
+const (
+	reversePending = "p\x00"
+	reverseAgreed  = "a\x00"
+)
+
+// PendingCreate marks a record being created in a connector's system for
+// a contact made in the workspace.
+type PendingCreate struct {
+	Connector string `json:"connector"`
+	ContactID string `json:"contactId"`
+	// RecordID is set once the create answered: the record exists, and
+	// only the contact's externalId and the link remain to be written.
+	RecordID string `json:"recordId,omitempty"`
+	// Fields are the record fields sent with the create (for an operator
+	// who must check a create whose outcome is unknown).
+	Fields    map[string]string `json:"fields,omitempty"`
+	CreatedAt time.Time         `json:"createdAt,omitzero"`
+	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
+}
+
+// reverseRead returns the connector's reverse bucket, nil when none.
+func reverseRead(tx *bolt.Tx, connector string) *bolt.Bucket {
+	root := tx.Bucket(bucketReverse)
+	if root == nil {
+		return nil
+	}
+	return root.Bucket([]byte(connector))
+}
+
+// reverseWrite returns the connector's reverse bucket, creating it.
+func reverseWrite(tx *bolt.Tx, connector string) (*bolt.Bucket, error) {
+	if err := checkName("connector", connector); err != nil {
+		return nil, err
+	}
+	root, err := tx.CreateBucketIfNotExists(bucketReverse)
+	if err != nil {
+		return nil, err
+	}
+	return root.CreateBucketIfNotExists([]byte(connector))
+}
+
+// PutPendingCreate records (or replaces) the pending create of
+// (p.Connector, p.ContactID). CreatedAt defaults to now, UpdatedAt is now.
+func (s *Store) PutPendingCreate(p PendingCreate) error {
+	if p.ContactID == "" {
+		return fmt.Errorf("put pending create %s: empty contact id", p.Connector)
+	}
+	now := s.now()
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = now
+	}
+	p.UpdatedAt = now
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("put pending create %s/%s: %w", p.Connector, p.ContactID, err)
+	}
+	return s.update(fmt.Sprintf("put pending create %s/%s", p.Connector, p.ContactID), func(tx *bolt.Tx) error {
+		b, err := reverseWrite(tx, p.Connector)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(reversePending+p.ContactID), raw)
+	})
+}
+
+// PendingCreateOf returns the pending create of (connector, contactID);
+// ok false when there is none.
+func (s *Store) PendingCreateOf(connector, contactID string) (p PendingCreate, ok bool, err error) {
+	err = s.view(fmt.Sprintf("read pending create %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+		b := reverseRead(tx, connector)
+		if b == nil {
+			return nil
+		}
+		raw := b.Get([]byte(reversePending + contactID))
+		if raw == nil {
+			return nil
+		}
+		ok = true
+		return json.Unmarshal(raw, &p)
+	})
+	return p, ok, err
+}
+
+// PendingCreates returns every pending create of the connector ("" for
+// all connectors), for operators.
+func (s *Store) PendingCreates(connector string) ([]PendingCreate, error) {
+	var out []PendingCreate
+	err := s.view("read pending creates", func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketReverse)
+		if root == nil {
+			return nil
+		}
+		return root.ForEachBucket(func(name []byte) error {
+			if connector != "" && string(name) != connector {
+				return nil
+			}
+			c := root.Bucket(name).Cursor()
+			prefix := []byte(reversePending)
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				var p PendingCreate
+				if err := json.Unmarshal(v, &p); err != nil {
+					return fmt.Errorf("decode pending create %s: %w", k[len(prefix):], err)
+				}
+				out = append(out, p)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// DeletePendingCreate removes the pending create of (connector,
+// contactID); removing a missing one is not an error.
+func (s *Store) DeletePendingCreate(connector, contactID string) error {
+	return s.update(fmt.Sprintf("delete pending create %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+		b := reverseRead(tx, connector)
+		if b == nil {
+			return nil
+		}
+		return b.Delete([]byte(reversePending + contactID))
+	})
+}
+
+// ReverseAgreed returns the values last agreed with the connector's
+// system for the contact's targets that flow only to it (nil when none).
+func (s *Store) ReverseAgreed(connector, contactID string) (map[string]string, error) {
+	var out map[string]string
+	err := s.view(fmt.Sprintf("read reverse values %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+		b := reverseRead(tx, connector)
+		if b == nil {
+			return nil
+		}
+		raw := b.Get([]byte(reverseAgreed + contactID))
+		if raw == nil {
+			return nil
+		}
+		return json.Unmarshal(raw, &out)
+	})
+	return out, err
+}
+
+// ReverseLink is one outcome of the reverse direction to record: the link
+// and the reverse-only values agreed for its contact, and whether the
+// contact's pending create is done.
+type ReverseLink struct {
+	Link Link
+	// Agreed are the values of targets flowing only to the other system;
+	// nil leaves what is stored, an empty map removes it.
+	Agreed map[string]string
+	// ClearPending removes the contact's pending create.
+	ClearPending bool
+}
+
+// PutReverseLinks stores the links, their reverse-only values, and clears
+// the pending creates, all in one transaction: a crash leaves all of them
+// or none.
+func (s *Store) PutReverseLinks(rls []ReverseLink) error {
+	if len(rls) == 0 {
+		return nil
+	}
+	return s.update(fmt.Sprintf("put %d reverse links", len(rls)), func(tx *bolt.Tx) error {
+		for _, rl := range rls {
+			l := rl.Link
+			lb, err := writeLinks(tx, l.Connector)
+			if err != nil {
+				return err
+			}
+			if err := lb.put(l); err != nil {
+				return err
+			}
+			if rl.Agreed == nil && !rl.ClearPending {
+				continue
+			}
+			b, err := reverseWrite(tx, l.Connector)
+			if err != nil {
+				return err
+			}
+			if rl.ClearPending {
+				if err := b.Delete([]byte(reversePending + l.ContactID)); err != nil {
+					return err
+				}
+			}
+			if rl.Agreed == nil {
+				continue
+			}
+			k := []byte(reverseAgreed + l.ContactID)
+			if len(rl.Agreed) == 0 {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+				continue
+			}
+			raw, err := json.Marshal(rl.Agreed)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(k, raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteReverseLink removes the link of (connector, externalID), its
+// reverse index entry and the reverse-only values of its contact, in one
+// transaction. Removing a missing link is not an error.
+func (s *Store) DeleteReverseLink(connector, externalID string) error {
+	return s.update(fmt.Sprintf("delete reverse link %s/%s", connector, externalID), func(tx *bolt.Tx) error {
+		lb, found := readLinks(tx, connector)
+		if !found {
+			return nil
+		}
+		l, ok, err := lb.get(connector, externalID)
+		if err != nil || !ok {
+			return err
+		}
+		ext := []byte(externalID)
+		if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
+			if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
+				return err
+			}
+		}
+		if err := lb.seen.Delete(ext); err != nil {
+			return err
+		}
+		if err := lb.ext.Delete(ext); err != nil {
+			return err
+		}
+		if b := reverseRead(tx, connector); b != nil {
+			return b.Delete([]byte(reverseAgreed + l.ContactID))
+		}
+		return nil
+	})
+}

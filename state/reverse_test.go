@@ -1,0 +1,117 @@
+package state
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestPendingCreateLifecycle(t *testing.T) {
+	s, _ := openTest(t)
+	if _, ok, err := s.PendingCreateOf("db", "C1"); err != nil || ok {
+		t.Fatalf("fresh store: ok=%v err=%v, want none", ok, err)
+	}
+	p := PendingCreate{Connector: "db", ContactID: "C1", Fields: map[string]string{"name": "Ann"}}
+	if err := s.PutPendingCreate(p); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.PendingCreateOf("db", "C1")
+	if err != nil || !ok || got.RecordID != "" || got.Fields["name"] != "Ann" || got.CreatedAt.IsZero() {
+		t.Fatalf("after put: %+v ok=%v err=%v", got, ok, err)
+	}
+	got.RecordID = "42"
+	if err := s.PutPendingCreate(got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.PendingCreateOf("other", "C1"); ok {
+		t.Fatal("a pending create is visible under another connector")
+	}
+	all, err := s.PendingCreates("")
+	if err != nil || len(all) != 1 || all[0].RecordID != "42" {
+		t.Fatalf("PendingCreates = %+v, %v", all, err)
+	}
+
+	// The link and the clearing of the marker commit together.
+	l := Link{Connector: "db", ExternalID: "42", ContactID: "C1", RecordID: "42", Fields: map[string]string{"firstName": "Ann"}}
+	err = s.PutReverseLinks([]ReverseLink{{Link: l, Agreed: map[string]string{"custom.note": "x"}, ClearPending: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.PendingCreateOf("db", "C1"); ok {
+		t.Fatal("pending create survived PutReverseLinks with ClearPending")
+	}
+	if got, ok, _ := s.LinkByContact("db", "C1"); !ok || got.RecordID != "42" {
+		t.Fatalf("link by contact = %+v, %v", got, ok)
+	}
+	agreed, err := s.ReverseAgreed("db", "C1")
+	if err != nil || !reflect.DeepEqual(agreed, map[string]string{"custom.note": "x"}) {
+		t.Fatalf("ReverseAgreed = %v, %v", agreed, err)
+	}
+	// nil Agreed keeps the stored values; an empty map removes them.
+	if err := s.PutReverseLinks([]ReverseLink{{Link: l}}); err != nil {
+		t.Fatal(err)
+	}
+	if agreed, _ := s.ReverseAgreed("db", "C1"); agreed["custom.note"] != "x" {
+		t.Fatalf("nil Agreed dropped the values: %v", agreed)
+	}
+	if err := s.DeleteReverseLink("db", "42"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Link("db", "42"); ok {
+		t.Fatal("link survived DeleteReverseLink")
+	}
+	if agreed, _ := s.ReverseAgreed("db", "C1"); agreed != nil {
+		t.Fatalf("values survived DeleteReverseLink: %v", agreed)
+	}
+	if err := s.DeleteReverseLink("db", "42"); err != nil {
+		t.Fatalf("deleting a missing link: %v", err)
+	}
+}
+
+func TestPutReverseLinksIsAllOrNothing(t *testing.T) {
+	s, _ := openTest(t)
+	if err := s.PutPendingCreate(PendingCreate{Connector: "db", ContactID: "C1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutLink(Link{Connector: "db", ExternalID: "1", ContactID: "C9"}); err != nil {
+		t.Fatal(err)
+	}
+	// The second link takes a contact another record holds: the whole
+	// call fails and the first one's pending create stays.
+	err := s.PutReverseLinks([]ReverseLink{
+		{Link: Link{Connector: "db", ExternalID: "2", ContactID: "C1"}, ClearPending: true},
+		{Link: Link{Connector: "db", ExternalID: "3", ContactID: "C9"}},
+	})
+	if err == nil {
+		t.Fatal("PutReverseLinks linked a contact twice")
+	}
+	if _, ok, _ := s.PendingCreateOf("db", "C1"); !ok {
+		t.Fatal("a failed PutReverseLinks cleared a pending create")
+	}
+	if _, ok, _ := s.Link("db", "2"); ok {
+		t.Fatal("a failed PutReverseLinks stored a link")
+	}
+}
+
+func TestReverseBucketSurvivesReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPendingCreate(PendingCreate{Connector: "db", ContactID: "C1", RecordID: "7"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	p, ok, err := ro.PendingCreateOf("db", "C1")
+	if err != nil || !ok || p.RecordID != "7" {
+		t.Fatalf("after reopen: %+v %v %v", p, ok, err)
+	}
+}
