@@ -54,7 +54,9 @@
 // archivedAt seen and the ids archived in the look-back before it) lets it
 // emit, as Deleted records, only archivals not emitted before. Set
 // archivedInterval to scan less often when the archived list is long.
-// Both cursors travel in the one checkpoint string, as JSON.
+// Both cursors travel in the one checkpoint string, as JSON. (A contact
+// merged into another is not documented to appear in the archived list: a
+// Snapshot, as full resyncs do, detects it.)
 //
 // # Writes
 //
@@ -181,20 +183,21 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	props = propertyList(props)
 
 	baseURL := strings.TrimRight(set.BaseURL, "/")
+	token := Secret(strings.TrimSpace(set.Token.Reveal()))
 	limiter := opts.Limiter
 	if limiter == nil {
 		r, b := tenSecondly(set.RateLimit)
-		limiter = sharedLimiter(baseURL, set.Token, false, r, b)
+		limiter = sharedLimiter(baseURL, token, false, r, b)
 	}
 	sr, sb := perSecond(set.SearchRateLimit)
 	s := &Source{
 		name: opts.Name,
 		c: &client{
 			baseURL:       baseURL,
-			token:         set.Token,
+			token:         token,
 			http:          &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 			limiter:       limiter,
-			searchLimiter: sharedLimiter(baseURL, set.Token, true, sr, sb),
+			searchLimiter: sharedLimiter(baseURL, token, true, sr, sb),
 			log:           log,
 			sleep:         sleepCtx,
 		},

@@ -41,8 +41,11 @@ type Settings struct {
 	// Token is the private app access token, e.g. ${HUBSPOT_TOKEN}.
 	Token Secret `yaml:"token"`
 	// Properties are the contact properties to read. Empty means the
-	// fields the mapping names; hs_object_id and lastmodifieddate are
-	// always read.
+	// fields the mapping names, or when it names none HubSpot's common
+	// ones (email, firstname, lastname, phone, mobilephone, company,
+	// jobtitle, lifecyclestage); hs_object_id and lastmodifieddate are
+	// always read. The list must keep a search request under HubSpot's
+	// 3,000 characters: Open refuses one that does not.
 	Properties []string `yaml:"properties"`
 	// BaseURL is the API's base URL, for the test server or a regional
 	// host (e.g. https://api-eu1.hubapi.com).
