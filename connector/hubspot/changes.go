@@ -121,9 +121,9 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 		for _, o := range ans.Results {
 			r := s.record(o)
 			if !idAfter(r.ID, cur.After) {
-				// A search must not answer ids at or before after:
-				// going on could loop.
-				return cur, fmt.Errorf("search contacts: id %q is not after %q: refusing to loop", r.ID, cur.After)
+				// A search must not answer ids at or before after (nor
+				// ids that are not numbers): going on could loop.
+				return cur, fmt.Errorf("search contacts: id %q is not a number after %q: refusing to loop", r.ID, cur.After)
 			}
 			recs = append(recs, r)
 			cur.After = r.ID
@@ -151,17 +151,18 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 	}
 }
 
-// idAfter reports whether id comes after the id after ("" is before all).
+// idAfter reports whether id is a contact id (a number) after the id
+// after ("" is before all).
 func idAfter(id, after string) bool {
+	a, ok := parseInt(id)
+	if !ok {
+		return false
+	}
 	if after == "" {
 		return true
 	}
-	a, ok1 := parseInt(id)
-	b, ok2 := parseInt(after)
-	if !ok1 || !ok2 {
-		return false
-	}
-	return a > b
+	b, ok := parseInt(after)
+	return ok && a > b
 }
 
 type listAnswer struct {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,6 +238,17 @@ func TestChangesArchivedComeOutAsDeleted(t *testing.T) {
 	third := f.changes(t, second.checkpoint)
 	assertOnce(t, third.ids(), ids[2:3])
 
+	// An archival that shows up late, stamped before the newest one read
+	// but within the look-back: it comes out.
+	f.srv.SetClock(archivedAt.Add(-4 * time.Second))
+	if err := f.srv.Archive(ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.SetClock(archivedAt.Add(3 * time.Second))
+	late := f.changes(t, third.checkpoint)
+	assertOnce(t, late.ids(), ids[3:4])
+	third = late
+
 	// Nothing new: nothing comes out.
 	f.srv.Advance(time.Minute)
 	fourth := f.changes(t, third.checkpoint)
@@ -348,5 +362,29 @@ func TestSnapshotReadsEveryLiveContact(t *testing.T) {
 	assertOnce(t, got, ids[7:])
 	if n := f.srv.Stats().Requests[hubspottest.RouteList]; n != 11 {
 		t.Errorf("%d list calls for 1,043 contacts, want 11", n)
+	}
+}
+
+func TestMisbehavingServerDoesNotLoop(t *testing.T) {
+	// A server that answers the same page, with paging.next, forever.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"total":2,"results":[{"id":"5","properties":{"hs_object_id":"5","lastmodifieddate":"2025-03-01T12:00:00.000Z"}}],"paging":{"next":{"after":"1"}}}`)
+	}))
+	defer srv.Close()
+	set := NewSettings()
+	set.Token, set.BaseURL = "pat-x", srv.URL
+	set.RateLimit, set.SearchRateLimit = 100000, 100000
+	src, err := Open(context.Background(), connector.Options{Name: "loop", Settings: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := 0
+	fn := func(context.Context, connector.Batch) error { batches++; return nil }
+	if err := src.Changes(context.Background(), "", fn); err == nil || !strings.Contains(err.Error(), "refusing to loop") {
+		t.Errorf("changes: %v after %d batches, want a refusal to loop", err, batches)
+	}
+	if err := src.Snapshot(context.Background(), fn); err == nil || !strings.Contains(err.Error(), "refusing to loop") {
+		t.Errorf("snapshot: %v, want a refusal to loop", err)
 	}
 }
