@@ -1,0 +1,312 @@
+// Package webhook is syncd's receiver of the workspace's webhook
+// deliveries: an http.Handler that verifies each delivery's signature
+// against the signing secrets kept in state, checks the envelope, and
+// writes the event durably to the state's inbox before it answers 2xx.
+//
+// An accepted event is never lost: EnqueueEvent commits (with fsync)
+// before the answer, so a process killed the next instant finds it in the
+// inbox at start-up. A refused delivery changes nothing and gets a short
+// reason: 413 when the body is over the limit, 401 when the signature is
+// missing, wrong or too old (more than the tolerance, 5 minutes by
+// default, from the clock), 400 when the headers or the JSON envelope are
+// malformed. A delivery seen before (same webhook-id) is acknowledged
+// again without a second inbox entry; an event of a type syncd does not
+// handle is acknowledged and dropped. When the inbox cannot be written the
+// answer is 503, so that the service delivers again later.
+//
+// Secrets and signatures never appear in logs or answers.
+package webhook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/signature"
+)
+
+// DefaultMaxBodyBytes bounds a delivery's body when Options.MaxBodyBytes
+// is zero.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Store is the part of the state the receiver uses; *state.Store
+// implements it.
+type Store interface {
+	WebhookSecrets() (current state.WebhookSecret, previous []state.WebhookSecret, err error)
+	EnqueueEvent(e state.InboxEvent) (seq uint64, duplicate bool, err error)
+}
+
+var _ Store = (*state.Store)(nil)
+
+// Options configure a Receiver.
+type Options struct {
+	// Store holds the signing secrets and the inbox.
+	Store Store
+	// Legacy also accepts the older single-header signature scheme.
+	Legacy bool
+	// Tolerance is how far a delivery's timestamp may be from the clock
+	// (signature.DefaultTolerance when zero).
+	Tolerance time.Duration
+	// MaxBodyBytes bounds a body (DefaultMaxBodyBytes when zero).
+	MaxBodyBytes int64
+	// Types are the event types written to the inbox; others are
+	// acknowledged and dropped. Default: contact.updated and
+	// contact.deleted.
+	Types []string
+	// Accepted, when set, is called after each event written to the
+	// inbox (to wake the applier). It must not block.
+	Accepted func()
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Log receives one entry per refusal; default: the standard logger.
+	Log *logrus.Entry
+}
+
+// Stats counts the receiver's answers.
+type Stats struct {
+	Accepted   int64 // written to the inbox
+	Duplicates int64 // seen before: acknowledged, not written again
+	Ignored    int64 // types syncd does not handle: acknowledged, dropped
+	Refused    int64 // 400, 401, 405, 413
+	Failed     int64 // 5xx: the inbox or the secrets could not be read
+}
+
+// Receiver is the webhook endpoint. It is safe for concurrent use.
+type Receiver struct {
+	opts  Options
+	types map[string]bool
+	log   *logrus.Entry
+
+	accepted, duplicates, ignored, refused, failed atomic.Int64
+}
+
+// New checks opts and returns a Receiver.
+func New(opts Options) (*Receiver, error) {
+	if opts.Store == nil {
+		return nil, errors.New("webhook receiver: store is required")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Tolerance <= 0 {
+		opts.Tolerance = signature.DefaultTolerance
+	}
+	if len(opts.Types) == 0 {
+		opts.Types = []string{workspace.EventContactUpdated, workspace.EventContactDeleted}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Log
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	r := &Receiver{opts: opts, types: map[string]bool{}, log: log.WithField("component", "webhook")}
+	for _, t := range opts.Types {
+		r.types[t] = true
+	}
+	return r, nil
+}
+
+// Stats returns the counters.
+func (r *Receiver) Stats() Stats {
+	return Stats{
+		Accepted: r.accepted.Load(), Duplicates: r.duplicates.Load(), Ignored: r.ignored.Load(),
+		Refused: r.refused.Load(), Failed: r.failed.Load(),
+	}
+}
+
+// answer is the JSON body of every answer.
+type answer struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ServeHTTP handles one delivery.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		r.refuse(w, req, http.StatusMethodNotAllowed, "only POST is accepted")
+		return
+	}
+	if req.ContentLength > r.opts.MaxBodyBytes {
+		r.refuse(w, req, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", r.opts.MaxBodyBytes))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			r.refuse(w, req, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", r.opts.MaxBodyBytes))
+			return
+		}
+		r.refuse(w, req, http.StatusBadRequest, "body could not be read")
+		return
+	}
+
+	if status, reason := r.verify(req.Header, body); status != 0 {
+		if status >= 500 {
+			r.fail(w, req, status, reason)
+			return
+		}
+		r.refuse(w, req, status, reason)
+		return
+	}
+
+	ev, err := parse(body)
+	if err != nil {
+		r.refuse(w, req, http.StatusBadRequest, err.Error())
+		return
+	}
+	id := strings.TrimSpace(req.Header.Get(signature.HeaderID))
+	if id == "" {
+		id = ev.ID // the legacy scheme has no webhook-id header
+	}
+	if !r.types[ev.Type] {
+		r.ignored.Add(1)
+		r.log.WithField("type", ev.Type).WithField("webhook_id", id).Debug("webhook event of an unhandled type dropped")
+		writeAnswer(w, http.StatusOK, answer{Status: "ignored", Reason: "event type not handled"})
+		return
+	}
+	_, dup, err := r.opts.Store.EnqueueEvent(state.InboxEvent{
+		ID: id, Type: ev.Type, ContactID: ev.ContactID, ContactUpdatedAt: ev.UpdatedAt,
+		Body: body, ReceivedAt: r.opts.Now(),
+	})
+	if err != nil {
+		r.log.WithError(err).WithField("webhook_id", id).Error("webhook event could not be written to the inbox")
+		r.fail(w, req, http.StatusServiceUnavailable, "event could not be stored; deliver again later")
+		return
+	}
+	if dup {
+		r.duplicates.Add(1)
+		writeAnswer(w, http.StatusOK, answer{Status: "duplicate"})
+		return
+	}
+	r.accepted.Add(1)
+	if r.opts.Accepted != nil {
+		r.opts.Accepted()
+	}
+	writeAnswer(w, http.StatusOK, answer{Status: "accepted"})
+}
+
+// verify checks the signature against the secrets in state. It returns
+// 0 when the delivery is authentic, else the status and reason to answer.
+func (r *Receiver) verify(h http.Header, body []byte) (int, string) {
+	cur, prev, err := r.opts.Store.WebhookSecrets()
+	if errors.Is(err, state.ErrNotFound) {
+		return http.StatusServiceUnavailable, "no signing secret configured; run syncd webhooks register"
+	}
+	if err != nil {
+		r.log.WithError(err).Error("webhook secrets could not be read")
+		return http.StatusServiceUnavailable, "signing secrets could not be read"
+	}
+	secrets := make([]string, 0, 1+len(prev))
+	secrets = append(secrets, cur.Secret)
+	for _, p := range prev {
+		secrets = append(secrets, p.Secret)
+	}
+	v := signature.Verifier{Secrets: secrets, Tolerance: r.opts.Tolerance, Now: r.opts.Now, Legacy: r.opts.Legacy}
+	switch err := v.Verify(h, body); {
+	case err == nil:
+		return 0, ""
+	case errors.Is(err, signature.ErrNoSignature):
+		return http.StatusUnauthorized, "no signature"
+	case errors.Is(err, signature.ErrBadSignature):
+		return http.StatusUnauthorized, "signature does not match"
+	case errors.Is(err, signature.ErrStaleTimestamp):
+		return http.StatusUnauthorized, "timestamp too far from the clock"
+	case errors.Is(err, signature.ErrMalformed):
+		return http.StatusBadRequest, "malformed signature headers"
+	default: // ErrBadSecret: our own configuration
+		r.log.WithError(err).Error("a stored webhook secret is unusable")
+		return http.StatusInternalServerError, "signing secret unusable"
+	}
+}
+
+// event is what the receiver reads of an envelope.
+type event struct {
+	ID        string
+	Type      string
+	ContactID string
+	UpdatedAt time.Time
+}
+
+// parse checks the envelope: an object with id and type, and for contact
+// events a resource holding the contact's id and updatedAt.
+func parse(body []byte) (event, error) {
+	var env struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		Data *struct {
+			Resource json.RawMessage `json:"resource"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return event{}, errors.New("body is not a JSON envelope")
+	}
+	ev := event{ID: strings.TrimSpace(env.ID), Type: strings.TrimSpace(env.Type)}
+	switch {
+	case ev.ID == "":
+		return event{}, errors.New("envelope has no id")
+	case ev.Type == "":
+		return event{}, errors.New("envelope has no type")
+	case !strings.HasPrefix(ev.Type, "contact."):
+		return ev, nil // not ours to check; the caller drops it
+	case env.Data == nil || len(env.Data.Resource) == 0:
+		return event{}, errors.New("envelope has no data.resource")
+	}
+	var res struct {
+		ID        *string `json:"id"`
+		UpdatedAt *string `json:"updatedAt"`
+	}
+	if err := json.Unmarshal(env.Data.Resource, &res); err != nil {
+		return event{}, errors.New("data.resource is not a contact object")
+	}
+	if res.ID == nil || strings.TrimSpace(*res.ID) == "" {
+		return event{}, errors.New("data.resource has no id")
+	}
+	if res.UpdatedAt == nil {
+		return event{}, errors.New("data.resource has no updatedAt")
+	}
+	at, err := time.Parse(time.RFC3339Nano, *res.UpdatedAt)
+	if err != nil {
+		return event{}, errors.New("data.resource.updatedAt is not an RFC 3339 time")
+	}
+	// The whole contact must decode as the client reads contacts, or the
+	// applier could not use it.
+	var c workspace.Contact
+	if err := json.Unmarshal(env.Data.Resource, &c); err != nil {
+		return event{}, errors.New("data.resource is not a valid contact")
+	}
+	ev.ContactID, ev.UpdatedAt = strings.TrimSpace(*res.ID), at.UTC()
+	return ev, nil
+}
+
+// refuse answers a 4xx, logging the reason (never the headers).
+func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, status int, reason string) {
+	r.refused.Add(1)
+	r.log.WithFields(logrus.Fields{"status": status, "reason": reason, "remote": req.RemoteAddr}).Warn("webhook delivery refused")
+	writeAnswer(w, status, answer{Status: "refused", Reason: reason})
+}
+
+// fail answers a 5xx: the delivery is fine, syncd is not.
+func (r *Receiver) fail(w http.ResponseWriter, req *http.Request, status int, reason string) {
+	r.failed.Add(1)
+	r.log.WithFields(logrus.Fields{"status": status, "reason": reason, "remote": req.RemoteAddr}).Warn("webhook delivery not accepted")
+	writeAnswer(w, status, answer{Status: "error", Reason: reason})
+}
+
+func writeAnswer(w http.ResponseWriter, status int, a answer) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(a)
+}
