@@ -1,20 +1,3 @@
-// Package emulator serves the workspace API of the spec and the facts note
-// in memory, for tests and demos, the way net/http/httptest serves a
-// handler: New gives an http.Handler, NewServer a listening server.
-//
-// It enforces the contract's rules (field lengths and formats, reserved
-// sources, list filters and page sizes, webhook ids, events and
-// resourceIds, the 50-webhook limit, the version header, 401 and 403),
-// answers refusals with the spec's error body, limits each API key with a
-// token bucket, injects faults reproducibly by seed (500, 429, latency,
-// and a write applied whose answer is lost), and delivers contact events
-// to webhook subscriptions, signed with Standard Webhooks headers and
-// retried with backoff.
-//
-// A back door under /_emulator/, without the API key, shows and changes
-// the state as a person in the product's app would: GET contacts and
-// stats, POST/PATCH/DELETE app contacts (which fire webhooks), POST reset
-// and POST faults.
 package emulator
 
 import (

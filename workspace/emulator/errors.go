@@ -141,8 +141,11 @@ func (e *Emulator) unknownError(a area) *apiError {
 }
 
 func (e *Emulator) rateLimited(a area) *apiError {
-	return e.newError(a, http.StatusTooManyRequests,
-		fmt.Sprintf("Rate limit exceeded: at most %g requests per second per API key", e.opts.Rate))
+	msg := "Rate limit exceeded"
+	if e.opts.Rate > 0 {
+		msg = fmt.Sprintf("Rate limit exceeded: at most %g requests per second per API key", e.opts.Rate)
+	}
+	return e.newError(a, http.StatusTooManyRequests, msg)
 }
 
 // writeError answers err.
