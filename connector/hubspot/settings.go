@@ -53,7 +53,8 @@ type Settings struct {
 	// RateLimit is the number of calls per 10 seconds the connector
 	// allows itself: 100 for Free/Starter, 190 for Professional and
 	// Enterprise, 250 with the capacity pack. Connectors sharing a token
-	// share the limit.
+	// share the limit. Ignored when the daemon hands the connector its
+	// own limiter (connector.Options.Limiter).
 	RateLimit int `yaml:"rateLimit"`
 	// SearchRateLimit is the number of search calls per second, on top of
 	// RateLimit; HubSpot allows 5.
