@@ -1,0 +1,223 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// kind is how a column's values are read into Go values.
+type kind int
+
+const (
+	kindText kind = iota // read as its text form: string
+	kindBool
+	kindInt
+	kindFloat
+	kindTimestamptz
+	kindTimestamp
+	kindDate
+	kindArray // read as text[]: []string
+)
+
+func (k kind) isTime() bool { return k == kindTimestamptz || k == kindTimestamp || k == kindDate }
+
+// column is one column of the table, from the catalog.
+type column struct {
+	name    string // as in the catalog
+	ident   string // quoted for SQL
+	typ     string // format_type, for casts
+	kind    kind
+	notNull bool
+	json    bool
+}
+
+// table is what the connector knows of its table or view.
+type table struct {
+	name    string // quoted and schema-qualified
+	columns []column
+	id      column
+	updated column
+	deleted *column
+	// fetch are the columns records carry.
+	fetch []column
+	// listed are the names Fields returns.
+	listed   []string
+	lookback time.Duration
+}
+
+// column returns the column a setting names: the exact name, or else
+// the name folded to lower case, as PostgreSQL folds unquoted names.
+func (t *table) column(name string) (column, bool) {
+	for _, c := range t.columns {
+		if c.name == name {
+			return c, true
+		}
+	}
+	lower := strings.ToLower(name)
+	for _, c := range t.columns {
+		if c.name == lower {
+			return c, true
+		}
+	}
+	return column{}, false
+}
+
+const relationQuery = `SELECT c.oid, n.nspname, c.relname, c.relkind::text
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.oid = to_regclass($1)`
+
+const columnsQuery = `SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+	bt.typname, bt.typcategory::text
+FROM pg_attribute a
+JOIN pg_type t ON t.oid = a.atttypid
+JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum`
+
+// loadTable resolves the settings' table and columns in the catalog.
+// fields, when given, are the columns records must carry.
+func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []string) (*table, error) {
+	var (
+		oid          uint32
+		schema, name string
+		relkind      string
+		t            table
+		errs         []error
+	)
+	err := pool.QueryRow(ctx, relationQuery, s.Table).Scan(&oid, &schema, &name, &relkind)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("table: %q not found", s.Table)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table: resolve %q: %w", s.Table, err)
+	}
+	switch relkind {
+	case "r", "p", "v", "m", "f":
+	default:
+		return nil, fmt.Errorf("table: %q is not a table or view (relkind %s)", s.Table, relkind)
+	}
+	t.name = pgx.Identifier{schema, name}.Sanitize()
+
+	rows, err := pool.Query(ctx, columnsQuery, oid)
+	if err != nil {
+		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
+	}
+	for rows.Next() {
+		var c column
+		var typname, category string
+		if err := rows.Scan(&c.name, &c.typ, &c.notNull, &typname, &category); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
+		}
+		c.ident = pgx.Identifier{c.name}.Sanitize()
+		c.kind, c.json = kindOf(typname, category)
+		t.columns = append(t.columns, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
+	}
+
+	var ok bool
+	if t.id, ok = t.column(s.IDColumn); !ok {
+		errs = append(errs, fmt.Errorf("idColumn: no column %q in %s", s.IDColumn, t.name))
+	}
+	if t.updated, ok = t.column(s.UpdatedAtColumn); !ok {
+		errs = append(errs, fmt.Errorf("updatedAtColumn: no column %q in %s", s.UpdatedAtColumn, t.name))
+	}
+	if s.DeletedAtColumn != "" {
+		if c, ok := t.column(s.DeletedAtColumn); ok {
+			t.deleted = &c
+		} else {
+			errs = append(errs, fmt.Errorf("deletedAtColumn: no column %q in %s", s.DeletedAtColumn, t.name))
+		}
+	}
+	switch {
+	case s.Lookback == nil && t.updated.kind.isTime():
+		t.lookback = DefaultLookback
+	case s.Lookback != nil && *s.Lookback > 0 && !t.updated.kind.isTime() && t.updated.name != "":
+		errs = append(errs, fmt.Errorf("lookback: column %s is of type %s, not a timestamp; set lookback to 0", t.updated.name, t.updated.typ))
+	case s.Lookback != nil:
+		t.lookback = *s.Lookback
+	}
+
+	if len(s.Columns) > 0 {
+		for _, name := range s.Columns {
+			c, ok := t.column(name)
+			if !ok {
+				errs = append(errs, fmt.Errorf("columns: no column %q in %s", name, t.name))
+				continue
+			}
+			t.listed = append(t.listed, c.name)
+			t.fetch = append(t.fetch, c)
+		}
+	} else {
+		for _, c := range t.columns {
+			t.listed = append(t.listed, c.name)
+		}
+		t.fetch = t.columns
+	}
+	if len(fields) > 0 {
+		t.fetch = nil
+		for _, name := range dedupe(fields) {
+			c, ok := t.column(name)
+			if !ok || (len(s.Columns) > 0 && !contains(t.listed, c.name)) {
+				errs = append(errs, fmt.Errorf("mapped field %q is not a column of %s", name, t.name))
+				continue
+			}
+			t.fetch = append(t.fetch, c)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &t, nil
+}
+
+// kindOf maps a (base) type to the way its values are read.
+func kindOf(typname, category string) (k kind, json bool) {
+	switch typname {
+	case "bool":
+		return kindBool, false
+	case "int2", "int4", "int8":
+		return kindInt, false
+	case "float4", "float8":
+		return kindFloat, false
+	case "timestamptz":
+		return kindTimestamptz, false
+	case "timestamp":
+		return kindTimestamp, false
+	case "date":
+		return kindDate, false
+	case "json", "jsonb":
+		return kindText, true
+	}
+	if category == "A" {
+		return kindArray, false
+	}
+	return kindText, false
+}
+
+func dedupe(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

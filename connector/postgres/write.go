@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// Write applies each change in its own statement, in order; a failing
+// change has its Err set and the others go on. Creates are not repeated
+// by Write itself: a create whose answer was lost fails with the
+// connection's error. The call as a whole fails only when ctx is done or
+// the source closed before any change was tried; when ctx ends midway,
+// the remaining changes fail with ctx's error.
+func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]connector.WriteResult, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	res := make([]connector.WriteResult, len(changes))
+	for i, c := range changes {
+		res[i].ID = c.ID
+		if err := ctx.Err(); err != nil {
+			res[i].Err = err
+			continue
+		}
+		var err error
+		switch c.Op {
+		case connector.OpCreate:
+			res[i].ID, err = s.create(ctx, c.Fields)
+		case connector.OpUpdate:
+			err = s.update(ctx, c.ID, c.Fields)
+		case connector.OpDelete:
+			err = s.delete(ctx, c.ID, c.Soft)
+		default:
+			err = fmt.Errorf("unknown write op %d", c.Op)
+		}
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				err = ctxErr
+			}
+			what := c.Op.String()
+			if c.ID != "" {
+				what += " " + c.ID
+			}
+			res[i].Err = fmt.Errorf("%s in %s: %w", what, s.tbl.name, s.red.redact(err))
+		}
+	}
+	return res, nil
+}
+
+// assignments returns the columns of fields (sorted by name, so that one
+// set of fields is one statement) with their values as text and the
+// casts that turn them into the columns' types, numbering parameters
+// from first.
+func (s *Source) assignments(fields map[string]any, first int) (cols, exprs []string, args []any, err error) {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		c, ok := s.tbl.column(name)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("no column %q", name)
+		}
+		v, err := textValue(fields[name], c)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("column %s: %w", c.name, err)
+		}
+		cols = append(cols, c.ident)
+		exprs = append(exprs, fmt.Sprintf("$%d::text::%s", first+i, c.typ))
+		args = append(args, v)
+	}
+	return cols, exprs, args, nil
+}
+
+func (s *Source) create(ctx context.Context, fields map[string]any) (string, error) {
+	cols, exprs, args, err := s.assignments(fields, 1)
+	if err != nil {
+		return "", err
+	}
+	q := "INSERT INTO " + s.tbl.name + " DEFAULT VALUES"
+	if len(cols) > 0 {
+		q = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", s.tbl.name, strings.Join(cols, ", "), strings.Join(exprs, ", "))
+	}
+	var id *string
+	if err := s.pool.QueryRow(ctx, q+" RETURNING "+s.tbl.id.ident+"::text", args...).Scan(&id); err != nil {
+		return "", err
+	}
+	if id == nil {
+		return "", fmt.Errorf("insert returned no %s", s.tbl.id.name)
+	}
+	return *id, nil
+}
+
+// live is the condition of a row that is not soft-deleted.
+func (s *Source) live() string {
+	d := s.tbl.deleted
+	switch {
+	case d == nil:
+		return "true"
+	case d.kind == kindBool:
+		return d.ident + " IS NOT TRUE"
+	}
+	return d.ident + " IS NULL"
+}
+
+func (s *Source) update(ctx context.Context, id string, fields map[string]any) error {
+	cols, exprs, args, err := s.assignments(fields, 2)
+	if err != nil {
+		return err
+	}
+	where := fmt.Sprintf(" WHERE %s = $1::%s AND %s", s.tbl.id.ident, s.tbl.id.typ, s.live())
+	if len(cols) == 0 {
+		var found bool
+		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
+			return err
+		}
+		if !found {
+			return connector.ErrNotFound
+		}
+		return nil
+	}
+	sets := make([]string, len(cols))
+	for i := range cols {
+		sets[i] = cols[i] + " = " + exprs[i]
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+strings.Join(sets, ", ")+where, append([]any{id}, args...)...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return connector.ErrNotFound
+	}
+	return nil
+}
+
+// delete removes the row, or marks it deleted when soft is asked and the
+// table has a deletedAtColumn. Marking an already marked row keeps its
+// first mark and succeeds; removing a missing row is ErrNotFound.
+func (s *Source) delete(ctx context.Context, id string, soft bool) error {
+	byID := fmt.Sprintf(" WHERE %s = $1::%s", s.tbl.id.ident, s.tbl.id.typ)
+	d := s.tbl.deleted
+	if !soft || d == nil {
+		tag, err := s.pool.Exec(ctx, "DELETE FROM "+s.tbl.name+byID, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return connector.ErrNotFound
+		}
+		return nil
+	}
+	mark := "now()"
+	if d.kind == kindBool {
+		mark = "true"
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+mark+byID+" AND "+s.live(), id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() > 0 {
+		return nil
+	}
+	var found bool
+	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+")", id).Scan(&found); err != nil {
+		return err
+	}
+	if !found {
+		return connector.ErrNotFound
+	}
+	return nil
+}
+
+// textValue returns a record value in the text form PostgreSQL reads for
+// column c, or nil for NULL.
+func textValue(v any, c column) (any, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return v, nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), nil
+	case float64:
+		return formatFloat(v), nil
+	case float32:
+		return formatFloat(float64(v)), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case time.Time:
+		return v.Format(time.RFC3339Nano), nil
+	case []string:
+		switch {
+		case c.kind == kindArray:
+			return arrayLiteral(v), nil
+		case c.json:
+			b, err := json.Marshal(v)
+			return string(b), err
+		}
+		return nil, fmt.Errorf("a list of values for a column of type %s", c.typ)
+	}
+	return nil, fmt.Errorf("unsupported value type %T", v)
+}
+
+func formatFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64) // NaN is "NaN"
+}
+
+// arrayLiteral returns the array input form of values, every element
+// quoted.
+func arrayLiteral(values []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range values {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
