@@ -28,7 +28,10 @@ type item struct {
 // of the template's output is seen as a change like any other.
 const sourceURLKey = "sourceUrl"
 
-func withSourceURL(m mapping.Mapped) mapping.Fields {
+// ContactFields are the values a link records for a mapped record: its
+// fields plus the sourceUrl pseudo-field. Their Hash is what the
+// reconciler compares with Link.WorkspaceHash.
+func ContactFields(m mapping.Mapped) mapping.Fields {
 	f := make(mapping.Fields, len(m.Fields)+1)
 	for k, v := range m.Fields {
 		f[k] = v
@@ -68,7 +71,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 			p.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
 			continue
 		}
-		f := withSourceURL(m)
+		f := ContactFields(m)
 		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
 		if i, dup := index[m.ExternalID]; dup {
 			items[i] = it
@@ -115,14 +118,33 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err := p.writeAll(wctx, work); err != nil {
 		return err
 	}
-	if (p.full || !r.opts.Type.Incremental) && len(seen) > 0 {
-		if err := r.opts.Store.MarkSeen(r.opts.Connector, p.run.ID, seen); err != nil {
-			return fmt.Errorf("mark seen: %w", err)
+	if p.full || !r.opts.Type.Incremental {
+		if err := p.markSeen(seen, false); err != nil {
+			return err
 		}
 	}
 	if len(deletes) > 0 {
 		return p.deleteRecords(wctx, deletes)
 	}
+	return nil
+}
+
+// seenFlush is how many seen marks are written in one transaction: they
+// matter only to the sweep at the end of a complete pass, so they are
+// buffered to spare the disk one commit per batch.
+const seenFlush = 20000
+
+// markSeen records that this pass saw the records, buffering the marks;
+// flush writes what is buffered.
+func (p *pass) markSeen(ids []string, flush bool) error {
+	p.seenBuf = append(p.seenBuf, ids...)
+	if len(p.seenBuf) == 0 || (!flush && len(p.seenBuf) < seenFlush) {
+		return nil
+	}
+	if err := p.r.opts.Store.MarkSeen(p.r.opts.Connector, p.run.ID, p.seenBuf); err != nil {
+		return fmt.Errorf("mark seen: %w", err)
+	}
+	p.seenBuf = p.seenBuf[:0]
 	return nil
 }
 

@@ -37,6 +37,9 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 		p.r.log.Warn("some records had no externalId; deletions are not applied this run")
 		return nil
 	}
+	if err := p.markSeen(nil, true); err != nil {
+		return err
+	}
 	var gone []state.Link
 	err := p.r.opts.Store.ForEachLink(p.r.opts.Connector, func(l state.Link) error {
 		if l.LastSeenRun != p.run.ID {

@@ -34,6 +34,8 @@ type pass struct {
 	// full is set when the pass reads the whole source (a resync), so
 	// that records it does not see are deletions.
 	full bool
+	// seenBuf holds seen marks not yet written (see markSeen).
+	seenBuf []string
 	// plan receives each write as it is decided (resync, dry run).
 	plan   func(PlanEntry)
 	planMu sync.Mutex

@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector"
+	_ "github.com/syncd-io/syncd/connector/csv" // the sources of these scenarios
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Figure is one line of the report.
+type Figure struct {
+	Scenario string
+	Metric   string
+	Value    string
+	Target   string
+	OK       bool
+}
+
+func fig(scn, metric, value, target string, ok bool) Figure {
+	return Figure{Scenario: scn, Metric: metric, Value: value, Target: target, OK: ok}
+}
+
+// Forward measures an initial sync of n new rows at the given rate, a
+// rerun with nothing changed and one with 1% of the rows changed.
+func Forward(ctx context.Context, binary, dir string, n int, rate float64, maxRatio float64) ([]Figure, error) {
+	env, err := NewEnv(binary, dir, rate, 10)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	src := filepath.Join(dir, "contacts.csv")
+	if err := WriteCSV(src, n, nil); err != nil {
+		return nil, err
+	}
+	cfg, err := env.WriteConfig(src)
+	if err != nil {
+		return nil, err
+	}
+	scn := fmt.Sprintf("initial sync, %d rows at %g/s", n, rate)
+	r, err := env.RunOnce(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	minCalls := n + 1 // one create per row, one listing page of the empty source
+	ideal := time.Duration(float64(minCalls) / rate * float64(time.Second))
+	ratio := r.Wall.Seconds() / ideal.Seconds()
+	var figs []Figure
+	figs = append(figs,
+		fig(scn, "wall time / ideal (calls needed / rate)", fmt.Sprintf("%.3f (%.1fs / %.1fs)", ratio, r.Wall.Seconds(), ideal.Seconds()), fmt.Sprintf("<= %.2f", maxRatio), ratio <= maxRatio),
+		fig(scn, "API calls / minimum", fmt.Sprintf("%d / %d", r.TotalCalls, minCalls), fmt.Sprintf("<= %d", minCalls+25), r.TotalCalls <= minCalls+25),
+		fig(scn, "contacts in the workspace (POSTs sent, of them throttled)", fmt.Sprintf("%d (%d, %d)", len(env.Emu.Contacts()), r.CreateCalls, r.Throttled), fmt.Sprint(n), len(env.Emu.Contacts()) == n),
+		fig(scn, "429s received", fmt.Sprint(r.Throttled), "a handful (<= 5)", r.Throttled <= 5),
+		fig(scn, "CPU seconds of the daemon", fmt.Sprintf("%.2f", r.CPU.Seconds()), "", true),
+		fig(scn, "peak anonymous memory (heap, stacks) of the daemon", MiB(r.PeakAnon), "", true),
+		fig(scn, "peak RSS of the daemon", MiB(r.PeakRSS), "", true),
+	)
+
+	scn = fmt.Sprintf("rerun, %d rows, nothing changed", n)
+	if r, err = env.RunOnce(ctx, cfg); err != nil {
+		return nil, err
+	}
+	figs = append(figs,
+		fig(scn, "write calls (POST+PATCH+DELETE)", fmt.Sprint(r.WriteCalls), "0", r.WriteCalls == 0),
+		fig(scn, "API calls besides the start-up credential check", fmt.Sprint(r.TotalCalls-r.Requests[workspace.RouteOrganization]), "0", r.TotalCalls-r.Requests[workspace.RouteOrganization] == 0),
+		fig(scn, "wall time", fmt.Sprintf("%.2fs", r.Wall.Seconds()), "", true),
+	)
+
+	changed := n / 100
+	if err := WriteCSV(src, n, func(i int) bool { return i%100 == 0 }); err != nil {
+		return nil, err
+	}
+	scn = fmt.Sprintf("rerun, %d rows, 1%% (%d) changed", n, changed)
+	if r, err = env.RunOnce(ctx, cfg); err != nil {
+		return nil, err
+	}
+	figs = append(figs,
+		fig(scn, "PATCH calls", fmt.Sprint(r.PatchCalls), fmt.Sprint(changed), r.PatchCalls-r.Throttled <= changed && r.PatchCalls >= changed),
+		fig(scn, "POST+DELETE calls", fmt.Sprint(r.CreateCalls+r.DeleteCalls), "0", r.CreateCalls+r.DeleteCalls == 0),
+		fig(scn, "wall time", fmt.Sprintf("%.2fs", r.Wall.Seconds()), "", true),
+	)
+	return figs, nil
+}
+
+// Scan measures a pass over an n-row CSV source whose every row is
+// already linked and unchanged: no API call, and memory that must not
+// grow with n (the source is streamed, links are read from bbolt).
+func Scan(ctx context.Context, binary, dir string, n int) ([]Figure, error) {
+	env, err := NewEnv(binary, dir, 100, 10)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	src := filepath.Join(dir, "contacts.csv")
+	if err := WriteCSV(src, n, nil); err != nil {
+		return nil, err
+	}
+	cfgPath, err := env.WriteConfig(src)
+	if err != nil {
+		return nil, err
+	}
+	seedStart := time.Now()
+	if err := seedLinks(ctx, cfgPath); err != nil {
+		return nil, fmt.Errorf("seed links: %w", err)
+	}
+	seeded := time.Since(seedStart)
+	scn := fmt.Sprintf("pass over %d unchanged rows", n)
+	r, err := env.RunOnce(ctx, cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	return []Figure{
+		fig(scn, "wall time", fmt.Sprintf("%.1fs (%.0f rows/s)", r.Wall.Seconds(), float64(n)/r.Wall.Seconds()), "", true),
+		fig(scn, "peak anonymous memory (heap, stacks) of the daemon", MiB(r.PeakAnon), "bounded (< 128 MiB)", r.PeakAnon < 128<<20),
+		fig(scn, "peak RSS of the daemon (includes the mmapped state file's pages)", MiB(r.PeakRSS), "", true),
+		fig(scn, "CPU seconds of the daemon", fmt.Sprintf("%.2f", r.CPU.Seconds()), "", true),
+		fig(scn, "API calls besides the start-up credential check", fmt.Sprint(r.TotalCalls-r.Requests[workspace.RouteOrganization]), "0", r.TotalCalls-r.Requests[workspace.RouteOrganization] == 0),
+		fig(scn, "(setup: links seeded straight into state)", fmt.Sprintf("%.1fs", seeded.Seconds()), "", true),
+	}, nil
+}
+
+// seedLinks links every row of the configured CSV connector as if an
+// earlier run had written it, straight into the state file.
+func seedLinks(ctx context.Context, cfgPath string) error {
+	cfg, err := config.Load(cfgPath, func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	cc := cfg.Connectors[0]
+	m, err := mapping.Compile(cc.Mapping, cc.Direction, nil)
+	if err != nil {
+		return err
+	}
+	typ, _ := connector.Lookup(cc.Type)
+	src, err := typ.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	store, err := state.Open(cfg.State.Path, state.Options{NoSync: true})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return src.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
+		links := make([]state.Link, 0, len(b.Records))
+		for _, rec := range b.Records {
+			mapped, err := m.ToContact(rec)
+			if err != nil {
+				return err
+			}
+			f := reconcile.ContactFields(mapped)
+			links = append(links, state.Link{
+				Connector: cc.Name, ExternalID: mapped.ExternalID, ContactID: "c" + rec.ID, RecordID: rec.ID,
+				Fields: f, WorkspaceHash: f.Hash(), SourceHash: f.Hash(),
+			})
+		}
+		return store.PutLinks(links)
+	})
+}

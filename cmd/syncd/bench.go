@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/syncd-io/syncd/bench"
+)
+
+func init() {
+	registerCommand("bench", "measure syncd against the emulator and write BENCHMARKS.md", func(m *Main) Command { return &BenchCommand{m: m} })
+}
+
+// BenchCommand runs the benchmark scenarios of package bench.
+type BenchCommand struct {
+	m *Main
+}
+
+// Run parses the flags and runs the scenarios.
+func (c *BenchCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("bench", "bench [--scenario forward,scan] [--rows N] [--rate R] [--scan-rows N] [--out FILE]")
+	scenarios := fs.String("scenario", "forward,scan", "comma-separated scenarios: forward, scan")
+	rows := fs.Int("rows", 10000, "rows of the forward scenario")
+	rate := fs.Float64("rate", 100, "the emulator's rate limit, requests per second (syncd is configured to match)")
+	maxRatio := fs.Float64("max-ratio", 1.10, "target for wall time / ideal time of the initial sync")
+	scanRows := fs.Int("scan-rows", 1000000, "rows of the unchanged-scan scenario")
+	out := fs.String("out", "BENCHMARKS.md", "write the report here (empty: only print it)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	binary, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	report := bench.Report{Command: "syncd bench " + strings.Join(args, " "), Started: time.Now()}
+	for _, s := range strings.Split(*scenarios, ",") {
+		dir, err := os.MkdirTemp("", "syncd-bench-")
+		if err != nil {
+			return err
+		}
+		var figs []bench.Figure
+		switch strings.TrimSpace(s) {
+		case "forward":
+			figs, err = bench.Forward(ctx, binary, dir, *rows, *rate, *maxRatio)
+		case "scan":
+			figs, err = bench.Scan(ctx, binary, dir, *scanRows)
+		default:
+			err = fmt.Errorf("unknown scenario %q (known: forward, scan)", s)
+		}
+		os.RemoveAll(dir)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", s, err)
+		}
+		report.Figures = append(report.Figures, figs...)
+		fmt.Fprintf(c.m.Stderr, "syncd bench: scenario %s done\n", s)
+	}
+	report.Table(c.m.Stdout)
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		report.Markdown(f)
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if report.Failed() {
+		return errors.New("some figures missed their targets (marked MISSED)")
+	}
+	return nil
+}
