@@ -35,13 +35,14 @@ func ref(c column) string { return rowAlias + "." + c.ident }
 func buildQueries(t *table) queries {
 	id, u := ref(t.id), ref(t.updated)
 	cursor := u
-	where := id + " IS NOT NULL"
+	// changes limits reads of changes: a row without a cursor value has
+	// no place in the order, except a time, which comes first.
+	changes := ""
 	if !t.updated.notNull {
 		if t.updated.kind.isTime() {
-			// A row without a time comes first rather than never.
 			cursor = fmt.Sprintf("COALESCE(%s, '-infinity'::%s)", u, t.updated.typ)
 		} else {
-			where += " AND " + u + " IS NOT NULL"
+			changes = " AND " + u + " IS NOT NULL"
 		}
 	}
 
@@ -63,13 +64,13 @@ func buildQueries(t *table) queries {
 	for _, c := range t.fetch {
 		items = append(items, selectExpr(c))
 	}
-	sel := "SELECT " + strings.Join(items, ", ") + " FROM " + t.name + " AS " + rowAlias + " WHERE " + where
+	sel := "SELECT " + strings.Join(items, ", ") + " FROM " + t.name + " AS " + rowAlias + " WHERE " + id + " IS NOT NULL"
 	order := fmt.Sprintf(" ORDER BY %s, %s LIMIT $1", cursor, id)
 
 	return queries{
-		changesFromStart: sel + order,
-		changesAfter:     sel + fmt.Sprintf(" AND (%s, %s) > ($2::%s, $3::%s)", cursor, id, t.updated.typ, t.id.typ) + order,
-		changesFrom:      sel + fmt.Sprintf(" AND %s >= $2::%s", cursor, t.updated.typ) + order,
+		changesFromStart: sel + changes + order,
+		changesAfter:     sel + changes + fmt.Sprintf(" AND (%s, %s) > ($2::%s, $3::%s)", cursor, id, t.updated.typ, t.id.typ) + order,
+		changesFrom:      sel + changes + fmt.Sprintf(" AND %s >= $2::%s", cursor, t.updated.typ) + order,
 		safeBound:        fmt.Sprintf("SELECT (statement_timestamp() - $1::interval)::%s::text", t.updated.typ),
 		after:            fmt.Sprintf("SELECT $1::%[1]s > $2::%[1]s", t.updated.typ),
 		snapshotFirst:    sel + " AND " + live + " ORDER BY " + id + " LIMIT $1",
