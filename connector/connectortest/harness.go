@@ -43,12 +43,12 @@ type Harness struct {
 }
 
 // Store is one backing store of a connector under test. Its methods fail
-// the test on error. Sources that never need the checkpoint of a later
-// read to be exact (a look-back window) must be opened without one: the
-// suite checks that a resumed read repeats nothing.
+// the test on error.
 type Store interface {
 	// Open opens a source on the store, configured with the harness's
-	// batch size. The suite closes it.
+	// batch size and an exact checkpoint (no look-back window or other
+	// deliberate overlap): the suite checks that a resumed incremental
+	// read repeats nothing. The suite closes the source.
 	Open(t *testing.T) connector.Source
 	// Insert adds records holding the given fields and returns their IDs
 	// in order.
