@@ -40,9 +40,12 @@ type PendingCreate struct {
 	RecordID string `json:"recordId,omitempty"`
 	// Fields are the record fields sent with the create (for an operator
 	// who must check a create whose outcome is unknown).
-	Fields    map[string]string `json:"fields,omitempty"`
-	CreatedAt time.Time         `json:"createdAt,omitzero"`
-	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
+	Fields map[string]string `json:"fields,omitempty"`
+	// ContactUpdatedAt is the updatedAt of the contact version the
+	// record is created from.
+	ContactUpdatedAt time.Time `json:"contactUpdatedAt,omitzero"`
+	CreatedAt        time.Time `json:"createdAt,omitzero"`
+	UpdatedAt        time.Time `json:"updatedAt,omitzero"`
 }
 
 // reverseRead returns the connector's reverse bucket, nil when none.
@@ -182,46 +185,62 @@ type ReverseLink struct {
 // the pending creates, all in one transaction: a crash leaves all of them
 // or none.
 func (s *Store) PutReverseLinks(rls []ReverseLink) error {
-	if len(rls) == 0 {
+	return s.CommitReverse(ReverseCommit{Links: rls})
+}
+
+// ReverseCommit is what one round of the reverse direction records once
+// its writes into the other system are done.
+type ReverseCommit struct {
+	// Links to store (see ReverseLink).
+	Links []ReverseLink
+	// Unlink are links to remove, with their contacts' reverse-only
+	// values: Connector and ExternalID name each.
+	Unlink []Link
+	// Conflicts are appended to the conflict journal (At defaults to now).
+	Conflicts []Conflict
+	// Ack are the inbox events now applied.
+	Ack []uint64
+}
+
+// CommitReverse records c in one transaction: the links and the journal
+// entries appear and the events leave the inbox together, so that an
+// event is acknowledged exactly when what it caused is recorded.
+func (s *Store) CommitReverse(c ReverseCommit) error {
+	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.Ack) == 0 {
 		return nil
 	}
-	return s.update(fmt.Sprintf("put %d reverse links", len(rls)), func(tx *bolt.Tx) error {
-		for _, rl := range rls {
-			l := rl.Link
-			lb, err := writeLinks(tx, l.Connector)
+	now := s.now()
+	what := fmt.Sprintf("commit reverse: %d links, %d unlinks, %d conflicts, %d events", len(c.Links), len(c.Unlink), len(c.Conflicts), len(c.Ack))
+	return s.update(what, func(tx *bolt.Tx) error {
+		for _, rl := range c.Links {
+			if err := putReverseLink(tx, rl); err != nil {
+				return err
+			}
+		}
+		for _, l := range c.Unlink {
+			if err := deleteReverseLink(tx, l.Connector, l.ExternalID); err != nil {
+				return err
+			}
+		}
+		for _, cf := range c.Conflicts {
+			if err := checkName("connector", cf.Connector); err != nil {
+				return fmt.Errorf("add conflict: %w", err)
+			}
+			if cf.At.IsZero() {
+				cf.At = now
+			}
+			id, err := conflictJournal.next(tx)
 			if err != nil {
 				return err
 			}
-			if err := lb.put(l); err != nil {
+			cf.ID = id
+			if err := conflictJournal.put(tx, cf.Connector, id, cf); err != nil {
 				return err
 			}
-			if rl.Agreed == nil && !rl.ClearPending {
-				continue
-			}
-			b, err := reverseWrite(tx, l.Connector)
-			if err != nil {
-				return err
-			}
-			if rl.ClearPending {
-				if err := b.Delete([]byte(reversePending + l.ContactID)); err != nil {
-					return err
-				}
-			}
-			if rl.Agreed == nil {
-				continue
-			}
-			k := []byte(reverseAgreed + l.ContactID)
-			if len(rl.Agreed) == 0 {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-				continue
-			}
-			raw, err := json.Marshal(rl.Agreed)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(k, raw); err != nil {
+		}
+		inbox := tx.Bucket(bucketInbox)
+		for _, seq := range c.Ack {
+			if err := inbox.Delete(u64(seq)); err != nil {
 				return err
 			}
 		}
@@ -229,34 +248,74 @@ func (s *Store) PutReverseLinks(rls []ReverseLink) error {
 	})
 }
 
+// putReverseLink stores one ReverseLink inside tx.
+func putReverseLink(tx *bolt.Tx, rl ReverseLink) error {
+	l := rl.Link
+	lb, err := writeLinks(tx, l.Connector)
+	if err != nil {
+		return err
+	}
+	if err := lb.put(l); err != nil {
+		return err
+	}
+	if rl.Agreed == nil && !rl.ClearPending {
+		return nil
+	}
+	b, err := reverseWrite(tx, l.Connector)
+	if err != nil {
+		return err
+	}
+	if rl.ClearPending {
+		if err := b.Delete([]byte(reversePending + l.ContactID)); err != nil {
+			return err
+		}
+	}
+	if rl.Agreed == nil {
+		return nil
+	}
+	k := []byte(reverseAgreed + l.ContactID)
+	if len(rl.Agreed) == 0 {
+		return b.Delete(k)
+	}
+	raw, err := json.Marshal(rl.Agreed)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, raw)
+}
+
 // DeleteReverseLink removes the link of (connector, externalID), its
 // reverse index entry and the reverse-only values of its contact, in one
 // transaction. Removing a missing link is not an error.
 func (s *Store) DeleteReverseLink(connector, externalID string) error {
 	return s.update(fmt.Sprintf("delete reverse link %s/%s", connector, externalID), func(tx *bolt.Tx) error {
-		lb, found := readLinks(tx, connector)
-		if !found {
-			return nil
-		}
-		l, ok, err := lb.get(connector, externalID)
-		if err != nil || !ok {
-			return err
-		}
-		ext := []byte(externalID)
-		if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
-			if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
-				return err
-			}
-		}
-		if err := lb.seen.Delete(ext); err != nil {
-			return err
-		}
-		if err := lb.ext.Delete(ext); err != nil {
-			return err
-		}
-		if b := reverseRead(tx, connector); b != nil {
-			return b.Delete([]byte(reverseAgreed + l.ContactID))
-		}
-		return nil
+		return deleteReverseLink(tx, connector, externalID)
 	})
+}
+
+func deleteReverseLink(tx *bolt.Tx, connector, externalID string) error {
+	lb, found := readLinks(tx, connector)
+	if !found {
+		return nil
+	}
+	l, ok, err := lb.get(connector, externalID)
+	if err != nil || !ok {
+		return err
+	}
+	ext := []byte(externalID)
+	if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
+		if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
+			return err
+		}
+	}
+	if err := lb.seen.Delete(ext); err != nil {
+		return err
+	}
+	if err := lb.ext.Delete(ext); err != nil {
+		return err
+	}
+	if b := reverseRead(tx, connector); b != nil {
+		return b.Delete([]byte(reverseAgreed + l.ContactID))
+	}
+	return nil
 }

@@ -115,3 +115,47 @@ func TestReverseBucketSurvivesReopen(t *testing.T) {
 		t.Fatalf("after reopen: %+v %v %v", p, ok, err)
 	}
 }
+
+func TestCommitReverseAcksWithTheLinks(t *testing.T) {
+	s, _ := openTest(t)
+	seq1, _, _ := s.EnqueueEvent(InboxEvent{ID: "e1", ContactID: "C1"})
+	seq2, _, _ := s.EnqueueEvent(InboxEvent{ID: "e2", ContactID: "C2"})
+	if err := s.PutLink(Link{Connector: "db", ExternalID: "9", ContactID: "C2"}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.CommitReverse(ReverseCommit{
+		Links:     []ReverseLink{{Link: Link{Connector: "db", ExternalID: "1", ContactID: "C1", RecordID: "1"}}},
+		Unlink:    []Link{{Connector: "db", ExternalID: "9"}},
+		Conflicts: []Conflict{{Connector: "db", ExternalID: "1", ContactID: "C1", Policy: "newest-wins", Winner: "workspace"}},
+		Ack:       []uint64{seq1, seq2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.CountPendingEvents(); n != 0 {
+		t.Fatalf("%d events left in the inbox", n)
+	}
+	if _, ok, _ := s.LinkByContact("db", "C1"); !ok {
+		t.Fatal("link not stored")
+	}
+	if _, ok, _ := s.LinkByContact("db", "C2"); ok {
+		t.Fatal("unlinked link still there")
+	}
+	cs, err := s.Conflicts("db", 0)
+	if err != nil || len(cs) != 1 || cs[0].At.IsZero() || cs[0].Winner != "workspace" {
+		t.Fatalf("conflicts %+v, %v", cs, err)
+	}
+
+	// A failing commit acknowledges nothing.
+	seq3, _, _ := s.EnqueueEvent(InboxEvent{ID: "e3", ContactID: "C3"})
+	err = s.CommitReverse(ReverseCommit{
+		Links: []ReverseLink{{Link: Link{Connector: "db", ExternalID: "2", ContactID: "C1"}}}, // C1 is linked to 1
+		Ack:   []uint64{seq3},
+	})
+	if err == nil {
+		t.Fatal("commit linking a contact twice succeeded")
+	}
+	if n, _ := s.CountPendingEvents(); n != 1 {
+		t.Fatalf("a failed commit acknowledged events: %d left, want 1", n)
+	}
+}

@@ -1,0 +1,376 @@
+package reverse
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// patches counts the workspace PATCHes the emulator received (syncd's,
+// not the app's).
+func (e *env) patches() int {
+	return e.emu.Stats().Requests["PATCH /v1/contacts/{id}"]
+}
+
+func TestAppEditReachesRecordThenForwardIsQuiet(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(3)
+	e.listen()
+	c := e.contact("2")
+	edited := e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("Changed")}})
+	e.waitInbox(1)
+	e.drain()
+
+	calls, changes := e.mem.writes()
+	want := []connector.Change{{Op: connector.OpUpdate, ID: "2", Fields: map[string]any{"last_name": "Changed"}}}
+	if calls != 1 || !reflect.DeepEqual(changes, want) {
+		t.Fatalf("writes: %d calls %+v, want one call %+v", calls, changes, want)
+	}
+	if got := e.mem.get("2").Fields["last_name"]; got != "Changed" {
+		t.Fatalf("record last_name = %v", got)
+	}
+	l := e.link("2")
+	if l.Fields["lastName"] != "Changed" || !l.ContactUpdatedAt.Equal(edited.UpdatedAt) || l.WorkspaceHash != l.SourceHash {
+		t.Fatalf("link after write-back: %+v", l)
+	}
+	if n, _ := e.store.CountPendingEvents(); n != 0 {
+		t.Fatalf("%d events left in the inbox", n)
+	}
+	// The forward pass reads the changed record and writes nothing.
+	before := e.patches()
+	if sum := e.forward(); sum.Updated != 0 || sum.Created != 0 || e.patches() != before {
+		t.Fatalf("forward pass after a write-back: %v, %d PATCHes", sum, e.patches()-before)
+	}
+}
+
+func TestForwardEchoWritesNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(3)
+	e.listen()
+	e.mem.put("1", map[string]any{"last_name": "FromCRM"})
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v, want 1 update", sum)
+	}
+	e.waitInbox(1)
+	e.drain()
+	if calls, _ := e.mem.writes(); calls != 0 {
+		t.Fatalf("the echo of a forward write caused %d writes", calls)
+	}
+	if st := e.applier.Stats(); st.Echoes+st.Stale != 1 || st.Events != 1 {
+		t.Fatalf("stats %+v, want the event dropped as an echo", st)
+	}
+}
+
+// TestEchoBeforeForwardRecordsItsLink applies the echo of a forward write
+// before the forward pass stored its link: the record already holds the
+// values, so nothing is written and the link catches up.
+func TestEchoBeforeForwardRecordsItsLink(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(2)
+	old := e.link("1")
+	e.mem.put("1", map[string]any{"last_name": "FromCRM"})
+	e.forward()
+	if err := e.store.PutLink(old); err != nil { // as if forward had not saved it yet
+		t.Fatal(err)
+	}
+	c := e.contact("1")
+	e.event("ev1", workspace.EventContactUpdated, c)
+	e.drain()
+	if calls, _ := e.mem.writes(); calls != 0 {
+		t.Fatalf("%d writes, want none: the record holds the values", calls)
+	}
+	l := e.link("1")
+	if st := e.applier.Stats(); st.Unchanged != 1 || l.Fields["lastName"] != "FromCRM" || !l.ContactUpdatedAt.Equal(c.UpdatedAt) {
+		t.Fatalf("stats %+v link %+v", st, l)
+	}
+}
+
+func TestVersionsApplyInUpdatedAtOrder(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	c := e.contact("1")
+	v := func(name string, d time.Duration) workspace.Contact {
+		x := c
+		x.DefaultFields.LastName = ptr(name)
+		x.UpdatedAt = c.UpdatedAt.Add(d)
+		return x
+	}
+	// Same round, newest first: only the newest is written.
+	e.event("a2", workspace.EventContactUpdated, v("Two", 2*time.Second))
+	e.event("a1", workspace.EventContactUpdated, v("One", time.Second))
+	e.drain()
+	// A later round brings an older version: dropped.
+	e.event("a0", workspace.EventContactUpdated, v("Zero", time.Second/2))
+	e.drain()
+	calls, changes := e.mem.writes()
+	if calls != 1 || len(changes) != 1 || changes[0].Fields["last_name"] != "Two" {
+		t.Fatalf("writes %d %+v, want the one write of the newest version", calls, changes)
+	}
+	if got := e.mem.get("1").Fields["last_name"]; got != "Two" {
+		t.Fatalf("record holds %v", got)
+	}
+	if st := e.applier.Stats(); st.Stale != 1 || st.Events != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestConflictPolicies(t *testing.T) {
+	tests := []struct {
+		name          string
+		policy        string
+		workspaceLate bool // the contact changed after the record
+		wantRecord    string
+		wantWinner    string
+	}{
+		{"newest-wins, workspace later", "newest-wins", true, "WS", "workspace"},
+		{"newest-wins, record later", "newest-wins", false, "CRM", "mem"},
+		{"workspace-wins, record later", "workspace-wins", false, "WS", "workspace"},
+		{"crm-wins, workspace later", "crm-wins", true, "CRM", "mem"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tt.policy })
+			e.seed(1)
+			c := e.contact("1")
+			// Both sides change lastName since the last sync.
+			e.mem.put("1", map[string]any{"last_name": "CRM"})
+			ws := c
+			ws.DefaultFields.LastName = ptr("WS")
+			ws.UpdatedAt = c.UpdatedAt.Add(time.Minute)
+			if tt.workspaceLate {
+				e.mem.setUpdatedAt("1", c.UpdatedAt.Add(time.Second))
+			} else {
+				e.mem.setUpdatedAt("1", c.UpdatedAt.Add(time.Hour))
+			}
+			e.event("ev", workspace.EventContactUpdated, ws)
+			e.drain()
+			if got := e.mem.get("1").Fields["last_name"]; got != tt.wantRecord {
+				t.Fatalf("record holds %v, want %s", got, tt.wantRecord)
+			}
+			cs, err := e.store.Conflicts("mem", 0)
+			if err != nil || len(cs) != 1 {
+				t.Fatalf("conflicts %+v %v, want 1", cs, err)
+			}
+			if cs[0].Winner != tt.wantWinner || cs[0].Policy != tt.policy || cs[0].Workspace["lastName"] != "WS" || cs[0].Source["lastName"] != "CRM" {
+				t.Fatalf("conflict %+v", cs[0])
+			}
+			// The record's side wins through the forward pass.
+			if tt.wantRecord == "CRM" {
+				e.forward()
+				if got := *e.contact("1").DefaultFields.LastName; got != "CRM" {
+					t.Fatalf("after the forward pass the contact holds %s, want CRM", got)
+				}
+			}
+		})
+	}
+}
+
+func TestDisjointChangesMergeWithoutConflict(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	c := e.contact("1")
+	e.mem.put("1", map[string]any{"email": "new@example.com"})
+	ws := c
+	ws.DefaultFields.LastName = ptr("WS")
+	ws.UpdatedAt = c.UpdatedAt.Add(time.Minute)
+	e.event("ev", workspace.EventContactUpdated, ws)
+	e.drain()
+	_, changes := e.mem.writes()
+	if len(changes) != 1 || !reflect.DeepEqual(changes[0].Fields, map[string]any{"last_name": "WS"}) {
+		t.Fatalf("changes %+v, want only last_name", changes)
+	}
+	if n, _ := e.store.CountConflicts("mem"); n != 0 {
+		t.Fatalf("%d conflicts, want none", n)
+	}
+	// The record's own change still flows forward.
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v, want the e-mail change", sum)
+	}
+	got := e.contact("1")
+	if got.DefaultFields.Emails[0].Value != "new@example.com" {
+		t.Fatalf("contact e-mails %+v", got.DefaultFields.Emails)
+	}
+}
+
+func TestReverseOnlyFieldIsAgreedAndNotRewritten(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	e.listen()
+	c := e.contact("1")
+	e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Role: workspace.Some("CEO")}})
+	e.waitInbox(1)
+	e.drain()
+	if got := e.mem.get("1").Fields["title"]; got != "CEO" {
+		t.Fatalf("record title = %v", got)
+	}
+	if agreed, _ := e.store.ReverseAgreed("mem", c.ID); agreed["role"] != "CEO" {
+		t.Fatalf("reverse-only values %v", agreed)
+	}
+	// An unrelated forward change echoes back: role is not written again.
+	e.mem.put("1", map[string]any{"first_name": "Renamed"})
+	e.forward()
+	e.waitInbox(1)
+	e.drain()
+	if calls, _ := e.mem.writes(); calls != 1 {
+		t.Fatalf("%d write calls, want only the first", calls)
+	}
+}
+
+func TestDeletePolicies(t *testing.T) {
+	tests := []struct {
+		policy      string
+		soft        bool
+		wantLink    bool
+		wantRecord  bool
+		wantDeleted bool
+	}{
+		{policy: "ignore", wantLink: true, wantRecord: true},
+		{policy: "unlink", wantRecord: true},
+		{policy: "delete", soft: true, wantRecord: true, wantDeleted: true},
+		{policy: "delete"},
+	}
+	for _, tt := range tests {
+		name := tt.policy
+		if tt.soft {
+			name += " soft"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.OnWorkspaceDelete, tg.SoftDelete = tt.policy, tt.soft })
+			e.seed(2)
+			e.listen()
+			c := e.contact("1")
+			appDo[any](t, e.emu.URL, "DELETE", "/_emulator/app/contacts/"+c.ID, nil)
+			e.waitInbox(1)
+			e.drain()
+			_, linked, _ := e.store.LinkByContact("mem", c.ID)
+			rec := e.mem.get("1")
+			if linked != tt.wantLink || (rec.ID != "") != tt.wantRecord || rec.Deleted != tt.wantDeleted {
+				t.Fatalf("linked %v, record %+v; want linked %v, record %v, deleted %v", linked, rec, tt.wantLink, tt.wantRecord, tt.wantDeleted)
+			}
+			if e.mem.get("2").ID == "" || e.mem.get("2").Deleted {
+				t.Fatal("another record was touched")
+			}
+		})
+	}
+}
+
+func TestFailedWritesRetryThenDeadLetter(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(2)
+	c := e.contact("1")
+	c.DefaultFields.LastName = ptr("X")
+	c.UpdatedAt = c.UpdatedAt.Add(time.Second)
+	e.event("ev1", workspace.EventContactUpdated, c)
+
+	// The system is down: the call fails as a whole, no attempt counts.
+	e.mem.failCall = 1
+	if _, err := e.applier.Round(context.Background()); err == nil {
+		t.Fatal("a round whose write failed as a whole reported no error")
+	}
+	evs, _ := e.store.PendingEvents(0)
+	if len(evs) != 1 || evs[0].Attempts != 0 {
+		t.Fatalf("inbox after an outage: %+v", evs)
+	}
+	// The record refuses the change: retried MaxAttempts (3) rounds.
+	e.mem.failIDs["1"] = errRefused
+	for i := 1; i <= 3; i++ {
+		res, err := e.applier.Round(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantRetry := i < 3; (res.Retry > 0) != wantRetry {
+			t.Fatalf("round %d: %+v", i, res)
+		}
+	}
+	if n, _ := e.store.CountPendingEvents(); n != 0 {
+		t.Fatalf("%d events left after MaxAttempts", n)
+	}
+	dls, err := e.store.DeadLetters("mem")
+	if err != nil || len(dls) != 1 || dls[0].Operation != opWriteBack || dls[0].Key != c.ID {
+		t.Fatalf("dead letters %+v %v", dls, err)
+	}
+	if l := e.link("1"); l.Fields["lastName"] == "X" {
+		t.Fatal("the link took values that were never written")
+	}
+}
+
+type refusedError struct{}
+
+func (refusedError) Error() string    { return "value refused" }
+func (refusedError) SQLState() string { return "23514" }
+
+var errRefused error = refusedError{}
+
+// lossyWriter applies writes but loses the answer once: the applier
+// cannot know they were applied, as after a crash between the write and
+// the state commit.
+type lossyWriter struct {
+	*memConn
+	lose int
+}
+
+func (w *lossyWriter) Write(ctx context.Context, ch []connector.Change) ([]connector.WriteResult, error) {
+	res, err := w.memConn.Write(ctx, ch)
+	if w.lose > 0 {
+		w.lose--
+		return nil, context.DeadlineExceeded
+	}
+	return res, err
+}
+
+func TestLostWriteAnswerAppliesOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	e.target.Writer = &lossyWriter{memConn: e.mem, lose: 1}
+	c := e.contact("1")
+	c.DefaultFields.LastName = ptr("Once")
+	c.UpdatedAt = c.UpdatedAt.Add(time.Second)
+	e.event("ev1", workspace.EventContactUpdated, c)
+	if _, err := e.applier.Round(context.Background()); err == nil {
+		t.Fatal("lost answer not reported")
+	}
+	// A restart: the state file is reopened and a new applier drains.
+	e.store.Close()
+	e.open()
+	e.newApplier()
+	e.drain()
+	_, changes := e.mem.writes()
+	if len(changes) != 1 {
+		t.Fatalf("%d changes written, want exactly 1: %+v", len(changes), changes)
+	}
+	if l := e.link("1"); l.Fields["lastName"] != "Once" || !l.ContactUpdatedAt.Equal(c.UpdatedAt) {
+		t.Fatalf("link %+v", l)
+	}
+	if n, _ := e.store.CountPendingEvents(); n != 0 {
+		t.Fatalf("%d events left", n)
+	}
+}
+
+func TestCatchUpFindsEditsMadeWhileAway(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(3)
+	c := e.contact("2")
+	// No subscription: the edit's webhook goes nowhere.
+	e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("Offline")}})
+	n, err := e.applier.CatchUp(context.Background(), "mem")
+	if err != nil || n != 1 {
+		t.Fatalf("catch-up enqueued %d, %v; want 1", n, err)
+	}
+	if n, _ := e.applier.CatchUp(context.Background(), "mem"); n != 0 {
+		t.Fatalf("a second catch-up enqueued %d", n)
+	}
+	e.drain()
+	if got := e.mem.get("2").Fields["last_name"]; got != "Offline" {
+		t.Fatalf("record holds %v", got)
+	}
+	if n, _ := e.applier.CatchUp(context.Background(), "mem"); n != 0 {
+		t.Fatalf("catch-up after applying enqueued %d", n)
+	}
+	if _, err := e.applier.CatchUp(context.Background(), "nope"); err == nil {
+		t.Fatal("catch-up of an unknown connector succeeded")
+	}
+}

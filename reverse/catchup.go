@@ -1,0 +1,87 @@
+package reverse
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// catchUpPrefix starts the ids of the events catch-up makes, so that they
+// never collide with the service's webhook ids.
+const catchUpPrefix = "catchup:"
+
+// CatchUp recovers the changes whose webhooks were missed (syncd was
+// down, a delivery failed for good): it lists the connector's contacts
+// (its source, pages of 50) and writes to the inbox, as if delivered, each
+// linked contact whose updatedAt is later than the version last applied,
+// and each contact whose record is being created. The applier then
+// applies them like any event, in the same order and with the same echo
+// and conflict checks. The event id is made of the contact id and its
+// updatedAt, so a version is enqueued once however often catch-up runs.
+// It returns the number of events enqueued.
+//
+// Contacts deleted, or made in the app without the connector's source,
+// while syncd was down are not found by such a listing: the service's
+// delivery retries are what recovers them.
+func (a *Applier) CatchUp(ctx context.Context, name string) (int, error) {
+	t, ok := a.targets[name]
+	if !ok {
+		return 0, fmt.Errorf("catch up: no connector %q acts on workspace changes", name)
+	}
+	st := a.opts.Store
+	n := 0
+	params := workspace.ListContactsParams{Sources: []string{t.Source}, MaxResults: workspace.MaxPageSize}
+	for c, err := range a.opts.Workspace.Contacts(ctx, params) {
+		if err != nil {
+			return n, fmt.Errorf("catch up %s: %w", name, err)
+		}
+		l, linked, err := st.LinkByContact(t.Name, c.ID)
+		if err != nil {
+			return n, err
+		}
+		if linked && !c.UpdatedAt.After(l.ContactUpdatedAt) {
+			continue
+		}
+		if !linked {
+			if _, pending, err := st.PendingCreateOf(t.Name, c.ID); err != nil || !pending {
+				if err != nil {
+					return n, err
+				}
+				continue // the forward pass links it
+			}
+		}
+		added, err := a.enqueue(c)
+		if err != nil {
+			return n, fmt.Errorf("catch up %s: %w", name, err)
+		}
+		if added {
+			n++
+		}
+	}
+	if n > 0 {
+		a.log.WithField("connector", name).WithField("events", n).Info("catch-up found workspace changes missed while syncd was away")
+		a.Notify()
+	}
+	return n, nil
+}
+
+// enqueue writes a contact.updated event of c to the inbox.
+func (a *Applier) enqueue(c workspace.Contact) (bool, error) {
+	id := catchUpPrefix + c.ID + ":" + strconv.FormatInt(c.UpdatedAt.UnixNano(), 10)
+	res, err := json.Marshal(c)
+	if err != nil {
+		return false, err
+	}
+	body, err := json.Marshal(workspace.Event{ID: id, CreatedAt: a.opts.Now().UTC(), Type: workspace.EventContactUpdated,
+		Data: workspace.EventData{Resource: res}})
+	if err != nil {
+		return false, err
+	}
+	_, dup, err := a.opts.Store.EnqueueEvent(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
+		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body})
+	return !dup, err
+}

@@ -1,0 +1,294 @@
+package reverse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Creating the record of a contact made in the workspace's app
+// (onWorkspaceCreate: create) takes three steps, each recorded so that a
+// redelivered event, or a restart after a crash, never creates twice:
+//
+//  1. a pending create is written to state, keyed by the contact id,
+//     holding the version's values and updatedAt;
+//  2. the record is created (OpCreate, in the round's one Write call);
+//     its id is written into the pending create at once;
+//  3. the contact is given its externalId and the connector's source
+//     (PATCH), then the link is stored and the pending create removed, in
+//     one transaction with the events' acknowledgement.
+//
+// An event meeting a pending create that has a record id resumes at step
+// 3. One meeting a pending create without a record id cannot tell whether
+// step 2 happened: the process stopped between the pending create and the
+// record id reaching state (a window of one write into the other system
+// and one state commit), or the create failed without a definite answer
+// (a lost connection, a 5xx). It is never created again: the contact is
+// set aside as a dead letter (operation writeback-create, keyed by the
+// contact id) naming the values sent, and its pending create stays, so
+// that later events of the contact are not created either; an operator
+// checks the other system and links or creates the record by hand. This
+// is the residual risk: a contact whose create's outcome is unknown waits
+// for a person, never produces a duplicate. A create the other system
+// refused with a definite answer (PostgreSQL's SQLSTATE errors, an HTTP
+// 4xx) removes the pending create and is set aside like any refusal.
+
+// createJob is a contact whose record exists and awaits step 3.
+type createJob struct {
+	g       *group
+	pending state.PendingCreate
+	sent    map[string]any // the record fields sent, when created this round
+}
+
+// planCreates starts creates for contacts made in the workspace, and
+// resumes the ones a pending create shows under way.
+func (b *batch) planCreates(groups []*group) error {
+	t, r := b.t, b.r
+	for _, g := range groups {
+		switch {
+		case g.deleted:
+			if g.pending != nil {
+				r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": g.contactID, "record": g.pending.RecordID}).
+					Warn("contact deleted in the workspace while its record was being created; the record is left as it is")
+			}
+			r.a.count(func(s *Stats) { s.Ignored++ })
+			r.ack(g)
+		case g.pending != nil && g.pending.RecordID != "":
+			b.created = append(b.created, &createJob{g: g, pending: *g.pending})
+		case g.pending != nil:
+			r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body, fmt.Sprintf(
+				"the create of this contact's record (started %s, fields %v) may or may not have been applied; "+
+					"check %s and link or create the record by hand: syncd will not create it again",
+				g.pending.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), g.pending.Fields, t.Name))
+			r.a.count(func(s *Stats) { s.Failed++ })
+			r.ack(g)
+		default:
+			if err := b.startCreate(g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// startCreate writes the pending create and queues the record's create.
+func (b *batch) startCreate(g *group) error {
+	t, r := b.t, b.r
+	ws := t.Mapper.FromContact(g.contact)
+	all, err := t.Mapper.ToRecord(ws)
+	if err != nil {
+		r.failed(t, g, opCreate, err, true)
+		return nil
+	}
+	fields := map[string]any{}
+	for k, v := range all {
+		if v != nil {
+			fields[k] = v // unset fields keep the column's default
+		}
+	}
+	p := state.PendingCreate{Connector: t.Name, ContactID: g.contactID, ContactUpdatedAt: g.contact.UpdatedAt,
+		Fields: ws.Only(t.Mapper.ReverseTargets())}
+	if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
+		return err
+	}
+	b.add(connector.Change{Op: connector.OpCreate, Fields: fields}, func(res connector.WriteResult) {
+		var whole *wholeCallError
+		switch {
+		case res.Err == nil && res.ID != "":
+			p.RecordID = res.ID
+			if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
+				r.a.log.WithError(err).WithField("contact", g.contactID).Error("record created but its id could not be written to state")
+			}
+			b.created = append(b.created, &createJob{g: g, pending: p, sent: fields})
+			return
+		case res.Err == nil:
+			res.Err = errors.New("the connector reported no record id")
+		case errors.As(res.Err, &whole) || refused(res.Err):
+			// Nothing was created: a later round may try again.
+			if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
+				r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")
+			}
+			r.failed(t, g, opCreate, res.Err, !errors.As(res.Err, &whole))
+			return
+		}
+		// Outcome unknown: the pending create stays (see above).
+		r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body,
+			"the create may or may not have been applied ("+res.Err.Error()+"); syncd will not create it again: check "+t.Name+" and link the record by hand")
+		r.a.count(func(s *Stats) { s.Failed++ })
+		r.ack(g)
+	})
+	return nil
+}
+
+// refused reports whether the other system refused a write with a
+// definite answer, so that nothing was written: a PostgreSQL error
+// (SQLSTATE), or an HTTP 4xx other than 408 and 429.
+func refused(err error) bool {
+	var sql interface{ SQLState() string }
+	if errors.As(err, &sql) && sql.SQLState() != "" {
+		return true
+	}
+	var h interface{ HTTPStatus() int }
+	if errors.As(err, &h) {
+		s := h.HTTPStatus()
+		return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
+	}
+	return false
+}
+
+// finishCreates gives each created record's contact its externalId and
+// source, then records the link.
+func (b *batch) finishCreates(ctx context.Context) error {
+	if len(b.created) == 0 {
+		return nil
+	}
+	t, r := b.t, b.r
+	records := map[string]connector.Record{}
+	if t.Getter != nil {
+		ids := make([]string, len(b.created))
+		for i, j := range b.created {
+			ids[i] = j.pending.RecordID
+		}
+		recs, err := t.Getter.Get(ctx, ids)
+		if err != nil {
+			for _, j := range b.created {
+				r.failed(t, j.g, opCreate, &wholeCallError{err}, false)
+			}
+			return fmt.Errorf("read %d created records: %w", len(ids), err)
+		}
+		for _, rec := range recs {
+			records[rec.ID] = rec
+		}
+	}
+	var errs []error
+	for _, j := range b.created {
+		rec, ok := records[j.pending.RecordID]
+		if !ok {
+			if t.Getter != nil {
+				r.failed(t, j.g, opCreate, fmt.Errorf("created record %s: %w", j.pending.RecordID, connector.ErrNotFound), true)
+				continue
+			}
+			rec = connector.Record{ID: j.pending.RecordID, Fields: j.sent}
+		}
+		if err := b.finishCreate(ctx, j, rec); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// finishCreate is step 3 for one contact.
+func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Record) error {
+	t, r := b.t, b.r
+	m := t.Mapper
+	mapped, merr := m.ToContact(rec)
+	ext := mapped.ExternalID
+	if merr != nil {
+		var err error
+		if ext, err = m.ExternalID(rec); err != nil {
+			r.failed(t, j.g, opCreate, fmt.Errorf("record %s was created but gives no externalId: %w", rec.ID, err), true)
+			return nil
+		}
+	}
+	patch := workspace.ContactPatch{ExternalID: workspace.Some(ext), Source: workspace.Some(t.Source)}
+	rt := m.ReverseTargets()
+	fwdOnly := forwardOnly(m)
+	if merr == nil {
+		if mapped.SourceURL != "" {
+			patch.SourceURL = workspace.Some(mapped.SourceURL)
+		}
+		// Fields flowing only to the workspace: the new record's
+		// defaults reach the contact now.
+		have := m.FromContact(j.g.contact).Only(fwdOnly)
+		body := mapping.PatchBody(have, mapped.Fields.Only(fwdOnly), mapping.ItemIDs(j.g.contact))
+		patch.DefaultFields, patch.CustomFields = body.DefaultFields, body.CustomFields
+	}
+	c, err := r.a.opts.Workspace.UpdateContact(ctx, j.g.contactID, patch)
+	if workspace.IsNotFound(err) {
+		_ = r.a.opts.Store.DeletePendingCreate(t.Name, j.g.contactID)
+		r.failed(t, j.g, opCreate, fmt.Errorf("contact deleted before record %s was linked to it: %w", rec.ID, err), true)
+		return nil
+	}
+	if err != nil {
+		if workspace.IsUnauthorized(err) || ctx.Err() != nil {
+			r.failed(t, j.g, opCreate, &wholeCallError{err}, false)
+			return err
+		}
+		r.failed(t, j.g, opCreate, err, workspace.IsValidation(err))
+		return nil
+	}
+	// Agreed: what the record holds for targets flowing both ways, what
+	// the contact holds now for those flowing only to the workspace.
+	now := m.FromContact(c)
+	fields := map[string]string{}
+	for _, k := range m.ForwardTargets() {
+		v := now[k]
+		if contains(rt, k) {
+			v = j.pending.Fields[k]
+			if merr == nil {
+				v = mapped.Fields[k]
+			}
+		}
+		if v != "" {
+			fields[k] = v
+		}
+	}
+	if c.SourceURL != nil && *c.SourceURL != "" {
+		fields[sourceURLKey] = *c.SourceURL
+	}
+	rev := map[string]string{}
+	for _, k := range rt {
+		if v := j.pending.Fields[k]; v != "" && !contains(m.ForwardTargets(), k) {
+			rev[k] = v
+		}
+	}
+	at := r.a.opts.Now()
+	l := state.Link{
+		Connector: t.Name, ExternalID: ext, ContactID: j.g.contactID, RecordID: rec.ID,
+		Fields: fields, ItemIDs: mapping.ItemIDs(c),
+		WorkspaceWrittenAt: at, SourceWrittenAt: at,
+		ContactUpdatedAt: j.pending.ContactUpdatedAt, SourceUpdatedAt: rec.UpdatedAt,
+	}
+	l.WorkspaceHash = mapping.Fields(fields).Hash()
+	l.SourceHash = l.WorkspaceHash
+	r.commit.Links = append(r.commit.Links, state.ReverseLink{Link: l, Agreed: rev, ClearPending: true})
+	r.a.count(func(s *Stats) { s.Created++ })
+	// Versions newer than the one created from stay in the inbox: the
+	// next round applies them as updates of the linked contact.
+	for _, e := range j.g.events {
+		if !e.ContactUpdatedAt.After(j.pending.ContactUpdatedAt) {
+			r.commit.Ack = append(r.commit.Ack, e.Seq)
+			r.res.Acked++
+		}
+	}
+	r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": j.g.contactID, "record": rec.ID, "external_id": ext}).
+		Info("record created for a contact made in the workspace")
+	return nil
+}
+
+// forwardOnly are the targets flowing only to the workspace.
+func forwardOnly(m *mapping.Mapper) []string {
+	rt := m.ReverseTargets()
+	var out []string
+	for _, k := range m.ForwardTargets() {
+		if !contains(rt, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

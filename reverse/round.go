@@ -1,0 +1,321 @@
+package reverse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Dead-letter operations of the reverse direction.
+const (
+	opWriteBack = "writeback"
+	opCreate    = "writeback-create"
+	opDelete    = "writeback-delete"
+	opDecode    = "webhook-event"
+	// decodeConnector files dead letters of events that name no connector.
+	decodeConnector = "webhook"
+)
+
+// RoundResult tells what one round did.
+type RoundResult struct {
+	Read  int // events read from the inbox
+	Acked int // events acknowledged (applied, dropped or set aside)
+	Retry int // contacts whose write failed and whose events stay
+}
+
+// group is one contact's events of a round.
+type group struct {
+	contactID string
+	events    []state.InboxEvent
+	// newest is the version to apply: a deletion if any, else the
+	// latest updatedAt (the latest received on a tie).
+	newest  state.InboxEvent
+	contact workspace.Contact
+	deleted bool
+	// attempts is the most failed rounds any of the events saw.
+	attempts int
+
+	target  *Target
+	link    *state.Link
+	pending *state.PendingCreate
+}
+
+func (g *group) seqs() []uint64 {
+	out := make([]uint64, len(g.events))
+	for i, e := range g.events {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+// round is the work of one Round: what to commit at its end.
+type round struct {
+	a      *Applier
+	commit state.ReverseCommit
+	res    RoundResult
+}
+
+func (r *round) ack(g *group) {
+	r.commit.Ack = append(r.commit.Ack, g.seqs()...)
+	r.res.Acked += len(g.events)
+}
+
+// Round applies one batch of inbox events.
+func (a *Applier) Round(ctx context.Context) (RoundResult, error) {
+	evs, err := a.opts.Store.PendingEvents(a.opts.BatchSize)
+	if err != nil {
+		return RoundResult{}, fmt.Errorf("read inbox: %w", err)
+	}
+	r := &round{a: a, res: RoundResult{Read: len(evs)}}
+	if len(evs) == 0 {
+		return r.res, nil
+	}
+	groups := r.group(evs)
+	byTarget := map[*Target][]*group{}
+	var order []*Target
+	for _, g := range groups {
+		if err := r.route(g); err != nil {
+			return r.res, err
+		}
+		if g.target != nil {
+			if _, seen := byTarget[g.target]; !seen {
+				order = append(order, g.target)
+			}
+			byTarget[g.target] = append(byTarget[g.target], g)
+		}
+	}
+	var errs []error
+	for _, t := range order {
+		if err := r.applyTarget(ctx, t, byTarget[t]); err != nil {
+			errs = append(errs, fmt.Errorf("connector %s: %w", t.Name, err))
+		}
+	}
+	if err := a.opts.Store.CommitReverse(r.commit); err != nil {
+		return r.res, fmt.Errorf("record applied events: %w", err)
+	}
+	a.count(func(s *Stats) {
+		s.Rounds++
+		s.Events += int64(r.res.Acked)
+		s.Conflicts += int64(len(r.commit.Conflicts))
+	})
+	return r.res, errors.Join(errs...)
+}
+
+// group decodes the events and groups them by contact, in the order of
+// each contact's first event. An undecodable event is set aside.
+func (r *round) group(evs []state.InboxEvent) []*group {
+	byContact := map[string]*group{}
+	var out []*group
+	for _, e := range evs {
+		var env workspace.Event
+		var c workspace.Contact
+		err := json.Unmarshal(e.Body, &env)
+		if err == nil {
+			err = json.Unmarshal(env.Data.Resource, &c)
+		}
+		if err == nil && c.ID == "" {
+			err = errors.New("contact without id")
+		}
+		known := e.Type == workspace.EventContactUpdated || e.Type == workspace.EventContactDeleted
+		if err != nil || !known {
+			reason := fmt.Sprintf("event type %q is not handled", e.Type)
+			if err != nil {
+				reason = "undecodable event: " + err.Error()
+			}
+			r.a.deadLetter(decodeConnector, opDecode, e.ID, e.Body, reason)
+			r.commit.Ack = append(r.commit.Ack, e.Seq)
+			r.res.Acked++
+			continue
+		}
+		g := byContact[c.ID]
+		if g == nil {
+			g = &group{contactID: c.ID}
+			byContact[c.ID] = g
+			out = append(out, g)
+		}
+		g.events = append(g.events, e)
+		g.attempts = max(g.attempts, e.Attempts)
+		deleted := e.Type == workspace.EventContactDeleted
+		newer := len(g.events) == 1 ||
+			(deleted && !g.deleted) ||
+			(deleted == g.deleted && !c.UpdatedAt.Before(g.contact.UpdatedAt))
+		if newer {
+			g.newest, g.contact, g.deleted = e, c, deleted
+		}
+	}
+	return out
+}
+
+// route finds the connector a contact belongs to: the one linked to it,
+// else the one with its pending create, else (for a contact made in the
+// app) the first one that creates records. A group no connector acts on
+// is acknowledged.
+func (r *round) route(g *group) error {
+	st := r.a.opts.Store
+	for _, t := range r.a.opts.Targets {
+		l, ok, err := st.LinkByContact(t.Name, g.contactID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			g.target, g.link = t, &l
+			return nil
+		}
+	}
+	for _, t := range r.a.opts.Targets {
+		p, ok, err := st.PendingCreateOf(t.Name, g.contactID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			g.target, g.pending = t, &p
+			return nil
+		}
+	}
+	if !g.deleted && !r.a.ownedSource(g.contact) {
+		for _, t := range r.a.opts.Targets {
+			if t.OnWorkspaceCreate == "create" && t.writesBack() {
+				g.target = t
+				return nil
+			}
+		}
+	}
+	r.a.count(func(s *Stats) { s.Ignored++ })
+	r.ack(g)
+	return nil
+}
+
+// ownedSource reports whether the contact's source is one of the
+// connectors' (its record exists there: the forward pass links it).
+func (a *Applier) ownedSource(c workspace.Contact) bool {
+	if c.Source == nil {
+		return false
+	}
+	for _, t := range a.opts.Targets {
+		if *c.Source == t.Source {
+			return true
+		}
+	}
+	return false
+}
+
+// applyTarget settles one connector's groups: decisions, one Write call,
+// then the follow-ups of creates.
+func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) error {
+	var updates, deletes, creates []*group
+	for _, g := range groups {
+		switch {
+		case g.link != nil && g.deleted:
+			deletes = append(deletes, g)
+		case g.link != nil:
+			updates = append(updates, g)
+		default:
+			creates = append(creates, g)
+		}
+	}
+	b := &batch{r: r, t: t}
+	if err := b.planUpdates(ctx, updates); err != nil {
+		return err
+	}
+	b.planDeletes(deletes)
+	if err := b.planCreates(creates); err != nil {
+		return err
+	}
+	if err := b.write(ctx); err != nil {
+		return err
+	}
+	return b.finishCreates(ctx)
+}
+
+// batch is one connector's part of a round: the changes of its single
+// Write call and what each one settles.
+type batch struct {
+	r       *round
+	t       *Target
+	changes []connector.Change
+	done    []func(res connector.WriteResult)
+	// created are the creates whose record now exists, for finishCreates.
+	created []*createJob
+}
+
+func (b *batch) add(ch connector.Change, done func(connector.WriteResult)) {
+	b.changes = append(b.changes, ch)
+	b.done = append(b.done, done)
+}
+
+// write sends the batch's changes in one call and settles each. When the
+// call as a whole fails no result can be trusted: the events stay in the
+// inbox (creates lose their pending marker: nothing was created, the
+// Writer contract says) and the round reports the error.
+func (b *batch) write(ctx context.Context) error {
+	if len(b.changes) == 0 {
+		return nil
+	}
+	res, err := b.t.Writer.Write(ctx, b.changes)
+	if err == nil && len(res) != len(b.changes) {
+		err = fmt.Errorf("writer returned %d results for %d changes", len(res), len(b.changes))
+	}
+	if err != nil {
+		for i := range b.changes {
+			b.done[i](connector.WriteResult{Err: &wholeCallError{err}})
+		}
+		return fmt.Errorf("write %d changes: %w", len(b.changes), err)
+	}
+	for i := range b.changes {
+		b.done[i](res[i])
+	}
+	return nil
+}
+
+// wholeCallError marks a change whose Write call failed as a whole.
+type wholeCallError struct{ err error }
+
+func (e *wholeCallError) Error() string { return e.err.Error() }
+func (e *wholeCallError) Unwrap() error { return e.err }
+
+// failed handles a contact whose write failed on its own: its events stay
+// in the inbox for the next round, until MaxAttempts rounds failed; then
+// they are set aside as a dead letter and acknowledged. A refusal that
+// cannot succeed later (permanent) is set aside at once.
+func (r *round) failed(t *Target, g *group, op string, err error, permanent bool) {
+	var whole *wholeCallError
+	if errors.As(err, &whole) {
+		r.res.Retry++ // the connector is down: no attempt is counted
+		r.a.count(func(s *Stats) { s.Retried++ })
+		return
+	}
+	attempts := g.attempts + 1
+	if !permanent && attempts < r.a.opts.MaxAttempts {
+		for _, e := range g.events {
+			e.Attempts = attempts
+			if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
+				r.a.log.WithError(uerr).WithField("event", e.ID).Warn("could not count a failed attempt")
+			}
+		}
+		r.res.Retry++
+		r.a.count(func(s *Stats) { s.Retried++ })
+		r.a.log.WithError(err).WithFields(map[string]any{"connector": t.Name, "contact": g.contactID, "attempt": attempts}).
+			Warn("write-back failed; the event stays in the inbox")
+		return
+	}
+	r.a.deadLetter(t.Name, op, g.contactID, g.newest.Body, err.Error())
+	r.a.count(func(s *Stats) { s.Failed++ })
+	r.ack(g)
+}
+
+// deadLetter records a set-aside event; a failure to record it is logged
+// (the event is acknowledged all the same: it cannot be applied).
+func (a *Applier) deadLetter(conn, op, key string, payload []byte, reason string) {
+	_, err := a.opts.Store.AddDeadLetter(state.DeadLetter{Connector: conn, Operation: op, Key: key, Payload: payload, Reason: reason})
+	entry := a.log.WithFields(map[string]any{"connector": conn, "operation": op, "key": key, "reason": reason})
+	if err != nil {
+		entry.WithError(err).Error("dead letter could not be recorded")
+		return
+	}
+	entry.Warn("workspace change set aside as a dead letter")
+}
