@@ -131,6 +131,11 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		OnSourceDelete:      cc.OnSourceDelete,
 		MassDeleteThreshold: cc.MassDeleteThreshold,
 		AllowMassDelete:     opts.AllowMassDelete,
+		Match:               cc.Match,
+		OnMatch:             cc.OnMatch,
+		OnAmbiguous:         cc.OnAmbiguous,
+		Conflict:            cc.Conflict,
+		OtherSources:        d.otherSources(cc.Name),
 		Log:                 log,
 	})
 	if err != nil {
@@ -262,4 +267,15 @@ func (d *Daemon) Resync(ctx context.Context, name string, o reconcile.ResyncOpti
 		}
 	}
 	return sums, nil
+}
+
+// otherSources are the workspace sources of every connector but name.
+func (d *Daemon) otherSources(name string) []string {
+	var out []string
+	for _, cc := range d.cfg.Connectors {
+		if cc.Name != name {
+			out = append(out, cc.Source)
+		}
+	}
+	return out
 }

@@ -19,6 +19,7 @@ type item struct {
 	hash   string
 	link   *state.Link        // the record's link, when it has one
 	found  *workspace.Contact // an unlinked contact that carries the externalId
+	match  *workspace.Contact // a contact without link that shares a phone or e-mail
 	// uncertain is set when a create's outcome is unknown: the contact
 	// may exist, so the next attempt looks before it creates.
 	uncertain bool
@@ -114,6 +115,22 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		if err := p.lookUp(wctx, unlinked); err != nil {
 			return err
 		}
+	}
+	if len(unlinked) > 0 && p.indexed {
+		kept := work[:0]
+		for _, it := range work {
+			if it.link == nil && it.found == nil {
+				held, err := p.match(it)
+				if err != nil {
+					return err
+				}
+				if held {
+					continue
+				}
+			}
+			kept = append(kept, it)
+		}
+		work = kept
 	}
 	if err := p.writeAll(wctx, work); err != nil {
 		return err

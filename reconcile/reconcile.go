@@ -81,6 +81,17 @@ type Options struct {
 	MassDeleteThreshold float64
 	// AllowMassDelete lifts the threshold for this reconciler's runs.
 	AllowMassDelete bool
+	// Match lists what identifies a person across systems (phone, email)
+	// for adopting existing contacts at the first sync or a resync;
+	// empty means by externalId only.
+	Match []string
+	// OnMatch is adopt, link or create; OnAmbiguous is hold or create.
+	OnMatch, OnAmbiguous string
+	// Conflict is the connector's conflict policy (newest-wins default).
+	Conflict string
+	// OtherSources are the workspace sources of the other connectors:
+	// contacts carrying them are never adopted.
+	OtherSources []string
 	// MaxAttempts bounds the tries of one transient write before it is set
 	// aside as a dead letter (default 4).
 	MaxAttempts int
@@ -118,6 +129,12 @@ func New(opts Options) (*Reconciler, error) {
 	if opts.MassDeleteThreshold <= 0 {
 		opts.MassDeleteThreshold = 0.10
 	}
+	if opts.OnMatch == "" {
+		opts.OnMatch = OnMatchAdopt
+	}
+	if opts.OnAmbiguous == "" {
+		opts.OnAmbiguous = OnAmbiguousHold
+	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 4
 	}
@@ -144,14 +161,16 @@ type Summary struct {
 	Deleted   int
 	Unlinked  int
 	Relinked  int // links rebuilt from the workspace listing
+	Adopted   int // existing contacts matched by phone or e-mail and taken over (or linked)
+	Held      int // records whose match was ambiguous, kept for an operator
 	Failed    int // records set aside as dead letters (or skipped as known failures)
 	APICalls  int64
 	Duration  time.Duration
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("created=%d updated=%d unchanged=%d deleted=%d unlinked=%d relinked=%d failed=%d api_calls=%d duration=%s",
-		s.Created, s.Updated, s.Unchanged, s.Deleted, s.Unlinked, s.Relinked, s.Failed, s.APICalls, s.Duration.Round(time.Millisecond))
+	return fmt.Sprintf("created=%d updated=%d unchanged=%d deleted=%d unlinked=%d relinked=%d adopted=%d held=%d failed=%d api_calls=%d duration=%s",
+		s.Created, s.Updated, s.Unchanged, s.Deleted, s.Unlinked, s.Relinked, s.Adopted, s.Held, s.Failed, s.APICalls, s.Duration.Round(time.Millisecond))
 }
 
 // Fields returns the summary as log fields.
@@ -160,6 +179,7 @@ func (s Summary) Fields() logrus.Fields {
 		"connector": s.Connector, "kind": s.Kind,
 		"created": s.Created, "updated": s.Updated, "unchanged": s.Unchanged,
 		"deleted": s.Deleted, "unlinked": s.Unlinked, "relinked": s.Relinked,
+		"adopted": s.Adopted, "held": s.Held,
 		"failed": s.Failed, "api_calls": s.APICalls, "duration": s.Duration.Round(time.Millisecond).String(),
 	}
 }

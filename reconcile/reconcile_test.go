@@ -30,6 +30,7 @@ type env struct {
 	rows   [][]string // header first
 	policy string
 	allow  bool
+	match  []string
 }
 
 const testSource = "custom-crm"
@@ -140,7 +141,7 @@ func (e *env) reconciler() *Reconciler {
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
 		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy,
-		AllowMassDelete: e.allow, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
+		AllowMassDelete: e.allow, Match: e.match, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -12,33 +12,68 @@ import (
 // relinkChunk is how many links one state transaction writes.
 const relinkChunk = 500
 
+// listWorkspace rebuilds what the pass knows of the workspace from one
+// listing: the links of the connector's contacts and, when the connector
+// matches by phone or e-mail, the index of every contact it may adopt
+// (then the listing covers the whole workspace, and the source is scanned
+// once for records that claim the same contact).
+func (p *pass) listWorkspace(ctx context.Context) error {
+	if !p.r.matching() {
+		return p.relink(ctx, false)
+	}
+	if err := p.resetMatching(); err != nil {
+		return err
+	}
+	if err := p.relink(ctx, true); err != nil {
+		return err
+	}
+	p.indexed = true
+	return p.claim(ctx)
+}
+
 // relink lists every workspace contact of the connector's source (pages
 // of 50) and records a link for each one that carries an externalId, with
 // the values it holds now. After it, an unlinked record has no contact,
 // and a linked one is patched only where it differs. Memory stays bounded:
 // links go to state a chunk at a time.
-func (p *pass) relink(ctx context.Context) error {
+func (p *pass) relink(ctx context.Context, all bool) error {
 	r := p.r
+	var adoptable []workspace.Contact
 	pending := make([]state.Link, 0, relinkChunk)
 	at := map[string]int{} // externalId -> index in pending
 	created := map[string]workspace.Contact{}
 	flush := func() error {
-		if len(pending) == 0 {
-			return nil
+		if len(pending) > 0 {
+			if err := r.opts.Store.PutLinks(pending); err != nil {
+				return fmt.Errorf("save links: %w", err)
+			}
+			pending, at, created = pending[:0], map[string]int{}, map[string]workspace.Contact{}
 		}
-		if err := r.opts.Store.PutLinks(pending); err != nil {
-			return fmt.Errorf("save links: %w", err)
+		if err := p.indexContacts(adoptable); err != nil {
+			return err
 		}
-		pending, at, created = pending[:0], map[string]int{}, map[string]workspace.Contact{}
+		adoptable = adoptable[:0]
 		return nil
 	}
 	dups := 0
 	params := workspace.ListContactsParams{Sources: []string{r.opts.Source}, MaxResults: workspace.MaxPageSize}
+	if all {
+		params.Sources = nil
+	}
 	for c, err := range r.opts.Workspace.Contacts(ctx, params) {
 		if err != nil {
 			return fmt.Errorf("list contacts of source %s: %w", r.opts.Source, err)
 		}
-		if c.ExternalID == nil || *c.ExternalID == "" {
+		ours := c.Source != nil && *c.Source == r.opts.Source && c.ExternalID != nil && *c.ExternalID != ""
+		if !ours {
+			if all && r.adoptable(c) {
+				adoptable = append(adoptable, c)
+				if len(adoptable) >= relinkChunk {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
 			continue
 		}
 		ext := *c.ExternalID

@@ -68,7 +68,7 @@ func (p *pass) resync(ctx context.Context, progress func(int)) error {
 	if err := r.opts.Store.DropLinks(r.opts.Connector); err != nil {
 		return fmt.Errorf("drop links: %w", err)
 	}
-	if err := p.relink(ctx); err != nil {
+	if err := p.listWorkspace(ctx); err != nil {
 		return err
 	}
 	linked, err := r.opts.Store.CountLinks(r.opts.Connector)

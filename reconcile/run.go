@@ -31,6 +31,8 @@ type pass struct {
 	incomplete bool
 	// linked is the number of links at the start of the pass.
 	linked int
+	// indexed is set when the connector has a match index to consult.
+	indexed bool
 	// full is set when the pass reads the whole source (a resync), so
 	// that records it does not see are deletions.
 	full bool
@@ -88,7 +90,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		// First sync, or the state file was lost: rebuild the links from
 		// one listing of the connector's source, so that nothing that
 		// already exists is created again.
-		if err := p.relink(ctx); err != nil {
+		if err := p.listWorkspace(ctx); err != nil {
 			return err
 		}
 		if linked, err = r.opts.Store.CountLinks(r.opts.Connector); err != nil {
@@ -96,6 +98,11 @@ func (p *pass) runChanges(ctx context.Context) error {
 		}
 	}
 	p.linked = linked
+	if r.matching() && !p.indexed {
+		if p.indexed, err = r.opts.Store.HasIndex(r.opts.Connector); err != nil {
+			return fmt.Errorf("read match index: %w", err)
+		}
+	}
 	if err := p.retryDeadLetters(ctx); err != nil {
 		return err
 	}
@@ -139,6 +146,7 @@ func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) 
 	run.FinishedAt = r.opts.Now()
 	run.Created, run.Updated, run.Unchanged = sum.Created, sum.Updated, sum.Unchanged
 	run.Deleted, run.Failed, run.APICalls = sum.Deleted, sum.Failed, sum.APICalls
+	run.Adopted, run.Held = sum.Adopted, sum.Held
 	if err != nil {
 		run.Err = err.Error()
 	}

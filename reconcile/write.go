@@ -53,6 +53,8 @@ func (p *pass) writeOnce(ctx context.Context, it *item) error {
 		return p.patch(ctx, it, it.link.ContactID, mapping.Fields(it.link.Fields), it.link.ItemIDs)
 	case it.found != nil:
 		return p.adopt(ctx, it)
+	case it.match != nil:
+		return p.adoptMatch(ctx, it)
 	case it.uncertain:
 		// An earlier attempt's create may have been applied: look first.
 		return p.resolveUncertain(ctx, it, nil)

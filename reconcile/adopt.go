@@ -1,0 +1,232 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// adoptMatch takes over a matched contact: with onMatch adopt it sets the
+// contact's externalId and source and the record's values under the
+// conflict policy (a value someone typed in the workspace is not blindly
+// overwritten); with onMatch link it only records the link.
+func (p *pass) adoptMatch(ctx context.Context, it *item) error {
+	r := p.r
+	c := *it.match
+	have, ids, relabel := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
+	if r.opts.OnMatch == OnMatchLink {
+		p.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
+		c.UpdatedAt = it.match.UpdatedAt
+		if err := p.saveLinkIDs(it, c, ids); err != nil {
+			return err
+		}
+		p.count(func(s *Summary) { s.Adopted++ })
+		return nil
+	}
+	desired, lost := p.resolveAdoption(have, it, c)
+	body := patchBody(have, desired, ids)
+	relabelItems(&body, relabel, desired)
+	body.ExternalID = workspace.Some(it.mapped.ExternalID)
+	body.Source = workspace.Some(r.opts.Source)
+	p.planned("adopt", it.mapped.ExternalID, c.ID, have, desired)
+	got, err := r.opts.Workspace.UpdateContact(ctx, c.ID, body)
+	if workspace.IsNotFound(err) {
+		it.match = nil // deleted since the listing: make a new one
+		return p.create(ctx, it)
+	}
+	if err != nil {
+		return fmt.Errorf("adopt contact %s: %w", c.ID, err)
+	}
+	if lost != nil {
+		if _, err := r.opts.Store.AddConflict(*lost); err != nil {
+			return fmt.Errorf("record conflict: %w", err)
+		}
+	}
+	if err := p.saveLinkIDs(it, got, ids); err != nil {
+		return err
+	}
+	p.count(func(s *Summary) { s.Adopted++ })
+	return nil
+}
+
+// matchedFields is what a matched contact holds for the mapped targets.
+// A phone or e-mail the record maps to one label but that the contact
+// keeps under another counts as held already (at that item), so that
+// adopting never adds the same number twice; relabel names those items
+// (target -> item id), which the adoption moves to the mapped label.
+func matchedFields(have mapping.Fields, ids map[string]string, c workspace.Contact, want mapping.Fields) (mapping.Fields, map[string]string, map[string]string) {
+	relabel := map[string]string{}
+	for target, v := range want {
+		if have[target] == v {
+			continue
+		}
+		var items []workspace.Item
+		var normalize func(string) (string, error)
+		switch {
+		case strings.HasPrefix(target, "phoneNumbers."):
+			items = c.DefaultFields.PhoneNumbers
+			normalize = func(s string) (string, error) { return mapping.NormalizePhone(s, mapping.DefaultRegion) }
+		case strings.HasPrefix(target, "emails."):
+			items = c.DefaultFields.Emails
+			normalize = mapping.NormalizeEmail
+		default:
+			continue
+		}
+		for _, item := range items {
+			if n, err := normalize(item.Value); err == nil && n == v {
+				have[target], ids[target], relabel[target] = v, item.ID, item.ID
+				break
+			}
+		}
+	}
+	return have, ids, relabel
+}
+
+// relabelItems adds to an adoption's body the moves of matched items to
+// the labels the mapping gives them, so that the contact then reads the
+// same through the mapping as the record (and a later listing, after a
+// lost state file, finds nothing to change).
+func relabelItems(body *workspace.ContactPatch, relabel map[string]string, desired mapping.Fields) {
+	for target, id := range relabel {
+		kind, label, _ := strings.Cut(target, ".")
+		v := desired[target]
+		ip := workspace.ItemPatch{ID: id, Name: label, Value: &v}
+		if body.DefaultFields == nil {
+			body.DefaultFields = &workspace.DefaultFieldsPatch{}
+		}
+		if kind == "emails" {
+			body.DefaultFields.Emails = append(body.DefaultFields.Emails, ip)
+		} else {
+			body.DefaultFields.PhoneNumbers = append(body.DefaultFields.PhoneNumbers, ip)
+		}
+	}
+}
+
+// resolveAdoption merges the record's values into what the contact holds:
+// empty fields take the record's value; a field both sides fill
+// differently goes to the winner of the conflict policy (newest-wins
+// compares the record's change time with the contact's, and keeps the
+// contact's value when the record has no time, as CSV rows do). The
+// losing values are returned as a conflict for the journal.
+func (p *pass) resolveAdoption(have mapping.Fields, it *item, c workspace.Contact) (mapping.Fields, *state.Conflict) {
+	r := p.r
+	policy := r.opts.Conflict
+	if policy == "" {
+		policy = ConflictNewestWins
+	}
+	crmWins := policy == ConflictCRMWins ||
+		(policy == ConflictNewestWins && !it.rec.UpdatedAt.IsZero() && it.rec.UpdatedAt.After(c.UpdatedAt))
+	desired := make(mapping.Fields, len(have)+len(it.fields))
+	for k, v := range have {
+		desired[k] = v
+	}
+	wsLost, srcLost := map[string]string{}, map[string]string{}
+	for k, v := range it.fields {
+		h := have[k]
+		switch {
+		case h == "" || h == v:
+			desired[k] = v
+		case crmWins:
+			desired[k] = v
+			wsLost[k] = h
+		default:
+			srcLost[k] = v
+		}
+	}
+	if len(wsLost)+len(srcLost) == 0 {
+		return desired, nil
+	}
+	winner := "workspace"
+	if crmWins {
+		winner = r.opts.Connector
+	}
+	lostWS, lostSrc := map[string]string{}, map[string]string{}
+	for k := range wsLost {
+		lostWS[k], lostSrc[k] = have[k], it.fields[k]
+	}
+	for k := range srcLost {
+		lostWS[k], lostSrc[k] = have[k], it.fields[k]
+	}
+	return desired, &state.Conflict{
+		Connector: r.opts.Connector, ExternalID: it.mapped.ExternalID, ContactID: c.ID,
+		Policy: policy, Winner: winner, Workspace: lostWS, Source: lostSrc, At: r.opts.Now(),
+	}
+}
+
+// saveLinkIDs is saveLink with item ids found by matching.
+func (p *pass) saveLinkIDs(it *item, c workspace.Contact, ids map[string]string) error {
+	if err := p.saveLink(it, c); err != nil {
+		return err
+	}
+	l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, it.mapped.ExternalID)
+	if err != nil || !ok {
+		return fmt.Errorf("reread link %s: %w", it.mapped.ExternalID, err)
+	}
+	for k, v := range mapping.ItemIDs(c) {
+		ids[k] = v
+	}
+	l.ItemIDs = ids
+	return p.r.opts.Store.PutLink(l)
+}
+
+// ErrNotHeld is returned by ResolveHeld for a record that is not held.
+var ErrNotHeld = errors.New("record is not held")
+
+// ResolveHeld settles a held record as an operator chose: adopt (or link,
+// per onMatch) the contact contactID, or, when contactID is "", create a
+// new contact.
+func (r *Reconciler) ResolveHeld(ctx context.Context, externalID, contactID string) (Summary, error) {
+	held, err := r.opts.Store.Held(r.opts.Connector)
+	if err != nil {
+		return Summary{}, err
+	}
+	raw, ok := held[externalID]
+	if !ok {
+		return Summary{}, fmt.Errorf("%w: %s/%s", ErrNotHeld, r.opts.Connector, externalID)
+	}
+	var h Held
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Summary{}, fmt.Errorf("held record %s: %w", externalID, err)
+	}
+	start, calls := r.opts.Now(), r.opts.Workspace.Calls()
+	p, err := r.newPass("resolve")
+	if err != nil {
+		return Summary{}, err
+	}
+	err = p.resolve(ctx, h.Record, contactID)
+	if err == nil && p.sum.Failed == 0 {
+		err = r.opts.Store.DeleteHeld(r.opts.Connector, externalID)
+	}
+	return p.finish(start, calls, err)
+}
+
+func (p *pass) resolve(ctx context.Context, rec connector.Record, contactID string) error {
+	r := p.r
+	m, err := r.opts.Mapper.ToContact(rec)
+	if err != nil {
+		return err
+	}
+	f := ContactFields(m)
+	it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
+	if contactID != "" {
+		var c workspace.Contact
+		if ws, ok := r.opts.Workspace.(interface {
+			GetContact(context.Context, string) (workspace.Contact, error)
+		}); ok {
+			if c, err = ws.GetContact(ctx, contactID); err != nil {
+				return fmt.Errorf("read contact %s: %w", contactID, err)
+			}
+		} else {
+			return errors.New("workspace client cannot read single contacts")
+		}
+		it.match = &c
+	}
+	return p.write(ctx, it)
+}

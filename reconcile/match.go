@@ -1,0 +1,265 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Matching of records against contacts that exist in the workspace
+// without a link (made by hand, imported from a phone, made by other
+// integrations), at a connector's first sync or a resync. Values of the
+// configuration keys match, onMatch and onAmbiguous.
+const (
+	MatchPhone = "phone"
+	MatchEmail = "email"
+
+	OnMatchAdopt  = "adopt"  // set externalId and source, then update under the conflict policy
+	OnMatchLink   = "link"   // record the link only; the contact's fields are left alone
+	OnMatchCreate = "create" // ignore matches
+
+	OnAmbiguousHold   = "hold"   // keep the record aside for an operator
+	OnAmbiguousCreate = "create" // create a new contact anyway
+)
+
+// Conflict policies (config conflict).
+const (
+	ConflictNewestWins    = "newest-wins"
+	ConflictWorkspaceWins = "workspace-wins"
+	ConflictCRMWins       = "crm-wins"
+)
+
+// claimPrefix keys, in the match index, the records that match a contact
+// (found by a scan of the source before the pass): two records claiming
+// one contact are ambiguous.
+const claimPrefix = "claim:"
+
+// Held is what a held record keeps, for `syncd matches list|resolve`.
+type Held struct {
+	Record     connector.Record `json:"record"`
+	Candidates []string         `json:"candidates"`
+	Reason     string           `json:"reason"`
+}
+
+func (r *Reconciler) matching() bool {
+	return len(r.opts.Match) > 0 && r.opts.OnMatch != OnMatchCreate
+}
+
+// matchKeys are the index keys of mapped fields: E.164 phones and
+// case-folded e-mails, as the mapping's canonical form has them.
+func (r *Reconciler) matchKeys(f mapping.Fields) []string {
+	var keys []string
+	for _, m := range r.opts.Match {
+		for k, v := range f {
+			switch {
+			case m == MatchPhone && strings.HasPrefix(k, "phoneNumbers."):
+				keys = append(keys, "phone:"+v)
+			case m == MatchEmail && strings.HasPrefix(k, "emails."):
+				keys = append(keys, "email:"+v)
+			}
+		}
+	}
+	return keys
+}
+
+// contactKeys are the index keys of a workspace contact.
+func (r *Reconciler) contactKeys(c workspace.Contact) []string {
+	var keys []string
+	for _, m := range r.opts.Match {
+		switch m {
+		case MatchPhone:
+			for _, it := range c.DefaultFields.PhoneNumbers {
+				if v, err := mapping.NormalizePhone(it.Value, mapping.DefaultRegion); err == nil {
+					keys = append(keys, "phone:"+v)
+				}
+			}
+		case MatchEmail:
+			for _, it := range c.DefaultFields.Emails {
+				if v, err := mapping.NormalizeEmail(it.Value); err == nil {
+					keys = append(keys, "email:"+v)
+				}
+			}
+		}
+	}
+	return keys
+}
+
+// adoptable reports whether a listed contact may be matched: it carries
+// no source of a syncd connector (it would then be that connector's).
+func (r *Reconciler) adoptable(c workspace.Contact) bool {
+	if c.Source == nil {
+		return true
+	}
+	if *c.Source == r.opts.Source {
+		return c.ExternalID == nil || *c.ExternalID == ""
+	}
+	for _, s := range r.opts.OtherSources {
+		if *c.Source == s {
+			return false
+		}
+	}
+	return true
+}
+
+// indexContacts adds listed contacts that may be adopted to the match
+// index, with their snapshots, in one transaction.
+func (p *pass) indexContacts(cs []workspace.Contact) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	r := p.r
+	var entries []state.IndexEntry
+	docs := make(map[string][]byte, len(cs))
+	for _, c := range cs {
+		for _, k := range r.contactKeys(c) {
+			entries = append(entries, state.IndexEntry{Key: k, ContactID: c.ID})
+		}
+		doc, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		docs[c.ID] = doc
+	}
+	if err := r.opts.Store.PutIndexEntries(r.opts.Connector, entries); err != nil {
+		return fmt.Errorf("index contacts: %w", err)
+	}
+	if err := r.opts.Store.PutMatchDocs(r.opts.Connector, docs); err != nil {
+		return fmt.Errorf("index contacts: %w", err)
+	}
+	return nil
+}
+
+// resetMatching clears the index and the held records before a listing
+// rebuilds them.
+func (p *pass) resetMatching() error {
+	r := p.r
+	if err := r.opts.Store.ClearIndex(r.opts.Connector); err != nil {
+		return fmt.Errorf("clear match index: %w", err)
+	}
+	held, err := r.opts.Store.Held(r.opts.Connector)
+	if err != nil {
+		return fmt.Errorf("read held records: %w", err)
+	}
+	for ext := range held {
+		if err := r.opts.Store.DeleteHeld(r.opts.Connector, ext); err != nil {
+			return fmt.Errorf("clear held record %s: %w", ext, err)
+		}
+	}
+	return nil
+}
+
+// claim scans the source once and records, for each contact that exactly
+// one record matches, that record's claim; a contact claimed twice makes
+// both records ambiguous.
+func (p *pass) claim(ctx context.Context) error {
+	r := p.r
+	return r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
+		var claims []state.IndexEntry
+		for _, rec := range b.Records {
+			m, err := r.opts.Mapper.ToContact(rec)
+			if err != nil {
+				continue
+			}
+			cands, err := p.candidates(m.Fields)
+			if err != nil {
+				return err
+			}
+			if len(cands) == 1 {
+				claims = append(claims, state.IndexEntry{Key: claimPrefix + cands[0], ContactID: m.ExternalID})
+			}
+		}
+		if err := r.opts.Store.PutIndexEntries(r.opts.Connector, claims); err != nil {
+			return fmt.Errorf("record claims: %w", err)
+		}
+		return nil
+	})
+}
+
+// candidates returns the indexed contacts that share a phone or an e-mail
+// with the fields, sorted.
+func (p *pass) candidates(f mapping.Fields) ([]string, error) {
+	set := map[string]bool{}
+	for _, k := range p.r.matchKeys(f) {
+		ids, err := p.r.opts.Store.LookupIndex(p.r.opts.Connector, k)
+		if err != nil {
+			return nil, fmt.Errorf("look up match index: %w", err)
+		}
+		for _, id := range ids {
+			set[id] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// match looks an unlinked, unfound item up in the match index. It sets
+// it.match to the one contact it may adopt, or holds the item (returning
+// held true) when the match is ambiguous and onAmbiguous is hold.
+func (p *pass) match(it *item) (held bool, err error) {
+	r := p.r
+	cands, err := p.candidates(it.fields)
+	if err != nil {
+		return false, err
+	}
+	free := cands[:0:0]
+	for _, id := range cands {
+		l, ok, err := r.opts.Store.LinkByContact(r.opts.Connector, id)
+		if err != nil {
+			return false, fmt.Errorf("read link of contact %s: %w", id, err)
+		}
+		if !ok || l.ExternalID == it.mapped.ExternalID {
+			free = append(free, id)
+		}
+	}
+	reason := ""
+	switch len(free) {
+	case 0:
+		return false, nil
+	case 1:
+		claims, err := r.opts.Store.LookupIndex(r.opts.Connector, claimPrefix+free[0])
+		if err != nil {
+			return false, fmt.Errorf("read claims: %w", err)
+		}
+		if len(claims) > 1 {
+			reason = fmt.Sprintf("records %s all match contact %s", strings.Join(claims, ", "), free[0])
+			break
+		}
+		doc, ok, err := r.opts.Store.MatchDoc(r.opts.Connector, free[0])
+		if err != nil || !ok {
+			return false, fmt.Errorf("read matched contact %s: found=%v: %w", free[0], ok, err)
+		}
+		var c workspace.Contact
+		if err := json.Unmarshal(doc, &c); err != nil {
+			return false, fmt.Errorf("decode matched contact %s: %w", free[0], err)
+		}
+		it.match = &c
+		return false, nil
+	default:
+		reason = fmt.Sprintf("matches %d contacts (%s) by phone or e-mail", len(free), strings.Join(free, ", "))
+	}
+	if r.opts.OnAmbiguous == OnAmbiguousCreate {
+		return false, nil
+	}
+	payload, err := json.Marshal(Held{Record: it.rec, Candidates: free, Reason: reason})
+	if err != nil {
+		return false, err
+	}
+	if err := r.opts.Store.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
+		return false, fmt.Errorf("hold record %s: %w", it.mapped.ExternalID, err)
+	}
+	p.planned("hold", it.mapped.ExternalID, strings.Join(free, ","), nil, nil)
+	p.count(func(s *Summary) { s.Held++ })
+	r.log.WithField("external_id", it.mapped.ExternalID).WithField("reason", reason).Info("ambiguous match held for an operator")
+	return true, nil
+}
