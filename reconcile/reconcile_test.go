@@ -124,17 +124,7 @@ func (e *env) reconciler() *Reconciler {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { src.Close() })
-	m, err := mapping.Compile(mapping.Spec{
-		ExternalID: "id",
-		SourceURL:  "https://crm.example.com/contacts/{{ .id }}",
-		Fields: map[string]mapping.FieldSpec{
-			"firstName":           {From: "first_name"},
-			"lastName":            {From: "last_name"},
-			"emails.work":         {From: "email"},
-			"phoneNumbers.mobile": {From: "mobile", Transform: []string{"e164"}, Region: "US"},
-			"custom.score":        {From: "score"},
-		},
-	}, "to-workspace", nil)
+	m, err := mapping.Compile(testSpec(), "to-workspace", nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -202,4 +192,18 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+func testSpec() mapping.Spec {
+	return mapping.Spec{
+		ExternalID: "id",
+		SourceURL:  "https://crm.example.com/contacts/{{ .id }}",
+		Fields: map[string]mapping.FieldSpec{
+			"firstName":           {From: "first_name"},
+			"lastName":            {From: "last_name"},
+			"emails.work":         {From: "email"},
+			"phoneNumbers.mobile": {From: "mobile", Transform: []string{"e164"}, Region: "US"},
+			"custom.score":        {From: "score"},
+		},
+	}
 }

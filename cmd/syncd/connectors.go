@@ -4,4 +4,5 @@ package main
 import (
 	_ "github.com/syncd-io/syncd/connector/csv"
 	_ "github.com/syncd-io/syncd/connector/hubspot"
+	_ "github.com/syncd-io/syncd/connector/postgres"
 )

@@ -1,0 +1,136 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/postgres"
+	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+// pgEnv syncs a PostgreSQL table whose rows share few updated_at values.
+type pgEnv struct {
+	*env
+	pool  *pgxpool.Pool
+	table string
+}
+
+func newPGEnv(t *testing.T, rows int, emuOpts emulator.Options) *pgEnv {
+	e := &pgEnv{env: newEnv(t, 0, emuOpts), pool: pgtest.Connect(t)}
+	schema := pgtest.NewSchema(t, e.pool)
+	e.table = schema + ".people"
+	pgtest.Exec(t, e.pool, fmt.Sprintf(`CREATE TABLE %s (
+		id bigint PRIMARY KEY, first_name text, last_name text, email text, mobile text, score text,
+		updated_at timestamptz NOT NULL)`, e.table))
+	// Ten rows per timestamp: ties everywhere, and across batch edges.
+	pgtest.Exec(t, e.pool, fmt.Sprintf(`INSERT INTO %s
+		SELECT i, 'First'||i, 'Last'||i||'-v1', 'person'||i||'@example.com', '+1 (415) 555-'||lpad(i::text, 4, '0'), (i %% 7)::text,
+		       timestamptz '2026-01-01' + (i / 10) * interval '1 second'
+		FROM generate_series(1, $1) AS i`, e.table), rows)
+	e.rows = e.rows[:1]
+	for i := 1; i <= rows; i++ {
+		e.rows = append(e.rows, row(i, "v1"))
+	}
+	return e
+}
+
+func (e *pgEnv) reconciler() *Reconciler {
+	e.t.Helper()
+	typ, _ := connector.Lookup(postgres.TypeName)
+	settings := postgres.NewSettings()
+	settings.DSN = pgtest.URL()
+	settings.Table = e.table
+	settings.BatchSize = 64
+	src, err := typ.Open(context.Background(), connector.Options{Name: "crm", Settings: settings, Log: quietLog()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { src.Close() })
+	m, err := mapping.Compile(testSpec(), "to-workspace", nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r, err := New(Options{
+		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
+		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+func (e *pgEnv) run() Summary {
+	e.t.Helper()
+	sum, err := e.reconciler().Run(context.Background())
+	if err != nil {
+		e.t.Fatalf("run: %v (summary %v)", err, sum)
+	}
+	return sum
+}
+
+// change edits rows like an application would: new values, updated_at
+// moved to one shared new time.
+func (e *pgEnv) change(ids ...int) {
+	for _, id := range ids {
+		pgtest.Exec(e.t, e.pool, fmt.Sprintf(`UPDATE %s SET last_name = $2, updated_at = timestamptz '2026-06-01' WHERE id = $1`, e.table), id, fmt.Sprintf("Last%d-v2", id))
+		e.rows[id] = row(id, "v2")
+	}
+}
+
+func TestPostgresForward(t *testing.T) {
+	e := newPGEnv(t, 500, emulator.Options{})
+	before := e.emu.Stats()
+	sum := e.run()
+	if posts, _, _ := e.writes(before); sum.Created != 500 || posts != 500 {
+		t.Fatalf("initial sync: %v, %d POSTs; want 500 creates", sum, posts)
+	}
+	e.assertConverged()
+
+	before = e.emu.Stats()
+	sum = e.run()
+	if posts, patches, deletes := e.writes(before); posts+patches+deletes != 0 {
+		t.Fatalf("unchanged rerun wrote %d/%d/%d (%v); want nothing", posts, patches, deletes, sum)
+	}
+
+	e.change(3, 50, 51, 52, 53, 54, 55, 56, 57, 499) // ten rows, one shared updated_at
+	before = e.emu.Stats()
+	sum = e.run()
+	if posts, patches, deletes := e.writes(before); patches != 10 || posts+deletes != 0 {
+		t.Fatalf("10 changed rows: %d POST %d PATCH %d DELETE (%v); want exactly 10 PATCHes", posts, patches, deletes, sum)
+	}
+	e.assertConverged()
+
+	e.loseState()
+	before = e.emu.Stats()
+	sum = e.run()
+	if posts, patches, _ := e.writes(before); posts+patches != 0 {
+		t.Fatalf("after losing the state file: %d POSTs %d PATCHes (%v); want none", posts, patches, sum)
+	}
+	e.assertConverged()
+}
+
+func TestPostgresFaultsConverge(t *testing.T) {
+	e := newPGEnv(t, 200, emulator.Options{FaultRate: 0.2, Seed: 7})
+	for i := 0; i < 5; i++ {
+		if _, err := e.reconciler().Run(context.Background()); err != nil {
+			t.Logf("run %d stopped early under faults: %v", i, err)
+		}
+		if i == 1 {
+			e.change(10, 11, 12, 13, 14)
+		}
+	}
+	e.emu.SetFaultRate(0)
+	e.run()
+	e.assertConverged()
+	if st := e.emu.Stats(); st.FaultsByKind["lost"] == 0 {
+		t.Errorf("no lost answer was injected (faults %v)", st.FaultsByKind)
+	}
+}
