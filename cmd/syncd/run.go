@@ -13,6 +13,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/reverse"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -57,15 +58,30 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		for _, s := range sums {
 			fmt.Fprintf(c.m.Stdout, "%s: %s\n", s.Connector, s)
 		}
-		return err
+		rs, rerr := d.RunReverseOnce(ctx)
+		if rs.Events > 0 {
+			fmt.Fprintf(c.m.Stdout, "workspace changes: %s\n", reverseSummary(rs))
+		}
+		return errors.Join(err, rerr)
 	}
 	stopAdmin, err := startAdmin(cfg, d, log)
 	if err != nil {
 		return err
 	}
 	defer stopAdmin()
+	rev, err := d.StartReverse(ctx)
+	if err != nil {
+		return err
+	}
+	defer rev.Stop()
 	log.WithField("connectors", len(d.Connectors())).Info("syncd running")
 	return d.Serve(ctx)
+}
+
+// reverseSummary is one line of what the reverse direction did.
+func reverseSummary(s reverse.Stats) string {
+	return fmt.Sprintf("events=%d written=%d created=%d deleted=%d unlinked=%d echoes=%d unchanged=%d stale=%d conflicts=%d ignored=%d failed=%d",
+		s.Events, s.Written, s.Created, s.Deleted, s.Unlinked, s.Echoes, s.Unchanged, s.Stale, s.Conflicts, s.Ignored, s.Failed)
 }
 
 // checkCredentials fails fast, with the fix, when the workspace refuses

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+func init() {
+	registerCommand("webhooks", "register, rotate or list the workspace webhook subscription", func(m *Main) Command { return &WebhooksCommand{m: m} })
+}
+
+// WebhooksCommand manages the subscription that delivers workspace
+// changes to syncd's receiver: register, rotate, list.
+type WebhooksCommand struct {
+	m *Main
+}
+
+const webhooksUsage = "webhooks register|rotate|list --config FILE [--grace DURATION]"
+
+// Run parses the subcommand and its flags.
+func (c *WebhooksCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(c.m.Stderr, "Usage: syncd %s\n\n"+
+			"  register  create the subscription at webhooks.publicURL, or find it and enable it; keep its secret in state\n"+
+			"  rotate    give the subscription a new signing secret; the old one stays accepted for --grace\n"+
+			"  list      show the workspace's subscriptions and their delivery history\n", webhooksUsage)
+		return ErrUsage
+	}
+	sub := args[0]
+	fs := c.m.newFlagSet("webhooks "+sub, webhooksUsage)
+	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	grace := fs.Duration("grace", -1, "how long the old secret stays accepted after rotate (default: webhooks.secretGrace)")
+	limit := fs.Int("deliveries", 20, "deliveries shown per subscription by list (0: all)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*path, c.m.Getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(c.m, cfg.Log)
+	ws, err := workspaceClient(cfg, log)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "register":
+		return c.register(ctx, cfg, ws, log)
+	case "rotate":
+		g := cfg.Webhooks.SecretGrace
+		if *grace >= 0 {
+			g = *grace
+		}
+		return c.rotate(ctx, cfg, ws, g)
+	case "list":
+		return c.list(ctx, cfg, ws, *limit)
+	}
+	fs.Usage()
+	return fmt.Errorf("unknown webhooks subcommand %q: %w", sub, ErrUsage)
+}
+
+// workspaceClient is the configured workspace client.
+func workspaceClient(cfg *config.Config, log *logrus.Logger) (*workspace.Client, error) {
+	return workspace.NewClient(workspace.ClientOptions{
+		BaseURL: cfg.Workspace.BaseURL, APIKey: cfg.Workspace.APIKey,
+		VersionHeader: cfg.Workspace.VersionHeader, Version: cfg.Workspace.Version,
+		RateLimit: cfg.Workspace.RateLimit, Burst: cfg.Workspace.Burst,
+		Log: logrus.NewEntry(log).WithField("component", "workspace"),
+	})
+}
+
+// openStateForWrite opens the state file, explaining what to do when a
+// daemon holds it.
+func openStateForWrite(cfg *config.Config, what string) (*state.Store, error) {
+	st, err := state.Open(cfg.State.Path, state.Options{Timeout: 500 * time.Millisecond})
+	if errors.Is(err, state.ErrLocked) {
+		return nil, fmt.Errorf("%s needs the state file %s, which a running syncd holds: stop it first "+
+			"(with webhooks.autoRegister: true, syncd run registers the subscription itself): %w", what, cfg.State.Path, err)
+	}
+	return st, err
+}
+
+func (c *WebhooksCommand) register(ctx context.Context, cfg *config.Config, ws *workspace.Client, log *logrus.Logger) error {
+	st, err := openStateForWrite(cfg, "webhooks register")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	reg, err := daemon.EnsureWebhook(ctx, ws, st, cfg.Webhooks.PublicURL, logrus.NewEntry(log))
+	if err != nil {
+		return err
+	}
+	what := "unchanged"
+	switch {
+	case reg.Created:
+		what = "created"
+	case reg.Updated && reg.Rotated:
+		what = "updated, secret rotated"
+	case reg.Updated:
+		what = "updated"
+	case reg.Rotated:
+		what = "secret rotated (it was not in state)"
+	}
+	fmt.Fprintf(c.m.Stdout, "subscription %s %s: %s, events %s, status %s\n", reg.Webhook.ID, what,
+		reg.Webhook.URL, strings.Join(reg.Webhook.Events, ","), reg.Webhook.Status)
+	return nil
+}
+
+func (c *WebhooksCommand) rotate(ctx context.Context, cfg *config.Config, ws *workspace.Client, grace time.Duration) error {
+	st, err := openStateForWrite(cfg, "webhooks rotate")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	wh, err := daemon.RotateWebhook(ctx, ws, st, cfg.Webhooks.PublicURL, grace, now)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.m.Stdout, "subscription %s: new secret stored; the previous one is accepted until %s\n",
+		wh.ID, now.Add(grace).Format(time.RFC3339))
+	return nil
+}
+
+func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, ws *workspace.Client, limit int) error {
+	whs, err := ws.ListWebhooks(ctx)
+	if err != nil {
+		return err
+	}
+	// Which subscriptions state holds a secret for (never the secret).
+	secrets := map[string]int{}
+	st, err := state.Open(cfg.State.Path, state.Options{ReadOnly: true, Timeout: 300 * time.Millisecond})
+	switch {
+	case err == nil:
+		if cur, prev, err := st.WebhookSecrets(); err == nil {
+			for _, s := range append([]state.WebhookSecret{cur}, prev...) {
+				secrets[s.WebhookID]++
+			}
+		}
+		st.Close()
+	case errors.Is(err, state.ErrLocked):
+		fmt.Fprintln(c.m.Stderr, "syncd: a running syncd holds the state file; secrets in state are not shown")
+	}
+	if len(whs) == 0 {
+		fmt.Fprintln(c.m.Stdout, "no webhook subscriptions")
+		return nil
+	}
+	for i, wh := range whs {
+		if i > 0 {
+			fmt.Fprintln(c.m.Stdout)
+		}
+		mark := ""
+		if wh.URL == cfg.Webhooks.PublicURL {
+			mark = "  (syncd's: webhooks.publicURL)"
+		}
+		fmt.Fprintf(c.m.Stdout, "subscription %s  %s  %s%s\n  events: %s\n  label: %s  created: %s  secrets in state: %d\n",
+			wh.ID, wh.Status, wh.URL, mark, strings.Join(wh.Events, ", "), wh.Label, wh.CreatedAt.Format(time.RFC3339), secrets[wh.ID])
+		ds, err := ws.WebhookDeliveries(ctx, wh.ID)
+		if err != nil {
+			fmt.Fprintf(c.m.Stdout, "  deliveries: %v\n", err)
+			continue
+		}
+		printDeliveries(c.m.Stdout, ds, limit)
+	}
+	return nil
+}
+
+// printDeliveries prints the newest limit deliveries, newest last.
+func printDeliveries(w io.Writer, ds []workspace.Delivery, limit int) {
+	if len(ds) == 0 {
+		fmt.Fprintln(w, "  deliveries: none")
+		return
+	}
+	shown := ds
+	if limit > 0 && len(ds) > limit {
+		shown = ds[len(ds)-limit:]
+	}
+	fmt.Fprintf(w, "  deliveries: %d (showing %d)\n", len(ds), len(shown))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  EVENT\tTYPE\tSTATUS\tATTEMPTS\tANSWER\tUPDATED\tLAST ERROR")
+	for _, d := range shown {
+		answer := "-"
+		if d.ResponseStatus != 0 {
+			answer = fmt.Sprint(d.ResponseStatus)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.EventID, d.Type, d.Status, d.Attempts, answer,
+			d.UpdatedAt.Format(time.RFC3339), d.LastError)
+	}
+	_ = tw.Flush()
+}
