@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -56,4 +57,23 @@ func (s *Store) ResetCheckpoints(connector string) error {
 		}
 		return err
 	})
+}
+
+// Checkpoints returns every checkpoint of the connector by name ("" is
+// the main cursor), for status reports.
+func (s *Store) Checkpoints(connector string) (map[string]string, error) {
+	out := map[string]string{}
+	err := s.view("read checkpoints "+connector, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketCheckpoints).Bucket([]byte(connector))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if name, ok := strings.CutPrefix(string(k), "/"); ok && v != nil {
+				out[name] = string(v)
+			}
+			return nil
+		})
+	})
+	return out, err
 }

@@ -47,3 +47,25 @@ func TestCheckpoints(t *testing.T) {
 		t.Error("checkpoint without connector accepted")
 	}
 }
+
+func TestCheckpointsListsEveryCursor(t *testing.T) {
+	s, _ := openTest(t)
+	must(t, s.SetCheckpoint("hubspot", "", "main"))
+	must(t, s.SetCheckpoint("hubspot", "archived", "arch"))
+	must(t, s.SetCheckpoint("hubspot", "/", "slash"))
+	must(t, s.SetCheckpoint("pg", "", "other connector"))
+	got, err := s.Checkpoints("hubspot")
+	must(t, err)
+	want := map[string]string{"": "main", "archived": "arch", "/": "slash"}
+	if len(got) != len(want) {
+		t.Fatalf("Checkpoints = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("Checkpoints[%q] = %q, want %q", k, got[k], v)
+		}
+	}
+	if got, err := s.Checkpoints("never-ran"); err != nil || len(got) != 0 {
+		t.Errorf("Checkpoints of a connector without any = %v, %v; want empty", got, err)
+	}
+}
