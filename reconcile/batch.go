@@ -93,7 +93,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 			it.link = &l
 			if l.WorkspaceHash == it.hash {
 				p.count(func(s *Summary) { s.Unchanged++ })
-				p.clearDeadLetter(it.mapped.ExternalID)
+				p.clearDeadLetter(it)
 				continue
 			}
 		}

@@ -36,13 +36,14 @@ func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
 	}
 	known := make(map[string]deadPayload, len(dls))
 	for _, d := range dls {
-		if d.Operation != opSync {
+		var p deadPayload
+		if json.Unmarshal(d.Payload, &p) != nil {
 			continue
 		}
-		var p deadPayload
-		if json.Unmarshal(d.Payload, &p) == nil {
-			known[d.Key] = p
+		if d.Operation != opSync {
+			p.Permanent = false // only refusals of a write skip the call
 		}
+		known[d.Key] = p
 	}
 	return known, nil
 }
@@ -70,14 +71,18 @@ func (p *pass) setAside(ctx context.Context, op, key string, rec connector.Recor
 	log.WithField("reason", cause.Error()).Warn("record set aside as a dead letter")
 }
 
-func (p *pass) clearDeadLetter(externalID string) {
-	if _, ok := p.known[externalID]; !ok {
-		return
-	}
+// clearDeadLetter removes the dead letters of a record that went
+// through: a write that had failed, or a mapping that had.
+func (p *pass) clearDeadLetter(it *item) {
 	r := p.r
-	for _, op := range []string{opSync, opMap} {
-		if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, op, externalID); err != nil {
-			r.log.WithError(err).WithField("key", externalID).Warn("could not clear dead letter")
+	for _, key := range []string{it.mapped.ExternalID, "record:" + it.rec.ID} {
+		if _, ok := p.known[key]; !ok {
+			continue
+		}
+		for _, op := range []string{opSync, opMap} {
+			if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, op, key); err != nil {
+				r.log.WithError(err).WithField("key", key).Warn("could not clear dead letter")
+			}
 		}
 	}
 }
@@ -86,6 +91,9 @@ func (p *pass) clearDeadLetter(externalID string) {
 // the pass again: their batches' checkpoints moved past them.
 func (p *pass) retryDeadLetters(ctx context.Context) error {
 	r := p.r
+	if !r.opts.Type.Incremental {
+		return nil // the pass reads every record again anyway
+	}
 	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("read dead letters: %w", err)

@@ -159,3 +159,25 @@ func TestRefusedRecordIsSetAsideOnce(t *testing.T) {
 	}
 	e.assertConverged()
 }
+
+func TestUnmappableRecordIsReportedThenCleared(t *testing.T) {
+	e := newEnv(t, 10, emulator.Options{})
+	e.rows[4][4] = "12" // not a phone number
+	e.writeCSV()
+	sum := e.run()
+	if sum.Created != 9 || sum.Failed != 1 {
+		t.Fatalf("summary %v, want 9 created and 1 failed", sum)
+	}
+	dls, _ := e.store.DeadLetters("crm")
+	if len(dls) != 1 || dls[0].Operation != opMap || !strings.Contains(dls[0].Reason, "phoneNumbers.mobile") {
+		t.Fatalf("dead letters %+v, want one naming the field phoneNumbers.mobile", dls)
+	}
+	e.rows[4] = row(4, "v1")
+	e.writeCSV()
+	if sum := e.run(); sum.Created != 1 {
+		t.Fatalf("after the fix: %v, want 1 created", sum)
+	}
+	if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
+		t.Fatalf("%d dead letters left after the record was fixed", n)
+	}
+}

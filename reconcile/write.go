@@ -25,7 +25,7 @@ func (p *pass) write(ctx context.Context, it *item) error {
 	for attempt := 1; ; attempt++ {
 		err := p.writeOnce(ctx, it)
 		if err == nil {
-			p.clearDeadLetter(it.mapped.ExternalID)
+			p.clearDeadLetter(it)
 			return nil
 		}
 		if workspace.IsUnauthorized(err) {
