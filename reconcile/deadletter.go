@@ -16,6 +16,10 @@ const (
 	opSync = "sync" // the contact could not be created or updated
 )
 
+// ForwardOperation reports whether dead letters of operation op are the
+// forward direction's: the ones RetryDeadLetter can retry.
+func ForwardOperation(op string) bool { return op == opMap || op == opSync }
+
 // retryDelay is when a transient dead letter is tried again (the next run
 // after it).
 const retryDelay = time.Minute
