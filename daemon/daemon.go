@@ -56,6 +56,7 @@ type Connector struct {
 	Mapper   *mapping.Mapper
 	Recon    *reconcile.Reconciler
 	running  sync.Mutex
+	apply    sync.Mutex // held by forward passes and reverse rounds: see reverse.go
 	log      *logrus.Entry
 	lastMu   sync.Mutex
 	last     reconcile.Summary
@@ -200,6 +201,8 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 		return reconcile.Summary{}, ErrBusy
 	}
 	defer c.running.Unlock()
+	c.apply.Lock()
+	defer c.apply.Unlock()
 	sum, err := c.Recon.Run(ctx)
 	c.record(sum, err)
 	return sum, err
@@ -210,6 +213,8 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 func (c *Connector) Resync(ctx context.Context, o reconcile.ResyncOptions) (reconcile.Summary, error) {
 	c.running.Lock()
 	defer c.running.Unlock()
+	c.apply.Lock()
+	defer c.apply.Unlock()
 	sum, err := c.Recon.Resync(ctx, o)
 	if !o.DryRun {
 		c.record(sum, err)

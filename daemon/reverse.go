@@ -46,7 +46,7 @@ func (d *Daemon) reverseTargets() []*reverse.Target {
 			Name: c.Name, Source: c.Config.Source, Mapper: c.Mapper, Writer: w,
 			Direction: c.Config.Direction, Conflict: c.Config.Conflict,
 			OnWorkspaceCreate: c.Config.OnWorkspaceCreate, OnWorkspaceDelete: c.Config.OnWorkspaceDelete,
-			SoftDelete: c.Type.SoftDelete,
+			SoftDelete: c.Type.SoftDelete, Lock: &c.apply,
 		})
 	}
 	return out
@@ -64,9 +64,13 @@ func (d *Daemon) NewApplier() (*reverse.Applier, error) {
 
 // StartReverse starts the reverse direction: with autoRegister, it first
 // makes sure the subscription exists and is enabled; then the receiver
-// listens on webhooks.listen (when set), the applier applies the inbox
-// (events left by an earlier run first), and each connector catches up on
-// what was missed at start-up and on its schedule. It returns nil when no
+// listens on webhooks.listen (when set), each connector catches up on
+// what was missed while syncd was away, and the inbox (events left by an
+// earlier run first) is applied, before StartReverse returns: the first
+// forward passes, which Serve starts, must not take records written back
+// before a crash for changes of their own and send them over newer
+// workspace versions. Then the applier keeps applying the inbox, and each
+// connector catches up again on its schedule. It returns nil when no
 // connector acts on workspace changes. Stop ends it.
 func (d *Daemon) StartReverse(ctx context.Context) (*Reverse, error) {
 	a, err := d.NewApplier()
@@ -110,6 +114,17 @@ func (d *Daemon) StartReverse(ctx context.Context) (*Reverse, error) {
 		log.Warn("webhooks.listen is not set: workspace changes arrive only through catch-up")
 	}
 
+	for _, c := range d.connectors {
+		if c.Config.ReadsWorkspace() {
+			if _, err := a.CatchUp(ctx, c.Name); err != nil {
+				c.log.WithError(err).Warn("catch-up of workspace changes failed at start-up; it runs again on the schedule")
+			}
+		}
+	}
+	if err := a.Drain(ctx); err != nil {
+		log.WithError(err).Warn("applying the inbox at start-up failed; the applier goes on trying")
+	}
+
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.wg.Add(1)
 	go func() {
@@ -122,7 +137,6 @@ func (d *Daemon) StartReverse(ctx context.Context) (*Reverse, error) {
 			continue
 		}
 		trigger := make(chan struct{}, 1)
-		trigger <- struct{}{} // at start-up
 		if _, err := sched.AddFunc(c.schedule, func() { poke(trigger) }); err != nil {
 			r.cancel()
 			r.Stop()

@@ -374,3 +374,33 @@ func TestCatchUpFindsEditsMadeWhileAway(t *testing.T) {
 		t.Fatal("catch-up of an unknown connector succeeded")
 	}
 }
+
+// TestForwardEchoCarriesUntouchedWorkspaceEdits: a workspace edit whose
+// event is still waiting when a forward pass patches another field of the
+// contact. The edit's own event is then older than the forward write and
+// dropped, but the forward write's echo carries the whole contact, edit
+// included, and brings it to the record.
+func TestForwardEchoCarriesUntouchedWorkspaceEdits(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	e.listen()
+	c := e.contact("1")
+	e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("InApp")}})
+	e.mem.put("1", map[string]any{"email": "crm@example.com"})
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v", sum)
+	}
+	e.waitInbox(2)
+	e.drain()
+	rec := e.mem.get("1")
+	if rec.Fields["last_name"] != "InApp" || rec.Fields["email"] != "crm@example.com" {
+		t.Fatalf("record %+v: want the app's last name and the CRM's e-mail", rec.Fields)
+	}
+	got := e.contact("1")
+	if *got.DefaultFields.LastName != "InApp" || got.DefaultFields.Emails[0].Value != "crm@example.com" {
+		t.Fatalf("contact %+v", got.DefaultFields)
+	}
+	if l := e.link("1"); l.Fields["lastName"] != "InApp" || l.Fields["emails.work"] != "crm@example.com" {
+		t.Fatalf("link %+v", l.Fields)
+	}
+}

@@ -9,8 +9,11 @@
 // the newest version (the one with the latest updatedAt; a deletion
 // supersedes every update). Every event carries the whole contact, so
 // applying only the newest version is applying them all in order. A
-// version not newer than what was already applied for the contact
-// (Link.ContactUpdatedAt) is dropped. One goroutine runs the rounds, so two
+// version older than what was already applied for the contact
+// (Link.ContactUpdatedAt) is dropped. A version as old as the applied one
+// is compared all the same: the echo of a forward write carries the
+// applied updatedAt, and the whole contact, which may hold workspace
+// changes the forward write did not touch. One goroutine runs the rounds, so two
 // versions of one contact never race, and each connector gets one Write
 // call per round with all its changes (HubSpot's connector groups them
 // into batch calls of 100).
@@ -107,6 +110,13 @@ type Target struct {
 	// SoftDelete asks deletes to mark records deleted where the system
 	// has a soft-delete column.
 	SoftDelete bool
+	// Lock, when set, is held while the connector's changes of a round
+	// are read, written and recorded. The daemon shares it with the
+	// connector's forward pass, so that a pass never reads a record
+	// written back but not yet recorded in its link (it would take the
+	// write-back for a change of the record and send it to the workspace,
+	// over any newer version still on its way).
+	Lock sync.Locker
 }
 
 func (t *Target) writesBack() bool {

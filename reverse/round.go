@@ -95,15 +95,26 @@ func (a *Applier) Round(ctx context.Context) (RoundResult, error) {
 			errs = append(errs, fmt.Errorf("connector %s: %w", t.Name, err))
 		}
 	}
-	if err := a.opts.Store.CommitReverse(r.commit); err != nil {
-		return r.res, fmt.Errorf("record applied events: %w", err)
+	if err := r.flush(); err != nil {
+		errs = append(errs, err)
 	}
 	a.count(func(s *Stats) {
 		s.Rounds++
 		s.Events += int64(r.res.Acked)
-		s.Conflicts += int64(len(r.commit.Conflicts))
 	})
 	return r.res, errors.Join(errs...)
+}
+
+// flush records what the round settled so far in one transaction.
+func (r *round) flush() error {
+	c := r.commit
+	r.commit = state.ReverseCommit{}
+	if err := r.a.opts.Store.CommitReverse(c); err != nil {
+		r.res.Acked -= len(c.Ack)
+		return fmt.Errorf("record applied events: %w", err)
+	}
+	r.a.count(func(s *Stats) { s.Conflicts += int64(len(c.Conflicts)) })
+	return nil
 }
 
 // group decodes the events and groups them by contact, in the order of
@@ -205,8 +216,18 @@ func (a *Applier) ownedSource(c workspace.Contact) bool {
 }
 
 // applyTarget settles one connector's groups: decisions, one Write call,
-// then the follow-ups of creates.
-func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) error {
+// then the follow-ups of creates; what they settled is recorded before
+// the connector's lock is released.
+func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (err error) {
+	if t.Lock != nil {
+		t.Lock.Lock()
+		defer t.Lock.Unlock()
+	}
+	defer func() {
+		if cerr := r.flush(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 	var updates, deletes, creates []*group
 	for _, g := range groups {
 		switch {

@@ -40,7 +40,7 @@ func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 			r.ack(g)
 			continue
 		}
-		if !g.contact.UpdatedAt.After(g.link.ContactUpdatedAt) {
+		if g.contact.UpdatedAt.Before(g.link.ContactUpdatedAt) {
 			r.a.count(func(s *Stats) { s.Stale++ })
 			r.ack(g)
 			continue
