@@ -35,6 +35,8 @@ type Options struct {
 	// Store, when set, is used instead of opening cfg.State.Path (the
 	// daemon does not close it).
 	Store *state.Store
+	// Version is the running build's, for the status and the metrics.
+	Version string
 }
 
 // Daemon is a configured syncd.
@@ -45,6 +47,7 @@ type Daemon struct {
 	ownStore   bool
 	ws         *workspace.Client
 	connectors []*Connector
+	ops        *ops // metrics and health, see ops.go
 }
 
 // Connector is one configured connector with its reconciler.
@@ -64,6 +67,7 @@ type Connector struct {
 	hasLast  bool
 	schedule string
 	trigger  chan struct{}
+	ops      *ops
 }
 
 // New opens the state, the workspace client and every connector.
@@ -72,7 +76,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	d = &Daemon{cfg: cfg, log: log, store: opts.Store}
+	d = &Daemon{cfg: cfg, log: log, store: opts.Store, ops: newOps(opts.Version)}
 	defer func() {
 		if err != nil {
 			d.Close()
@@ -92,6 +96,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 		RateLimit:     cfg.Workspace.RateLimit,
 		Burst:         cfg.Workspace.Burst,
 		Log:           logrus.NewEntry(log).WithField("component", "workspace"),
+		Observer:      d.ops.observe,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("workspace client: %w", err)
@@ -102,6 +107,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 			return nil, fmt.Errorf("connector %s: %w", cc.Name, err)
 		}
 		d.connectors = append(d.connectors, c)
+	}
+	if err := d.initOps(); err != nil {
+		return nil, fmt.Errorf("read run history: %w", err)
 	}
 	return d, nil
 }
@@ -143,7 +151,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		src.Close()
 		return nil, err
 	}
-	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, log: log, schedule: cc.Schedule}, nil
+	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, log: log, schedule: cc.Schedule, ops: d.ops}, nil
 }
 
 // Store returns the daemon's state.
@@ -226,6 +234,7 @@ func (c *Connector) record(sum reconcile.Summary, err error) {
 	c.lastMu.Lock()
 	c.last, c.lastErr, c.hasLast = sum, err, true
 	c.lastMu.Unlock()
+	c.ops.ranPass(sum, err)
 	entry := c.log.WithFields(sum.Fields())
 	if err != nil {
 		entry.WithError(err).Error("sync pass stopped early")

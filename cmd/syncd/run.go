@@ -41,7 +41,7 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(c.m, cfg.Log)
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, Version: Version})
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		}
 		return errors.Join(err, rerr)
 	}
-	stopAdmin, err := startAdmin(cfg, d, log)
+	stopAdmin, err := startAdmin(ctx, cfg, d, log)
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,7 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer rev.Stop()
+	d.ObserveReverse(rev)
 	log.WithField("connectors", len(d.Connectors())).Info("syncd running")
 	return d.Serve(ctx)
 }
@@ -98,8 +99,16 @@ func checkCredentials(ctx context.Context, ws *workspace.Client) error {
 	}
 }
 
-// startAdmin serves the admin API on cfg.Admin.Listen, when set.
-func startAdmin(cfg *config.Config, d *daemon.Daemon, log *logrus.Logger) (stop func(), err error) {
+// adminDrain is how long stopping the admin server waits for the calls
+// and passes it started: a little more than the drain of a batch in
+// flight, which they share the shutdown request with.
+const adminDrain = 9 * time.Second
+
+// startAdmin serves the admin API on cfg.Admin.Listen, when set. Its
+// requests, and the passes its buttons start, end with ctx (the first
+// SIGTERM): stop waits for them to finish their batch before the state
+// file closes.
+func startAdmin(ctx context.Context, cfg *config.Config, d *daemon.Daemon, log *logrus.Logger) (stop func(), err error) {
 	if cfg.Admin.Listen == "" {
 		return func() {}, nil
 	}
@@ -108,7 +117,10 @@ func startAdmin(cfg *config.Config, d *daemon.Daemon, log *logrus.Logger) (stop 
 		return nil, fmt.Errorf("admin.listen: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           (&admin.Server{Daemon: d, Token: cfg.Admin.Token, Log: logrus.NewEntry(log)}).Handler(),
+		Handler: (&admin.Server{
+			Daemon: d, Token: cfg.Admin.Token, Metrics: d.Metrics().Handler(), Context: ctx, Log: logrus.NewEntry(log),
+		}).Handler(),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() {
@@ -118,9 +130,12 @@ func startAdmin(cfg *config.Config, d *daemon.Daemon, log *logrus.Logger) (stop 
 	}()
 	log.WithField("address", ln.Addr().String()).Info("admin server listening")
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), adminDrain)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		if !d.WaitIdle(ctx) {
+			log.Warn("a pass started through the admin API did not end in time")
+		}
 	}, nil
 }
 

@@ -1,0 +1,140 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromium returns the path of Debian's headless-capable chromium. The
+// test fails (never skips) without it: the health page must be checked in
+// a real browser.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium is not installed; the health page is tested in headless Chromium. " +
+		"Install it with: apt-get update && apt-get install -y chromium (.ci/run does this)")
+	return ""
+}
+
+// artifactsDir is where tests keep what a person may want to look at:
+// $SYNCD_TEST_ARTIFACTS, or testdata-out/ at the module root (gitignored).
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("SYNCD_TEST_ARTIFACTS")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := wd
+		for {
+			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+				break
+			}
+			parent := filepath.Dir(root)
+			if parent == root {
+				root = wd
+				break
+			}
+			root = parent
+		}
+		dir = filepath.Join(root, "testdata-out")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runChromium runs headless Chromium on url with the given extra flags
+// and returns its standard output.
+func runChromium(t *testing.T, bin, url string, extra ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--hide-scrollbars",
+		"--user-data-dir=" + t.TempDir(), "--window-size=1280,900",
+	}
+	args = append(append(args, extra...), url)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", extra, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+func TestHealthPageInChromium(t *testing.T) {
+	bin := chromium(t)
+	f := newFake()
+	srv := httptest.NewServer((&Server{Daemon: f, Token: testToken, Log: quietLog()}).Handler())
+	defer srv.Close()
+	// Seen from "another host": the page must not depend on the address
+	// it is served from, so it is fetched under a name, not 127.0.0.1.
+	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/"
+
+	dom := runChromium(t, bin, url, "--dump-dom")
+	if !strings.Contains(dom, "<html") {
+		t.Fatalf("chromium dumped no document:\n%s", dom)
+	}
+	if strings.Contains(strings.ToLower(dom), "<script") {
+		t.Error("the page's DOM holds a <script> element: the dead letter's reason was not escaped")
+	}
+	if !strings.Contains(dom, `&lt;script&gt;alert("x")&lt;/script&gt; is not E.164`) {
+		t.Error("the DOM does not show the dead letter's reason as text")
+	}
+	for _, want := range []string{
+		`id="readiness">Ready</span>`,
+		`<tr id="connector-crm">`, `<tr id="connector-hubspot">`, `4995`,
+		`<span class="badge run">running</span>`,
+		`<tr id="deadletter-4">`, `<code>row-17</code>`, `firstName: no value and no fallback`,
+		`<tr id="conflict-2">`, `Smith-Jones`,
+		`<form id="actions" method="post" action="ui/resync">`,
+		`name="token"`,
+		`<button form="actions" formaction="ui/resync" name="connector" value="crm">Resync</button>`,
+		`formaction="ui/deadletters/4/retry"`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the DOM lacks %q", want)
+		}
+	}
+
+	shot := filepath.Join(artifactsDir(t), "health-page.png")
+	_ = os.Remove(shot)
+	runChromium(t, bin, url, "--screenshot="+shot)
+	file, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer file.Close()
+	img, err := png.Decode(file)
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 900 {
+		t.Errorf("screenshot is %dx%d, want 1280x900", b.Dx(), b.Dy())
+	}
+	// A rendered page is not blank: the header bar is dark, the body light.
+	r, g, bl, _ := img.At(10, 10).RGBA()
+	r2, g2, b2, _ := img.At(640, 880).RGBA()
+	if r+g+bl >= r2+g2+b2 {
+		t.Errorf("screenshot looks unstyled: top-left %v,%v,%v not darker than bottom %v,%v,%v", r>>8, g>>8, bl>>8, r2>>8, g2>>8, b2>>8)
+	}
+	t.Logf("screenshot: %s", shot)
+}

@@ -1,0 +1,108 @@
+package admin
+
+import (
+	"time"
+
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/state"
+)
+
+// Status is the answer of GET /status: what a running daemon (or, with
+// no daemon, the state file) says about every connector.
+type Status struct {
+	Version string `json:"version"`
+	// StartedAt is when the daemon started; zero when the status was read
+	// from the state file with no daemon running.
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	// Live is true when a running daemon answered.
+	Live  bool      `json:"live"`
+	State StateInfo `json:"state"`
+	// Connectors are in configuration order.
+	Connectors []ConnectorStatus `json:"connectors"`
+	// DeadLetters and Conflicts are totals over every connector.
+	DeadLetters int `json:"deadLetters"`
+	Conflicts   int `json:"conflicts"`
+	// InboxPending counts webhook events accepted but not yet applied.
+	InboxPending int `json:"inboxPending"`
+	// Webhooks is the receiver's address, "" when none listens.
+	Webhooks string `json:"webhooks,omitempty"`
+}
+
+// StateInfo describes the state file.
+type StateInfo struct {
+	Path          string `json:"path"`
+	SchemaVersion int    `json:"schemaVersion"`
+}
+
+// ConnectorStatus is one connector's part of Status.
+type ConnectorStatus struct {
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	Source    string `json:"source"`
+	Direction string `json:"direction"`
+	Schedule  string `json:"schedule"`
+	// Running is true while a pass of the connector is in progress.
+	Running bool `json:"running"`
+	// LastRun is the newest pass in the run history, finished or not.
+	LastRun *Run `json:"lastRun,omitempty"`
+	// LastSuccess is when the newest pass that ended without error
+	// finished (looked for among the recent history).
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	// Checkpoints are the connector's cursors by name ("" is the main one).
+	Checkpoints map[string]string `json:"checkpoints,omitempty"`
+	// Links are the records in sync.
+	Links       int `json:"links"`
+	DeadLetters int `json:"deadLetters"`
+	Conflicts   int `json:"conflicts"`
+}
+
+// Run is one pass from the run history, with its ID.
+type Run struct {
+	ID uint64 `json:"id"`
+	state.Run
+}
+
+// Duration is how long the pass took (or has taken so far).
+func (r Run) Duration(now time.Time) time.Duration {
+	end := r.FinishedAt
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(r.StartedAt)
+}
+
+// DeadLetter is a record set aside, as GET /deadletters lists it (its
+// payload, the record itself, is left out).
+type DeadLetter struct {
+	ID uint64 `json:"id"`
+	state.DeadLetter
+}
+
+// Conflict is one entry of the conflict journal, with its ID.
+type Conflict struct {
+	ID uint64 `json:"id"`
+	state.Conflict
+}
+
+// Check is one readiness check.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Readiness is the answer of GET /readyz.
+type Readiness struct {
+	Ready  bool    `json:"ready"`
+	Checks []Check `json:"checks"`
+}
+
+// RetryResponse is the answer of POST /deadletters/{id}/retry.
+type RetryResponse struct {
+	Summary reconcile.Summary `json:"summary"`
+	// Resolved is true when the record went through and its dead letter
+	// is gone; false when it failed again (the letter holds the new
+	// reason).
+	Resolved bool   `json:"resolved"`
+	Error    string `json:"error,omitempty"`
+}

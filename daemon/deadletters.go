@@ -1,0 +1,101 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/state"
+)
+
+// DeadLetters lists the connector's dead letters ("" for all), oldest
+// first, without their payloads. It implements admin.Daemon.
+func (d *Daemon) DeadLetters(connector string) ([]admin.DeadLetter, error) {
+	return ListDeadLetters(d.store, connector)
+}
+
+// ListDeadLetters lists dead letters from a state file, as DeadLetters.
+func ListDeadLetters(st *state.Store, connector string) ([]admin.DeadLetter, error) {
+	dls, err := st.DeadLetters(connector)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]admin.DeadLetter, len(dls))
+	for i, dl := range dls {
+		dl.Payload = nil // the record itself: not for listings
+		out[i] = admin.DeadLetter{ID: dl.ID, DeadLetter: dl}
+	}
+	return out, nil
+}
+
+// RetryDeadLetter runs the dead letter's record through its connector
+// now (after any pass of that connector in progress), refusals included.
+// Only the forward direction's dead letters can be retried; the reverse
+// direction's hold a workspace event that a later change of the contact
+// supersedes (admin.ErrNotRetryable). It implements admin.Daemon.
+func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryResponse, error) {
+	var resp admin.RetryResponse
+	dl, err := d.store.DeadLetter(id)
+	if err != nil {
+		return resp, err
+	}
+	if !reconcile.ForwardOperation(dl.Operation) {
+		return resp, fmt.Errorf("%w: dead letter %d is a %s of the workspace's changes; it is applied again when the contact changes, or drop it", admin.ErrNotRetryable, id, dl.Operation)
+	}
+	c, ok := d.Connector(dl.Connector)
+	if !ok {
+		return resp, fmt.Errorf("%w: dead letter %d belongs to connector %s, which is no longer configured; drop it", admin.ErrNotRetryable, id, dl.Connector)
+	}
+	c.running.Lock()
+	sum, err := c.Recon.RetryDeadLetter(ctx, dl)
+	c.running.Unlock()
+	d.ops.ranPass(sum, err)
+	resp.Summary = sum
+	if _, gone := d.store.DeadLetter(id); errors.Is(gone, state.ErrNotFound) {
+		resp.Resolved = true
+	}
+	log := c.log.WithFields(sum.Fields()).WithFields(logrus.Fields{"dead_letter": id, "resolved": resp.Resolved})
+	if err != nil {
+		log.WithError(err).Warn("dead letter retry stopped early")
+		return resp, err
+	}
+	log.Info("dead letter retried")
+	return resp, nil
+}
+
+// DropDeadLetter forgets the dead letter. A source that reads everything
+// on each pass meets the record again and tries it anew. It implements
+// admin.Daemon.
+func (d *Daemon) DropDeadLetter(id uint64) error {
+	return d.store.DeleteDeadLetter(id)
+}
+
+// Conflicts lists up to limit of the connector's conflicts ("" for all),
+// newest first. It implements admin.Daemon.
+func (d *Daemon) Conflicts(connector string, limit int) ([]admin.Conflict, error) {
+	return ListConflicts(d.store, connector, limit)
+}
+
+// ListConflicts lists conflicts from a state file, as Conflicts.
+func ListConflicts(st *state.Store, connector string, limit int) ([]admin.Conflict, error) {
+	cs, err := st.Conflicts(connector, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]admin.Conflict, len(cs))
+	for i, c := range cs {
+		out[i] = admin.Conflict{ID: c.ID, Conflict: c}
+	}
+	return out, nil
+}
+
+// Backup writes a consistent copy of the state file to w while the
+// daemon goes on. It implements admin.Daemon.
+func (d *Daemon) Backup(w io.Writer) (int64, error) { return d.store.Backup(w) }
+
+var _ admin.Daemon = (*Daemon)(nil)

@@ -1,0 +1,180 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/syncd-io/syncd/metrics"
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// ops is what the daemon keeps for its operators: its metrics, when the
+// workspace last answered, the readiness checks others add, and the
+// webhook receiver's address.
+type ops struct {
+	metrics   *metrics.Metrics
+	version   string
+	startedAt time.Time
+
+	// lastReachable is when the workspace last answered a request in a
+	// way that shows it reachable with a valid key (Unix nanoseconds).
+	lastReachable atomic.Int64
+
+	mu       sync.Mutex
+	checks   []readyCheck
+	receiver string
+
+	probeMu sync.Mutex // serialises the workspace probes of readiness
+	probe   probeResult
+}
+
+type readyCheck struct {
+	name string
+	fn   func(context.Context) error
+}
+
+type probeResult struct {
+	at  time.Time
+	err error
+}
+
+func newOps(version string) *ops {
+	if version == "" {
+		version = "dev"
+	}
+	return &ops{metrics: metrics.New(version), version: version, startedAt: time.Now()}
+}
+
+// observe is the workspace client's Observer: it feeds the metrics and
+// the readiness of the workspace.
+func (o *ops) observe(info workspace.RequestInfo) {
+	o.metrics.ObserveRequest(info)
+	if reachable(info.Status) {
+		o.lastReachable.Store(time.Now().UnixNano())
+	}
+}
+
+// reachable reports whether an answer with that status shows the
+// workspace reachable with a valid key: any answer but a 5xx or a refusal
+// of the key.
+func reachable(status int) bool {
+	return status > 0 && status < 500 && status != 401 && status != 403
+}
+
+// ranPass is called after each recorded pass of a connector.
+func (o *ops) ranPass(sum reconcile.Summary, err error) {
+	o.metrics.ObserveRun(sum, err, time.Now())
+}
+
+// Metrics returns the daemon's metrics (served by the admin server).
+func (d *Daemon) Metrics() *metrics.Metrics { return d.ops.metrics }
+
+// initOps seeds the metrics from state (the last runs, so that the
+// last-success time survives a restart) and makes the state gauges read
+// the daemon's store.
+func (d *Daemon) initOps() error {
+	for _, c := range d.connectors {
+		last, ok, err := d.store.LastRun(c.Name)
+		if err != nil {
+			return err
+		}
+		if ok {
+			d.ops.metrics.SetLastRun(c.Name, last.FinishedAt)
+		}
+		success, err := lastSuccess(d.store, c.Name)
+		if err != nil {
+			return err
+		}
+		d.ops.metrics.SetLastSuccess(c.Name, success)
+	}
+	names := make([]string, len(d.connectors))
+	for i, c := range d.connectors {
+		names[i] = c.Name
+	}
+	store := d.store
+	d.ops.metrics.SetStateGauges(func() (metrics.StateGauges, error) { return stateGauges(store, names) })
+	return nil
+}
+
+// stateGauges reads the figures of every connector from state.
+func stateGauges(st *state.Store, names []string) (metrics.StateGauges, error) {
+	var g metrics.StateGauges
+	for _, n := range names {
+		cg := metrics.ConnectorGauges{Connector: n}
+		var err error
+		if cg.Links, err = st.CountLinks(n); err != nil {
+			return g, err
+		}
+		if cg.DeadLetters, err = st.CountDeadLetters(n); err != nil {
+			return g, err
+		}
+		if cg.Conflicts, err = st.CountConflicts(n); err != nil {
+			return g, err
+		}
+		g.Connectors = append(g.Connectors, cg)
+	}
+	var err error
+	g.InboxPending, err = st.CountPendingEvents()
+	return g, err
+}
+
+// SetReceiver tells the daemon that the webhook receiver listens on addr:
+// the status shows it, readiness checks that it accepts connections, and
+// the metrics read its counters through stats (nil: none).
+func (d *Daemon) SetReceiver(addr string, stats func() metrics.WebhookStats) {
+	d.ops.mu.Lock()
+	d.ops.receiver = addr
+	d.ops.mu.Unlock()
+	d.ops.metrics.SetWebhookStats(stats)
+}
+
+// AddReadyCheck adds a readiness check: GET /readyz fails while fn
+// returns an error. fn must answer within the context's deadline.
+func (d *Daemon) AddReadyCheck(name string, fn func(context.Context) error) {
+	d.ops.mu.Lock()
+	d.ops.checks = append(d.ops.checks, readyCheck{name, fn})
+	d.ops.mu.Unlock()
+}
+
+// dialable checks that something accepts TCP connections on addr (an
+// unspecified host is dialled on loopback).
+func dialable(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// ObserveReverse shows the reverse direction r (nil: none) to operators:
+// the receiver's address in the status and in readiness, and the
+// receiver's and applier's counters in the metrics.
+func (d *Daemon) ObserveReverse(r *Reverse) {
+	if r == nil {
+		return
+	}
+	d.SetReceiver(r.Addr, func() metrics.WebhookStats {
+		var s metrics.WebhookStats
+		if r.Receiver != nil {
+			rs := r.Receiver.Stats()
+			s.Accepted, s.Duplicates, s.Ignored, s.Refused, s.Failed = rs.Accepted, rs.Duplicates, rs.Ignored, rs.Refused, rs.Failed
+		}
+		if r.Applier != nil {
+			s.Echoes = r.Applier.Stats().Echoes
+		}
+		return s
+	})
+}
