@@ -1,0 +1,98 @@
+package reverse
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/hubspot"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// TestHubSpotEditsGoInBatchCalls queues 150 workspace edits and applies
+// them in one round: HubSpot sees two batch updates (100 + 50) and two
+// batch reads, and the forward pass that follows writes nothing back to
+// the workspace.
+func TestHubSpotEditsGoInBatchCalls(t *testing.T) {
+	const n = 150
+	srv := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	t.Cleanup(srv.Close)
+	for i := range n {
+		srv.Add(map[string]string{"email": fmt.Sprintf("c%d@example.com", i), "firstname": fmt.Sprint("First", i), "lastname": fmt.Sprint("Last", i)})
+	}
+	time.Sleep(20 * time.Millisecond) // the connector opens its read windows on its own clock
+
+	e := newEnv(t, nil)
+	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+		"firstName": {From: "firstname"}, "lastName": {From: "lastname"}, "emails.work": {From: "email"},
+	}}, mapping.Both, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := hubspot.NewSettings()
+	set.Token, set.BaseURL, set.RateLimit, set.Lookback = hubspot.Secret(srv.Token()), srv.URL, 100000, 0
+	typ, _ := connector.Lookup(hubspot.TypeName)
+	src, err := typ.Open(context.Background(), connector.Options{Name: "crm", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	forward := func() reconcile.Summary {
+		r, err := reconcile.New(reconcile.Options{Connector: "crm", Source: "custom-hubspot", Type: typ, Reader: src, Mapper: m,
+			Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	if sum := forward(); sum.Created != n {
+		t.Fatalf("forward pass %v, want %d creates", sum, n)
+	}
+	a, err := New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{{
+		Name: "crm", Source: "custom-hubspot", Mapper: m, Writer: src.(connector.Writer), Direction: mapping.Both}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// 150 edits in the app while no webhook is subscribed: catch-up
+	// queues them all.
+	for _, c := range e.emu.Contacts() {
+		e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("Edited-" + *c.ExternalID)}})
+	}
+	if q, err := a.CatchUp(context.Background(), "crm"); err != nil || q != n {
+		t.Fatalf("catch-up queued %d, %v", q, err)
+	}
+	before := srv.Stats()
+	if err := a.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := srv.Stats()
+	updates := after.Requests[hubspottest.RouteBatchUpdate] - before.Requests[hubspottest.RouteBatchUpdate]
+	reads := after.Requests[hubspottest.RouteBatchRead] - before.Requests[hubspottest.RouteBatchRead]
+	if updates != 2 || reads != 2 {
+		t.Fatalf("%d batch update and %d batch read calls for %d edits, want 2 and 2", updates, reads, n)
+	}
+	if st := a.Stats(); st.Written != n || st.Rounds != 1 {
+		t.Fatalf("applier %+v, want %d written in one round", st, n)
+	}
+	for _, c := range srv.Contacts() {
+		if c.Properties["lastname"] != "Edited-"+c.ID {
+			t.Fatalf("HubSpot contact %s lastname %q", c.ID, c.Properties["lastname"])
+		}
+	}
+	// The forward pass reads the changed contacts: no workspace write.
+	time.Sleep(20 * time.Millisecond) // the connector opens its read windows on its own clock
+	patches := e.patches()
+	if sum := forward(); sum.Updated != 0 || sum.Unchanged < n || e.patches() != patches {
+		t.Fatalf("forward pass after the write-back: %v, %d PATCHes", sum, e.patches()-patches)
+	}
+}
