@@ -536,3 +536,17 @@ func TestPGEditsWhileStoppedArriveOnStart(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+func TestPGRunReverseOnceCatchesUpAndDrains(t *testing.T) {
+	e := newPGEnv(t, 3, emulator.Options{MaxAttempts: 1})
+	e.rev.Stop()
+	c := e.contactOf(1)
+	e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("Once")}})
+	st, err := e.d.RunReverseOnce(context.Background())
+	if err != nil || st.Written != 1 || st.Events != 1 {
+		t.Fatalf("RunReverseOnce: %+v %v", st, err)
+	}
+	if got := e.column(1, "last_name"); got != "Once" {
+		t.Fatalf("last_name %q", got)
+	}
+}
