@@ -84,6 +84,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	}
 
 	var work, unlinked []*item
+	var fill []state.Link // unchanged links that lack the record's ID
 	for _, it := range items {
 		l, ok, err := r.opts.Store.Link(r.opts.Connector, it.mapped.ExternalID)
 		if err != nil {
@@ -92,6 +93,12 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		if ok {
 			it.link = &l
 			if l.WorkspaceHash == it.hash {
+				if l.RecordID != it.rec.ID {
+					// A link rebuilt from a listing knows no record ID;
+					// write-back needs it to address the record.
+					l.RecordID = it.rec.ID
+					fill = append(fill, l)
+				}
 				p.count(func(s *Summary) { s.Unchanged++ })
 				p.clearDeadLetter(it)
 				continue
@@ -109,6 +116,11 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		work = append(work, it)
 	}
 
+	if len(fill) > 0 {
+		if err := r.opts.Store.PutLinks(fill); err != nil {
+			return fmt.Errorf("save record ids: %w", err)
+		}
+	}
 	wctx, cancel := writeContext(ctx)
 	defer cancel()
 	if len(unlinked) > 0 && !p.listed {

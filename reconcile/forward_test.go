@@ -61,6 +61,12 @@ func TestLostStateCreatesNoDuplicate(t *testing.T) {
 	if sum.Relinked != 120 {
 		t.Errorf("relinked %d contacts, want 120", sum.Relinked)
 	}
+	// Write-back addresses records by their ID: the rebuilt links learn it.
+	for _, ext := range []string{"1", "5", "120"} {
+		if l, ok, err := e.store.Link("crm", ext); err != nil || !ok || l.RecordID != ext {
+			t.Errorf("link %s after relink: %+v (ok %v, err %v), want RecordID %s", ext, l, ok, err, ext)
+		}
+	}
 	e.assertConverged()
 }
 
