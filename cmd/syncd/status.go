@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/daemon"
+)
+
+func init() {
+	registerCommand("status", "show each connector's last run, records in sync and failures", func(m *Main) Command { return &StatusCommand{m: m} })
+}
+
+// StatusCommand shows the status: asked of the running daemon through
+// its admin API, or read from the state file when none runs.
+type StatusCommand struct{ m *Main }
+
+// Run parses the flags and prints the status.
+func (c *StatusCommand) Run(ctx context.Context, args []string) error {
+	fs := c.m.newFlagSet("status", "status --config FILE [--json]")
+	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	asJSON := fs.Bool("json", false, "print the status as JSON (the admin API's GET /status)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*path, c.m.Getenv)
+	if err != nil {
+		return err
+	}
+	st, ready, err := c.status(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	printStatus(c.m.Stdout, st, ready, time.Now())
+	return nil
+}
+
+func (c *StatusCommand) status(ctx context.Context, cfg *config.Config) (admin.Status, *admin.Readiness, error) {
+	store, cl, err := openStateOrDaemon(cfg, true)
+	if err != nil {
+		return admin.Status{}, nil, err
+	}
+	if store != nil {
+		defer store.Close()
+		st, err := daemon.BuildStatus(cfg, store, Version)
+		return st, nil, err
+	}
+	st, err := cl.Status(ctx)
+	if err != nil {
+		return st, nil, err
+	}
+	r, err := cl.Ready(ctx)
+	if err != nil {
+		return st, nil, err
+	}
+	return st, &r, nil
+}
+
+// printStatus prints the status for a person: a header, the readiness
+// checks (of a live daemon), and a table of connectors.
+func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.Time) {
+	if st.Live {
+		fmt.Fprintf(w, "syncd %s running since %s (%s); state %s, schema %d\n",
+			st.Version, st.StartedAt.Local().Format(time.RFC3339), ago(now, st.StartedAt), st.State.Path, st.State.SchemaVersion)
+	} else {
+		fmt.Fprintf(w, "no daemon holds the state: read from %s, schema %d\n", st.State.Path, st.State.SchemaVersion)
+	}
+	if ready != nil {
+		verdict := "ready"
+		if !ready.Ready {
+			verdict = "NOT READY"
+		}
+		var checks []string
+		for _, c := range ready.Checks {
+			s := c.Name + " ok"
+			if !c.OK {
+				s = c.Name + " FAILING: " + c.Detail
+			}
+			checks = append(checks, s)
+		}
+		fmt.Fprintf(w, "%s: %s\n", verdict, strings.Join(checks, "; "))
+	}
+	if st.Webhooks != "" {
+		fmt.Fprintf(w, "webhook receiver on %s\n", st.Webhooks)
+	}
+	fmt.Fprintf(w, "dead letters %d, conflicts %d, webhook events waiting %d\n\n", st.DeadLetters, st.Conflicts, st.InboxPending)
+
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONNECTOR\tTYPE\tSCHEDULE\tLAST RUN\tRESULT\tIN SYNC\tFAILING\tCONFLICTS\tLAST SUCCESS")
+	for _, cs := range st.Connectors {
+		last, result := "never", "-"
+		if r := cs.LastRun; r != nil {
+			switch {
+			case cs.Running:
+				last, result = fmt.Sprintf("%s started %s", r.Kind, ago(now, r.StartedAt)), "running"
+			case r.FinishedAt.IsZero():
+				last, result = fmt.Sprintf("%s started %s", r.Kind, ago(now, r.StartedAt)), "interrupted"
+			default:
+				last = fmt.Sprintf("%s %s (%s)", r.Kind, ago(now, r.FinishedAt), r.Duration(now).Round(time.Second))
+				result = "ok"
+				if r.Err != "" {
+					result = "error"
+				}
+				result += fmt.Sprintf(" (%d created, %d updated, %d deleted, %d failed)", r.Created, r.Updated, r.Deleted, r.Failed)
+			}
+		}
+		success := "never"
+		if !cs.LastSuccess.IsZero() {
+			success = ago(now, cs.LastSuccess)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", cs.Name, cs.Type, cs.Schedule, last, result, cs.Links, cs.DeadLetters, cs.Conflicts, success)
+	}
+	tw.Flush()
+	for _, cs := range st.Connectors {
+		if r := cs.LastRun; r != nil && r.Err != "" {
+			fmt.Fprintf(w, "\n%s: last run stopped early: %s", cs.Name, r.Err)
+		}
+	}
+	for _, cs := range st.Connectors {
+		if cs.DeadLetters > 0 {
+			fmt.Fprintf(w, "\nsee the failing records with: syncd deadletters list --connector %s\n", cs.Name)
+			break
+		}
+	}
+}
+
+// ago says how long before now t was, to the second.
+func ago(now, t time.Time) string {
+	d := now.Sub(t).Round(time.Second)
+	if d < 0 {
+		return "in " + (-d).String()
+	}
+	return d.String() + " ago"
+}
