@@ -124,6 +124,9 @@ func (t *Target) writesBack() bool {
 }
 
 // Options configure an Applier.
+// DefaultGather is the default of Options.Gather.
+const DefaultGather = 150 * time.Millisecond
+
 type Options struct {
 	Store     *state.Store
 	Workspace Workspace
@@ -136,8 +139,14 @@ type Options struct {
 	// IdlePoll is how often an idle applier looks at the inbox without
 	// being notified.
 	IdlePoll time.Duration
-	Log      *logrus.Entry
-	Now      func() time.Time
+	// Gather is how long an idle applier waits, once notified of a new
+	// event, before its round: events that arrive together (a person
+	// editing several contacts, a burst of deliveries) then go out in one
+	// Write call per connector, which HubSpot's batch endpoints and rate
+	// limits reward. Default DefaultGather; negative means none.
+	Gather time.Duration
+	Log    *logrus.Entry
+	Now    func() time.Time
 }
 
 // Stats counts what the applier did since it started.
@@ -181,6 +190,9 @@ func New(opts Options) (*Applier, error) {
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.Gather == 0 {
+		opts.Gather = DefaultGather
 	}
 	if opts.IdlePoll <= 0 {
 		opts.IdlePoll = DefaultIdlePoll
@@ -268,6 +280,16 @@ func (a *Applier) Run(ctx context.Context) error {
 			timer.Stop()
 			return nil
 		case <-a.wake:
+			if backoff == 0 && a.opts.Gather > 0 {
+				gather := time.NewTimer(a.opts.Gather)
+				select {
+				case <-ctx.Done():
+					gather.Stop()
+					timer.Stop()
+					return nil
+				case <-gather.C:
+				}
+			}
 			if backoff > 0 {
 				// Failing: new events do not shorten the backoff.
 				select {
