@@ -30,7 +30,8 @@ const demoAPIKey = "demo-key"
 
 // Run parses the flags and runs the demo.
 func (c *DemoCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("demo", "demo [--dir DIR] [--rows N] [--serve]")
+	fs := c.m.newFlagSet("demo", "demo [--crm csv|hubspot] [--dir DIR] [--rows N] [--serve]")
+	crm := fs.String("crm", "csv", "the other system: csv (a CRM export, one way) or hubspot (a HubSpot test server, both ways)")
 	dir := fs.String("dir", "", "folder for the sample files (default: a new temporary folder)")
 	rows := fs.Int("rows", 25, "rows in the sample CSV")
 	serve := fs.Bool("serve", false, "keep the emulator and the daemon running after the demo, until interrupted")
@@ -45,6 +46,13 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 		*dir = d
 	}
 	out := c.m.Stdout
+	switch *crm {
+	case "csv":
+	case "hubspot":
+		return c.hubspotDemo(ctx, *dir, *rows)
+	default:
+		return fmt.Errorf("--crm %q: use csv or hubspot", *crm)
+	}
 
 	emu, err := startDemoEmulator()
 	if err != nil {
