@@ -13,7 +13,9 @@ import (
 
 // drainTimeout is how long the writes of the batch in flight may go on
 // after ctx is cancelled (the first SIGTERM) before they are cut short.
-const drainTimeout = 8 * time.Second
+// It leaves room, within the 10 s a container runtime waits by default
+// before SIGKILL, for recording the run and closing the state file.
+const drainTimeout = 7 * time.Second
 
 // pass is one run or resync of a connector: its counters, its run record
 // and what it knows about the workspace.

@@ -31,8 +31,16 @@ func (p *pass) write(ctx context.Context, it *item) error {
 		if workspace.IsUnauthorized(err) {
 			return fmt.Errorf("%w: %w", errAbort, err)
 		}
-		permanent := !workspace.IsTransient(err) && !errors.Is(err, workspace.ErrOutcomeUnknown) && ctx.Err() == nil
-		if permanent || attempt >= r.opts.MaxAttempts || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			// The drain after a shutdown request ran out (see
+			// writeContext): the record did not fail, it was cut short.
+			// Stop the batch without setting it aside; the batch is not
+			// checkpointed, so the next run writes it, looking up a
+			// create that may have been applied before making another.
+			return fmt.Errorf("write %s cut short by shutdown: %w", it.mapped.ExternalID, err)
+		}
+		permanent := !workspace.IsTransient(err) && !errors.Is(err, workspace.ErrOutcomeUnknown)
+		if permanent || attempt >= r.opts.MaxAttempts {
 			p.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
 			return nil
 		}
