@@ -15,7 +15,10 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
+
+	"github.com/sirupsen/logrus"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -48,24 +51,38 @@ func main() {
 type exitCoder interface{ ExitCode() int }
 
 // signalContext returns a context cancelled on the first SIGINT or SIGTERM;
-// a second signal exits the process at once.
+// a second signal exits the process at once (status 1).
 func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
+		var sig os.Signal
 		select {
-		case <-ch:
-			fmt.Fprintln(os.Stderr, "syncd: signal received, draining (send it again to exit at once)")
+		case sig = <-ch:
+			notifySignal(sig, "signal received: finishing the batch in flight, then exiting (send it again to exit at once)")
 			cancel()
 		case <-ctx.Done():
 			return
 		}
-		<-ch
-		fmt.Fprintln(os.Stderr, "syncd: second signal, exiting")
+		sig = <-ch
+		notifySignal(sig, "second signal: exiting at once")
 		os.Exit(1)
 	}()
 	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// signalLogger, when set (by the run command, once its logger exists),
+// receives the signal notices, so that they are lines of the configured
+// log format; before that they go to standard error as text.
+var signalLogger atomic.Pointer[logrus.Logger]
+
+func notifySignal(sig os.Signal, msg string) {
+	if log := signalLogger.Load(); log != nil {
+		log.WithField("signal", sig.String()).Warn(msg)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "syncd: %s: %s\n", sig, msg)
 }
 
 // Command is one subcommand.

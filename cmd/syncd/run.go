@@ -41,6 +41,8 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(c.m, cfg.Log)
+	signalLogger.Store(log)
+	defer signalLogger.Store(nil)
 	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, Version: Version})
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func checkCredentials(ctx context.Context, ws *workspace.Client) error {
 // adminDrain is how long stopping the admin server waits for the calls
 // and passes it started: a little more than the drain of a batch in
 // flight, which they share the shutdown request with.
-const adminDrain = 9 * time.Second
+const adminDrain = 8 * time.Second
 
 // startAdmin serves the admin API on cfg.Admin.Listen, when set. Its
 // requests, and the passes its buttons start, end with ctx (the first
