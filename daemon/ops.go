@@ -68,6 +68,9 @@ func reachable(status int) bool {
 
 // ranPass is called after each recorded pass of a connector.
 func (o *ops) ranPass(sum reconcile.Summary, err error) {
+	if o == nil {
+		return
+	}
 	o.metrics.ObserveRun(sum, err, time.Now())
 }
 
