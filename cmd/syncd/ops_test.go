@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -273,5 +275,31 @@ func TestOperatorCommandsThroughTheDaemon(t *testing.T) {
 		if !strings.Contains(m.String(), want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+}
+
+// Backing up before an upgrade, with the new binary, while the daemon is
+// stopped: the file's older schema is copied as it is, not migrated.
+func TestStateBackupOfAnOlderSchema(t *testing.T) {
+	e := newOpsEnv(t)
+	db, err := bolt.Open(e.state, 0o600, nil) // schema 0: no syncd bucket yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(e.state)
+	backup := filepath.Join(e.dir, "pre-upgrade.db")
+	out := e.must("state", "backup", "--config", e.cfg, backup)
+	if !strings.Contains(out, "through a copy of the older state file") || !strings.Contains(out, "an older schema") {
+		t.Errorf("backup of an older file = %q", out)
+	}
+	copied, _ := os.ReadFile(backup)
+	if !bytes.Equal(copied, before) {
+		t.Error("the backup differs from the older file")
+	}
+	if after, _ := os.ReadFile(e.state); !bytes.Equal(after, before) {
+		t.Error("backing up changed (migrated?) the state file")
 	}
 }

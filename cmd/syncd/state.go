@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,7 +81,10 @@ func (c *StateCommand) backup(ctx context.Context, cfg *config.Config, dest stri
 		return fmt.Errorf("%s exists: choose another name, or --force to replace it", dest)
 	}
 	st, cl, err := openStateOrDaemon(cfg, true)
-	if err != nil {
+	// A file of an older syncd, not yet migrated (backing up before an
+	// upgrade, with the new binary): no daemon holds it, copy it as it is.
+	older := errors.Is(err, state.ErrMigrationNeeded)
+	if err != nil && !older {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
@@ -93,10 +97,14 @@ func (c *StateCommand) backup(ctx context.Context, cfg *config.Config, dest stri
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	var n int64
 	via := "the state file"
-	if st != nil {
+	switch {
+	case older:
+		via = "a copy of the older state file"
+		n, err = copyFile(tmp, cfg.State.Path)
+	case st != nil:
 		n, err = st.Backup(tmp)
 		st.Close()
-	} else {
+	default:
 		via = "the running daemon at " + cfg.Admin.Listen
 		n, err = cl.Backup(ctx, tmp)
 	}
@@ -126,6 +134,16 @@ func (c *StateCommand) backup(ctx context.Context, cfg *config.Config, dest stri
 	}
 	fmt.Fprintf(c.m.Stdout, "backup %s: %d bytes, %s, through %s\n", dest, n, version, via)
 	return nil
+}
+
+// copyFile appends the file at path to w.
+func copyFile(w io.Writer, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.Copy(w, f)
 }
 
 // checkBackup opens a copy read-only and returns its schema version. A
