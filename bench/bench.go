@@ -16,11 +16,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -148,27 +146,21 @@ type Result struct {
 // RunOnce runs `syncd run --once --config cfg` and measures it.
 func (e *Env) RunOnce(ctx context.Context, cfg string, extra ...string) (Result, error) {
 	before := e.Emu.Stats()
-	args := append([]string{"run", "--once", "--config", cfg}, extra...)
-	cmd := exec.CommandContext(ctx, e.Binary, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	c, err := startChild(ctx, e.Binary, append([]string{"run", "--once", "--config", cfg}, extra...)...)
+	if err != nil {
 		return Result{}, err
 	}
-	stop := make(chan struct{})
-	peakAnon := make(chan int64, 1)
-	go func() { peakAnon <- sampleAnon(cmd.Process.Pid, stop) }()
-	err := cmd.Wait()
-	close(stop)
-	res := Result{Wall: time.Since(start), Output: out.String(), PeakAnon: <-peakAnon}
+	res, err := c.wait()
 	if err != nil {
-		return res, fmt.Errorf("syncd run --once: %w\n%s", err, out.String())
+		return res, err
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		res.PeakRSS = ru.Maxrss * 1024 // Linux reports KiB
-	}
+	e.countCalls(&res, before)
+	return res, nil
+}
+
+// countCalls sets res's API call counts: the emulator's counters since
+// before.
+func (e *Env) countCalls(res *Result, before emulator.Stats) {
 	after := e.Emu.Stats()
 	res.Requests = map[string]int{}
 	for k, v := range after.Requests {
@@ -182,7 +174,6 @@ func (e *Env) RunOnce(ctx context.Context, cfg string, extra ...string) (Result,
 	res.PatchCalls = res.Requests["PATCH /v1/contacts/{id}"]
 	res.DeleteCalls = res.Requests["DELETE /v1/contacts/{id}"]
 	res.WriteCalls = res.CreateCalls + res.PatchCalls + res.DeleteCalls
-	return res, nil
 }
 
 // Machine describes the machine a report was made on.

@@ -22,11 +22,12 @@ type BenchCommand struct {
 
 // Run parses the flags and runs the scenarios.
 func (c *BenchCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("bench", "bench [--scenario forward,scan] [--rows N] [--rate R] [--scan-rows N] [--out FILE]")
-	scenarios := fs.String("scenario", "forward,scan", "comma-separated scenarios: forward, scan")
+	fs := c.m.newFlagSet("bench", "bench [--scenario forward,webhooks,scan] [--rows N] [--rate R] [--events N] [--scan-rows N] [--out FILE]")
+	scenarios := fs.String("scenario", "forward,webhooks,scan", "comma-separated scenarios: forward, webhooks, scan")
 	rows := fs.Int("rows", 10000, "rows of the forward scenario")
 	rate := fs.Float64("rate", 100, "the emulator's rate limit, requests per second (syncd is configured to match)")
 	maxRatio := fs.Float64("max-ratio", 1.10, "target for wall time / ideal time of the initial sync")
+	events := fs.Int("events", 10000, "webhook events of the webhooks scenario, one per contact (needs PostgreSQL at $SYNCD_BENCH_POSTGRES_URL)")
 	scanRows := fs.Int("scan-rows", 1000000, "rows of the unchanged-scan scenario")
 	out := fs.String("out", "BENCHMARKS.md", "write the report here (empty: only print it)")
 	if err := fs.Parse(args); err != nil {
@@ -46,10 +47,12 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		switch strings.TrimSpace(s) {
 		case "forward":
 			figs, err = bench.Forward(ctx, binary, dir, *rows, *rate, *maxRatio)
+		case "webhooks":
+			figs, err = bench.Webhooks(ctx, binary, dir, *events)
 		case "scan":
 			figs, err = bench.Scan(ctx, binary, dir, *scanRows)
 		default:
-			err = fmt.Errorf("unknown scenario %q (known: forward, scan)", s)
+			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan)", s)
 		}
 		os.RemoveAll(dir)
 		if err != nil {

@@ -1,0 +1,359 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+	"github.com/syncd-io/syncd/workspace/signature"
+)
+
+// webhookSecret signs the burst's deliveries.
+const webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// Senders is how many deliveries the webhooks scenario has in flight.
+const Senders = 16
+
+// Webhooks measures a burst of n contact.updated events, one per linked
+// contact, POSTed signed to the receiver of a running `syncd run` by
+// Senders concurrent senders: events accepted per second, and the time
+// from each acknowledgement (the receiver's 2xx, as the sender reads it)
+// to the commit of the row's UPDATE in PostgreSQL (as a LISTEN on the
+// table's trigger notifications reads it, NOTIFY being delivered at
+// commit). Both instants are read from this process's clock.
+func Webhooks(ctx context.Context, binary, dir string, n int) ([]Figure, error) {
+	table, err := newPGTable(ctx, PostgresURL(), n)
+	if err != nil {
+		return nil, err
+	}
+	defer table.drop()
+	env, err := NewEnv(binary, dir, 2000, 50) // setup: the initial sync is not what is measured here
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	listen, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := env.postgresConfig(PostgresURL(), table.Name, listen)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := env.RunOnce(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("initial sync: %w", err)
+	}
+	if got := len(env.Emu.Contacts()); got != n {
+		return nil, fmt.Errorf("initial sync made %d contacts, want %d", got, n)
+	}
+	if err := putSecret(filepath.Join(dir, "syncd.db")); err != nil {
+		return nil, err
+	}
+	events, err := burstEvents(env.Emu.Contacts())
+	if err != nil {
+		return nil, err
+	}
+	conn, err := table.listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+
+	daemon, err := startChild(ctx, binary, "run", "--config", cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _, _ = daemon.terminate(30 * time.Second) }()
+	if err := daemon.waitFor("sync pass finished", 5*time.Minute); err != nil {
+		return nil, err
+	}
+	if err := quiet(ctx, env, time.Second, 2*time.Minute); err != nil { // the start-up catch-up's listing
+		return nil, err
+	}
+
+	// Commits, read from the notifications as they come.
+	committed := make(map[string]time.Time, n)
+	var cmu sync.Mutex
+	lctx, stopListen := context.WithCancel(ctx)
+	listening := make(chan error, 1)
+	go func() {
+		for {
+			note, err := conn.Conn().WaitForNotification(lctx)
+			if err != nil {
+				listening <- err
+				return
+			}
+			at := time.Now()
+			_, value, _ := strings.Cut(note.Payload, ":")
+			cmu.Lock()
+			if _, seen := committed[value]; !seen {
+				committed[value] = at
+			}
+			cmu.Unlock()
+		}
+	}()
+
+	cpu0, _ := procCPU(daemon.cmd.Process.Pid)
+	calls0 := env.Emu.Stats()
+	url := "http://" + listen + "/webhooks/workspace"
+	burstStart := time.Now()
+	acks, refused, burst, err := send(ctx, url, events)
+	if err != nil {
+		stopListen()
+		return nil, err
+	}
+	// Wait for every event's row, or give up after a generous while.
+	deadline := time.Now().Add(5*time.Minute + 10*burst)
+	for {
+		cmu.Lock()
+		got := len(committed)
+		cmu.Unlock()
+		if got >= len(acks) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cpu1, _ := procCPU(daemon.cmd.Process.Pid)
+	stopListen()
+	<-listening
+	var during Result
+	env.countCalls(&during, calls0)
+	res, err := daemon.terminate(30 * time.Second)
+	if err != nil {
+		return nil, err
+	}
+
+	var lat []time.Duration
+	var lastCommit time.Time
+	missing := 0
+	cmu.Lock()
+	for value, ack := range acks {
+		at, ok := committed[value]
+		if !ok {
+			missing++
+			continue
+		}
+		lat = append(lat, max(at.Sub(ack), 0))
+		if at.After(lastCommit) {
+			lastCommit = at
+		}
+	}
+	cmu.Unlock()
+	slices.Sort(lat)
+	var rows int
+	if err := table.pool.QueryRow(ctx, "SELECT count(*) FROM "+table.Name+" WHERE last_name LIKE 'Burst-%'").Scan(&rows); err != nil {
+		return nil, err
+	}
+	after, err := env.RunOnce(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("forward pass after the burst: %w", err)
+	}
+
+	scn := fmt.Sprintf("burst of %d webhook events, %d senders", n, Senders)
+	rate := float64(len(acks)) / burst.Seconds()
+	figs := []Figure{
+		fig(scn, "events accepted per second (2xx)", fmt.Sprintf("%.0f/s (%d in %.2fs)", rate, len(acks), burst.Seconds()), "", true),
+		fig(scn, "deliveries refused or failed", fmt.Sprint(refused), "0", refused == 0),
+		fig(scn, "acknowledged events written to PostgreSQL", fmt.Sprintf("%d of %d (%d rows hold their event's value)", len(acks)-missing, len(acks), rows),
+			fmt.Sprint(n), missing == 0 && rows == n),
+	}
+	if len(lat) > 0 {
+		figs = append(figs,
+			fig(scn, "acknowledgement → row committed, p50", ms(percentile(lat, 0.50)), "", true),
+			fig(scn, "acknowledgement → row committed, p99", ms(percentile(lat, 0.99)), "", true),
+			fig(scn, "acknowledgement → row committed, max", ms(lat[len(lat)-1]), "", true),
+			fig(scn, "first send → last row committed", fmt.Sprintf("%.2fs", lastCommit.Sub(burstStart).Seconds()), "", true),
+		)
+	}
+	figs = append(figs,
+		fig(scn, "CPU seconds of the daemon, burst and apply", fmt.Sprintf("%.2f", (cpu1-cpu0).Seconds()), "", true),
+		fig(scn, "peak anonymous memory (heap, stacks) of the daemon", MiB(res.PeakAnon), "", true),
+		fig(scn, "workspace write calls during the burst (echo loop)", fmt.Sprint(during.WriteCalls), "0", during.WriteCalls == 0),
+		fig(scn, "write calls of the forward pass after it (echo loop)", fmt.Sprint(after.WriteCalls), "0", after.WriteCalls == 0),
+	)
+	return figs, nil
+}
+
+// burstEvent is one prepared delivery: the event's body and the value it
+// gives the contact's lastName.
+type burstEvent struct {
+	id, value string
+	body      []byte
+}
+
+// burstEvents makes one contact.updated per contact, as the service
+// would send it after a person changed the contact's last name.
+func burstEvents(contacts []workspace.Contact) ([]burstEvent, error) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	out := make([]burstEvent, 0, len(contacts))
+	for i, c := range contacts {
+		value := fmt.Sprintf("Burst-%d", i+1)
+		c.DefaultFields.LastName = &value
+		c.UpdatedAt = now
+		res, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		id := fmt.Sprintf("EVbench%010d", i+1)
+		body, err := json.Marshal(workspace.Event{ID: id, APIVersion: workspace.DefaultVersion, CreatedAt: now,
+			Type: workspace.EventContactUpdated, Data: workspace.EventData{Resource: res}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, burstEvent{id: id, value: value, body: body})
+	}
+	return out, nil
+}
+
+// send POSTs the events, signed at sending, from Senders goroutines. It
+// returns when each event was acknowledged, by its value, the number of
+// deliveries answered otherwise, and the burst's duration.
+func send(ctx context.Context, url string, events []burstEvent) (acks map[string]time.Time, refused int, took time.Duration, err error) {
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: Senders}}
+	jobs := make(chan burstEvent)
+	acks = make(map[string]time.Time, len(events))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	start := time.Now()
+	for range Senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range jobs {
+				status, err := deliver(ctx, client, url, ev)
+				at := time.Now()
+				mu.Lock()
+				switch {
+				case err != nil:
+					if firstErr == nil {
+						firstErr = err
+					}
+				case status/100 == 2:
+					acks[ev.value] = at
+				default:
+					refused++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, ev := range events {
+		jobs <- ev
+	}
+	close(jobs)
+	wg.Wait()
+	return acks, refused, time.Since(start), firstErr
+}
+
+func deliver(ctx context.Context, client *http.Client, url string, ev burstEvent) (int, error) {
+	h, err := signature.SignHeaders(webhookSecret, ev.id, time.Now(), ev.body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev.body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header = h
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// putSecret stores the burst's signing secret in the state file, as
+// `syncd webhooks register` would.
+func putSecret(path string) error {
+	st, err := state.Open(path, state.Options{})
+	if err != nil {
+		return err
+	}
+	if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: "1", Secret: webhookSecret, CreatedAt: time.Now()}); err != nil {
+		st.Close()
+		return err
+	}
+	return st.Close()
+}
+
+// quiet waits until the emulator has served no API request for idle.
+func quiet(ctx context.Context, env *Env, idle, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last, since := total(env.Emu.Stats()), time.Now()
+	for time.Since(since) < idle {
+		if time.Now().After(deadline) {
+			return errors.New("the daemon kept calling the workspace API")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if t := total(env.Emu.Stats()); t != last {
+			last, since = t, time.Now()
+		}
+	}
+	return nil
+}
+
+// total counts the API requests in s.
+func total(s emulator.Stats) int {
+	n := 0
+	for _, v := range s.Requests {
+		n += v
+	}
+	return n
+}
+
+// freeAddr returns a loopback address no one listens on.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// procCPU is the user and system time the process used so far.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100, nil // USER_HZ is 100 on Linux
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	i := int(p*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
