@@ -125,7 +125,9 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"signed by another secret", func(t *testing.T) http.Header { return signed(t, otherKey, "EV1", now, good) }, good, 401, "does not match"},
 		{"tampered body", func(t *testing.T) http.Header { return signed(t, secret, "EV1", now, good) },
 			bytes.Replace(good, []byte("Ann"), []byte("Eve"), 1), 401, "does not match"},
-		{"stale timestamp", func(t *testing.T) http.Header { return signed(t, secret, "EV1", now.Add(-5*time.Minute-time.Second), good) }, good, 401, "timestamp"},
+		{"stale timestamp", func(t *testing.T) http.Header {
+			return signed(t, secret, "EV1", now.Add(-5*time.Minute-time.Second), good)
+		}, good, 401, "timestamp"},
 		{"timestamp from the future", func(t *testing.T) http.Header { return signed(t, secret, "EV1", now.Add(6*time.Minute), good) }, good, 401, "timestamp"},
 		{"timestamp not a number", func(t *testing.T) http.Header {
 			h := signed(t, secret, "EV1", now, good)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/state"
 )
@@ -42,16 +43,7 @@ func (c *ConflictsCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := state.Open(cfg.State.Path, state.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
-	if errors.Is(err, state.ErrLocked) {
-		return fmt.Errorf("a running syncd holds the state file %s, and conflicts cannot be read through its admin API yet: "+
-			"stop it to list them: %w", cfg.State.Path, err)
-	}
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	cs, err := st.Conflicts(*name, *limit)
+	cs, err := c.conflicts(ctx, cfg, *name, *limit)
 	if err != nil {
 		return err
 	}
@@ -91,6 +83,32 @@ func (c *ConflictsCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// conflicts reads the journal from the state file, or through the running
+// daemon's admin API when it holds the file.
+func (c *ConflictsCommand) conflicts(ctx context.Context, cfg *config.Config, name string, limit int) ([]state.Conflict, error) {
+	st, err := state.Open(cfg.State.Path, state.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+	if errors.Is(err, state.ErrLocked) {
+		if cfg.Admin.Listen == "" {
+			return nil, fmt.Errorf("a running syncd holds the state file %s and admin.listen is not set, so it cannot be asked: %w", cfg.State.Path, err)
+		}
+		got, err := admin.NewClient(cfg.Admin.Listen, cfg.Admin.Token).Conflicts(ctx, name, limit)
+		if err != nil {
+			return nil, fmt.Errorf("ask the running daemon at %s: %w", cfg.Admin.Listen, err)
+		}
+		out := make([]state.Conflict, len(got))
+		for i, g := range got {
+			out[i] = g.Conflict
+			out[i].ID = g.ID
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Conflicts(name, limit)
 }
 
 // printable shows a multi-value canonical value with commas.

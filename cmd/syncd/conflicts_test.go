@@ -27,7 +27,7 @@ func TestConflictsList(t *testing.T) {
 	}
 	// While a daemon holds the file: a clear refusal.
 	_, _, err = runMain(t, "conflicts", "list", "--config", cfg)
-	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "stop it") {
+	if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "admin.listen is not set") {
 		t.Fatalf("list on a held state file: %v", err)
 	}
 	st.Close()

@@ -253,6 +253,11 @@ func TestOperatorCommandsThroughTheDaemon(t *testing.T) {
 		t.Errorf("list after drop through the daemon = %q", out)
 	}
 
+	// The conflict journal, read through the daemon that holds the file.
+	if out = e.must("conflicts", "list", "--config", e.cfg); !strings.Contains(out, "no conflicts") {
+		t.Errorf("conflicts list through the daemon = %q", out)
+	}
+
 	backup := filepath.Join(e.dir, "live-backup.db")
 	out = e.must("state", "backup", "--config", e.cfg, backup)
 	if !strings.Contains(out, "through the running daemon at "+e.listen) {
