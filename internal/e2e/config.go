@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/syncd-io/syncd/connector/postgres" // the connector of these configurations
+	"github.com/syncd-io/syncd/internal/pgtest"
+)
+
+// Connector and Source name the connector of the configurations made
+// here and the workspace source of its contacts.
+const (
+	Connector = "db"
+	Source    = "custom-db"
+)
+
+// Mapping maps the table's columns to the workspace, both ways.
+const Mapping = `    mapping:
+      fields:
+        firstName: first_name
+        lastName: last_name
+        company: company
+        emails.work: { from: email, transform: [email] }
+        phoneNumbers.work: { from: phone, transform: [e164], region: US }
+`
+
+// DSN is the test server's address with application_name=syncd, so that
+// the table's audit tells syncd's writes from the test's.
+func DSN() string {
+	u := pgtest.URL()
+	switch {
+	case !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://"):
+		return u + " application_name=syncd" // key=value form
+	case strings.Contains(u, "?"):
+		return u + "&application_name=syncd"
+	}
+	return u + "?application_name=syncd"
+}
+
+// ConfigOptions describe a configuration.
+type ConfigOptions struct {
+	EmulatorURL string
+	APIKey      string // default emulator.DefaultAPIKey
+	Table       string
+	StatePath   string
+	// Listen is the webhook receiver's address; "" runs none.
+	Listen string
+	// RateLimit and Burst of the workspace client (default 200 and 20).
+	RateLimit float64
+	Burst     int
+	LogLevel  string // default error
+	// Direction (default both) and the policies of a two-way sync:
+	// creates and deletes follow each side.
+	Direction string
+	// BatchSize of the table's reads (default 25) and Workers (default 4).
+	BatchSize int
+	Workers   int
+}
+
+// WriteConfig writes the configuration to dir/syncd.yaml and returns
+// its path. The connector syncs the table both ways: creates and deletes
+// on either side follow on the other (soft deletes in the table), newest
+// change wins a conflict, and the mass-delete guard is off.
+func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
+	t.Helper()
+	if o.APIKey == "" {
+		o.APIKey = "emulator-key"
+	}
+	if o.RateLimit == 0 {
+		o.RateLimit = 200
+	}
+	if o.Burst == 0 {
+		o.Burst = 20
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "error"
+	}
+	if o.Direction == "" {
+		o.Direction = "both"
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 25
+	}
+	if o.Workers == 0 {
+		o.Workers = 4
+	}
+	policies := ""
+	if o.Direction == "both" {
+		policies = "    onWorkspaceCreate: create\n    onWorkspaceDelete: delete\n"
+	}
+	cfg := fmt.Sprintf(`workspace:
+  baseURL: %s
+  apiKey: %s
+  rateLimit: %g
+  burst: %d
+state:
+  path: %s
+webhooks:
+  listen: %q
+  path: /webhooks/workspace
+admin:
+  listen: ""
+log:
+  level: %s
+connectors:
+  - name: %s
+    type: postgres
+    direction: %s
+    conflict: newest-wins
+    onSourceDelete: delete
+%s    massDeleteThreshold: 1
+    workers: %d
+    batchSize: %d
+    settings:
+      dsn: %q
+      table: %s
+      deletedAtColumn: deleted_at
+      batchSize: %d
+%s`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, o.StatePath, o.Listen, o.LogLevel, Connector, o.Direction, policies,
+		o.Workers, o.BatchSize, DSN(), o.Table, o.BatchSize, Mapping)
+	path := filepath.Join(dir, "syncd.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
