@@ -77,9 +77,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 		log = logrus.StandardLogger()
 	}
 	d = &Daemon{cfg: cfg, log: log, store: opts.Store, ops: newOps(opts.Version)}
+	opened := d // the returns below set d to nil
 	defer func() {
 		if err != nil {
-			d.Close()
+			opened.Close()
 		}
 	}()
 	if d.store == nil {
