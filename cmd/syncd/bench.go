@@ -30,6 +30,8 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	events := fs.Int("events", 10000, "webhook events of the webhooks scenario, one per contact (needs PostgreSQL at $SYNCD_BENCH_POSTGRES_URL)")
 	scanRows := fs.Int("scan-rows", 1000000, "rows of the unchanged-scan scenario")
 	out := fs.String("out", "BENCHMARKS.md", "write the report here (empty: only print it)")
+	goBench := fs.String("go-bench", "", "include this file, the output of `go test -run '^$' -bench . <packages>`, in the report")
+	goBenchCmd := fs.String("go-bench-command", "go test -run '^$' -bench . ./mapping ./state ./workspace/signature", "the command that made --go-bench, as the report shows it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -37,7 +39,14 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	report := bench.Report{Command: "syncd bench " + strings.Join(args, " "), Started: time.Now()}
+	report := bench.Report{Command: "syncd bench " + strings.Join(args, " "), Started: time.Now(), LoadBefore: bench.LoadAverage()}
+	if *goBench != "" {
+		b, err := os.ReadFile(*goBench)
+		if err != nil {
+			return err
+		}
+		report.GoBench, report.GoBenchCommand = string(b), *goBenchCmd
+	}
 	for _, s := range strings.Split(*scenarios, ",") {
 		dir, err := os.MkdirTemp("", "syncd-bench-")
 		if err != nil {
@@ -61,6 +70,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		report.Figures = append(report.Figures, figs...)
 		fmt.Fprintf(c.m.Stderr, "syncd bench: scenario %s done\n", s)
 	}
+	report.LoadAfter = bench.LoadAverage()
 	report.Table(c.m.Stdout)
 	if *out != "" {
 		f, err := os.Create(*out)
