@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
 )
 
 func init() {
 	registerCommand("validate", "check a configuration file and summarise it", func(m *Main) Command { return &ValidateCommand{m: m} })
 }
 
-// ValidateCommand checks a configuration without contacting anything: it
-// prints a summary and exits 0, or prints every problem and exits 1.
+// ValidateCommand checks a configuration: it prints a summary and exits 0,
+// or prints every problem and exits 1. Unless --offline is given, it also
+// opens each connector whose source can list its fields (a CSV header,
+// a table's columns, HubSpot's properties) and reports mapped fields the
+// source does not have; a source it cannot reach is a note, not a problem.
 type ValidateCommand struct{ m *Main }
 
 // InvalidConfigError is returned by validate once it has printed the
@@ -32,8 +39,9 @@ func (e *InvalidConfigError) ExitCode() int { return 1 }
 
 // Run validates the file named by --config.
 func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("validate", "validate --config FILE")
+	fs := c.m.newFlagSet("validate", "validate --config FILE [--offline]")
 	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	offline := fs.Bool("offline", false, "check the file only: do not open the sources to check the mapped fields")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,7 +61,68 @@ func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if !*offline {
+		if problems := c.checkSourceFields(ctx, cfg); len(problems) > 0 {
+			fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", *path, len(problems))
+			for _, p := range problems {
+				fmt.Fprintf(c.m.Stderr, "  %s\n", p)
+			}
+			return &InvalidConfigError{Path: *path, Problems: len(problems)}
+		}
+	}
 	fmt.Fprintf(c.m.Stdout, "%s is valid.\n", *path)
 	fmt.Fprint(c.m.Stdout, cfg.Redacted())
 	return nil
+}
+
+// checkSourceFields opens each connector that can list its fields and
+// returns a problem for every mapped field its records lack.
+func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Config) []string {
+	var problems []string
+	for _, cc := range cfg.Connectors {
+		t, ok := connector.Lookup(cc.Type)
+		if !ok {
+			continue
+		}
+		m, err := mapping.Compile(cc.Mapping, cc.Direction, nil)
+		if err != nil {
+			continue // reported by Validate already
+		}
+		have, err := sourceFields(ctx, t, cc, m)
+		if err != nil {
+			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: mapped fields not checked against the source: %v\n", cc.Name, err)
+			continue
+		}
+		if have == nil {
+			continue
+		}
+		known := make(map[string]bool, len(have))
+		for _, f := range have {
+			known[f] = true
+		}
+		for _, fsrc := range m.FieldSources() {
+			if !known[fsrc.Field] {
+				problems = append(problems, fmt.Sprintf("connectors[%s].mapping.%s: unknown source field %q; the source has: %s",
+					cc.Name, fsrc.Path, fsrc.Field, strings.Join(have, ", ")))
+			}
+		}
+	}
+	return problems
+}
+
+// sourceFields opens the connector's source for a moment and lists its
+// fields; nil when the source cannot list them.
+func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields()})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	fl, ok := src.(connector.FieldLister)
+	if !ok {
+		return nil, nil
+	}
+	return fl.Fields(ctx)
 }

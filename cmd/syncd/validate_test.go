@@ -101,3 +101,47 @@ func TestValidateExampleBlocks(t *testing.T) {
 		t.Fatal("no example checked")
 	}
 }
+
+func TestValidateChecksMappedFieldsAgainstTheSource(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := dir + "/crm.csv"
+	if err := os.WriteFile(csvPath, []byte("id,first_name,email\n1,Ann,ann@example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dir + "/syncd.yaml"
+	yaml := `workspace:
+  baseURL: http://127.0.0.1:1
+  apiKey: k
+connectors:
+  - name: crm
+    type: csv
+    settings:
+      path: ` + csvPath + `
+    mapping:
+      externalId: id
+      sourceUrl: "https://crm.example.com/{{ .uid }}"
+      fields:
+        firstName: fname
+        emails.work: email
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, serr, err := runMain(t, "validate", "--config", cfg)
+	var ie *InvalidConfigError
+	if !errors.As(err, &ie) || ie.Problems != 2 {
+		t.Fatalf("err = %v, want 2 problems\n%s", err, serr)
+	}
+	for _, want := range []string{
+		`connectors[crm].mapping.fields.firstName: unknown source field "fname"; the source has: id, first_name, email`,
+		`connectors[crm].mapping.sourceUrl: unknown source field "uid"`,
+	} {
+		if !strings.Contains(serr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, serr)
+		}
+	}
+	// --offline checks the file alone.
+	if _, serr, err := runMain(t, "validate", "--offline", "--config", cfg); err != nil {
+		t.Errorf("--offline: %v\n%s", err, serr)
+	}
+}
