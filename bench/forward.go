@@ -2,8 +2,8 @@ package bench
 
 import (
 	"context"
-	"os"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
