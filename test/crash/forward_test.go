@@ -115,24 +115,31 @@ func TestKillDuringResync(t *testing.T) {
 	runOK(t, time.Minute, "run", "--once", "--config", w.cfg)
 	w.converged(t, "after the initial sync")
 
-	contacts := w.emu.Contacts()
-	rng.Shuffle(len(contacts), func(i, j int) { contacts[i], contacts[j] = contacts[j], contacts[i] })
-	for _, c := range contacts[:60] {
-		appDo(t, w.emu.URL, http.MethodDelete, "/"+c.ID, nil)
+	drift := func(deletes, edits int) {
+		contacts := w.emu.Contacts()
+		rng.Shuffle(len(contacts), func(i, j int) { contacts[i], contacts[j] = contacts[j], contacts[i] })
+		for _, c := range contacts[:deletes] {
+			appDo(t, w.emu.URL, http.MethodDelete, "/"+c.ID, nil)
+		}
+		for _, c := range contacts[deletes : deletes+edits] {
+			appDo(t, w.emu.URL, http.MethodPatch, "/"+c.ID, map[string]any{"defaultFields": map[string]any{"company": "Changed in the app"}})
+		}
+		w.editRows(rng, edits, "drift")
 	}
-	for _, c := range contacts[60:140] {
-		appDo(t, w.emu.URL, http.MethodPatch, "/"+c.ID, map[string]any{"defaultFields": map[string]any{"company": "Changed in the app"}})
-	}
-	w.editRows(rng, 60, "drift")
+	drift(60, 80)
 	// The state file is lost too: the resync rebuilds the links.
 	if err := removeState(w.cfg); err != nil {
 		t.Fatal(err)
 	}
 
+	// A resync that finished before its kill leaves nothing to repair:
+	// drift again, so that each kill lands in the middle of repairs.
 	hit := 0
-	for range *kills {
-		if killAtRandom(t, rng, 20*time.Millisecond, 1500*time.Millisecond, "resync", "--config", w.cfg) {
+	for attempt := 0; hit < *kills && attempt < 3**kills; attempt++ {
+		if killAtRandom(t, rng, 20*time.Millisecond, 400*time.Millisecond, "resync", "--config", w.cfg) {
 			hit++
+		} else {
+			drift(30, 40)
 		}
 	}
 	if hit == 0 {
