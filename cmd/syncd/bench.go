@@ -39,7 +39,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	report := bench.Report{Command: "syncd bench " + strings.Join(args, " "), Started: time.Now(), LoadBefore: bench.LoadAverage()}
+	report := bench.Report{Command: "syncd bench " + shellJoin(args), Started: time.Now(), LoadBefore: bench.LoadAverage()}
 	if *goBench != "" {
 		b, err := os.ReadFile(*goBench)
 		if err != nil {
@@ -86,4 +86,19 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		return errors.New("some figures missed their targets (marked MISSED)")
 	}
 	return nil
+}
+
+// shellJoin quotes the arguments that need it for a POSIX shell.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:@%+", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }
