@@ -145,6 +145,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		OnMatch:             cc.OnMatch,
 		OnAmbiguous:         cc.OnAmbiguous,
 		Conflict:            cc.Conflict,
+		OnWorkspaceDelete:   workspaceDeletePolicy(cc),
 		OtherSources:        d.otherSources(cc.Name),
 		Log:                 log,
 	})
@@ -293,4 +294,13 @@ func (d *Daemon) otherSources(name string) []string {
 		}
 	}
 	return out
+}
+
+// workspaceDeletePolicy is the onWorkspaceDelete the forward pass follows:
+// the connector's, when it reads the workspace at all.
+func workspaceDeletePolicy(cc config.ConnectorConfig) string {
+	if !cc.ReadsWorkspace() {
+		return ""
+	}
+	return cc.OnWorkspaceDelete
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 // pgEnv syncs a PostgreSQL table whose rows share few updated_at values.
 type pgEnv struct {
 	*env
-	pool  *pgxpool.Pool
-	table string
+	pool     *pgxpool.Pool
+	table    string
+	wsDelete string
 }
 
 func newPGEnv(t *testing.T, rows int, emuOpts emulator.Options) *pgEnv {
@@ -60,6 +62,7 @@ func (e *pgEnv) reconciler() *Reconciler {
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
 		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
+		OnWorkspaceDelete: e.wsDelete,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -132,5 +135,34 @@ func TestPostgresFaultsConverge(t *testing.T) {
 	e.assertConverged()
 	if st := e.emu.Stats(); st.FaultsByKind["lost"] == 0 {
 		t.Errorf("no lost answer was injected (faults %v)", st.FaultsByKind)
+	}
+}
+
+// A contact a person deleted in the app, whose record then changed before
+// the deletion reached the table, is not created again when the
+// connector carries workspace deletions (onWorkspaceDelete: delete).
+func TestPostgresWorkspaceDeletionIsNotUndone(t *testing.T) {
+	e := newPGEnv(t, 20, emulator.Options{})
+	e.wsDelete = WorkspaceDeleteRemove
+	e.run()
+	l, _, _ := e.store.Link("crm", "7")
+	req, _ := http.NewRequest(http.MethodDelete, e.emu.URL+"/_emulator/app/contacts/"+l.ContactID, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode >= 300 {
+		t.Fatalf("app delete: %v %v", res, err)
+	}
+	res.Body.Close()
+	e.change(7)
+	before := e.emu.Stats()
+	e.run()
+	if posts, _, _ := e.writes(before); posts != 0 {
+		t.Fatalf("the deleted contact was created again (%d POSTs)", posts)
+	}
+	var n int
+	if err := e.pool.QueryRow(context.Background(), fmt.Sprintf("SELECT count(*) FROM %s WHERE id = 7", e.table)).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("row 7 still in the table (%d, %v), want deleted", n, err)
+	}
+	if _, ok, _ := e.store.Link("crm", "7"); ok {
+		t.Error("link 7 kept after the deletion")
 	}
 }

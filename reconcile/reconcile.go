@@ -49,6 +49,9 @@ const (
 	DeleteIgnore = "ignore"
 	DeleteUnlink = "unlink"
 	DeleteRemove = "delete"
+
+	// WorkspaceDeleteRemove is onWorkspaceDelete: delete.
+	WorkspaceDeleteRemove = "delete"
 )
 
 // ErrMassDelete is returned when a run would delete more of a connector's
@@ -87,6 +90,11 @@ type Options struct {
 	Match []string
 	// OnMatch is adopt, link or create; OnAmbiguous is hold or create.
 	OnMatch, OnAmbiguous string
+	// OnWorkspaceDelete is the connector's onWorkspaceDelete when it reads
+	// the workspace (direction both or to-crm), else "". With "delete", a
+	// linked contact found deleted in the workspace has its record deleted
+	// instead of being created again.
+	OnWorkspaceDelete string
 	// Conflict is the connector's conflict policy (newest-wins default).
 	Conflict string
 	// OtherSources are the workspace sources of the other connectors:

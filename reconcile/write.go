@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -76,6 +77,13 @@ func (p *pass) patch(ctx context.Context, it *item, contactID string, have mappi
 	body := patchBody(have, it.fields, itemIDs)
 	p.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
 	c, err := p.r.opts.Workspace.UpdateContact(ctx, contactID, body)
+	if workspace.IsNotFound(err) && p.r.opts.OnWorkspaceDelete == WorkspaceDeleteRemove && it.link != nil {
+		// Deleted in the workspace by a person, on a connector that
+		// carries such deletions to the other system: creating it again
+		// would undo the deletion, so the deletion is applied here (the
+		// reverse applier may do the same; deleting twice is harmless).
+		return p.applyWorkspaceDelete(ctx, it)
+	}
 	if workspace.IsNotFound(err) {
 		// Deleted in the workspace since it was linked: the record still
 		// exists at the source, so it is created again.
@@ -198,5 +206,26 @@ func (p *pass) saveLink(it *item, c workspace.Contact) error {
 	if err := r.opts.Store.PutLink(l); err != nil {
 		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
 	}
+	return nil
+}
+
+// applyWorkspaceDelete deletes the record of a contact deleted in the
+// workspace (soft where the connector can), then drops the link.
+func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
+	r := p.r
+	if w, ok := r.opts.Reader.(connector.Writer); ok && it.link.RecordID != "" {
+		res, err := w.Write(ctx, []connector.Change{{Op: connector.OpDelete, ID: it.link.RecordID, Soft: r.opts.Type.SoftDelete}})
+		if err == nil && len(res) == 1 {
+			err = res[0].Err
+		}
+		if err != nil && !errors.Is(err, connector.ErrNotFound) {
+			return fmt.Errorf("delete record %s of a contact deleted in the workspace: %w", it.link.RecordID, err)
+		}
+	}
+	if err := r.opts.Store.DeleteLink(r.opts.Connector, it.mapped.ExternalID); err != nil {
+		return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
+	}
+	r.log.WithField("external_id", it.mapped.ExternalID).Info("contact was deleted in the workspace; record deleted per onWorkspaceDelete")
+	p.count(func(s *Summary) { s.Unlinked++ })
 	return nil
 }
