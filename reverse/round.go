@@ -228,6 +228,10 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 			err = errors.Join(err, cerr)
 		}
 	}()
+	groups, err = r.relink(t, groups)
+	if err != nil {
+		return err
+	}
 	var updates, deletes, creates []*group
 	for _, g := range groups {
 		switch {
@@ -251,6 +255,31 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 		return err
 	}
 	return b.finishCreates(ctx)
+}
+
+// relink reads the groups' links again now that the connector's lock is
+// held: route read them before, and a forward pass may have saved newer
+// ones since (a link built from the older copy would roll them back). A
+// contact whose link a forward pass removed meanwhile is left in the
+// inbox for the next round to route again; one linked meanwhile is
+// handled as linked.
+func (r *round) relink(t *Target, groups []*group) ([]*group, error) {
+	out := groups[:0:0]
+	for _, g := range groups {
+		l, ok, err := r.a.opts.Store.LinkByContact(t.Name, g.contactID)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ok:
+			g.link, g.pending = &l, nil
+		case g.link != nil:
+			r.res.Retry++
+			continue
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // batch is one connector's part of a round: the changes of its single
