@@ -98,6 +98,12 @@ type Change struct {
 	// Soft asks a delete to mark the record deleted (where the system has
 	// a soft-delete column) rather than remove it.
 	Soft bool
+	// IfUnchangedSince, when not zero, makes an update conditional: it is
+	// applied only if the record's UpdatedAt still equals this time (the
+	// value read before deciding), else it fails with ErrChanged and
+	// writes nothing. Connectors whose records keep no change time ignore
+	// it.
+	IfUnchangedSince time.Time
 }
 
 // WriteResult is the outcome of one Change.
@@ -130,6 +136,11 @@ type FieldLister interface {
 
 // ErrNotFound is returned (wrapped) when a record does not exist.
 var ErrNotFound = errors.New("record not found")
+
+// ErrChanged is returned (wrapped) when a conditional update finds that
+// the record changed since it was read (Change.IfUnchangedSince): the
+// caller reads it again and decides anew.
+var ErrChanged = errors.New("record changed meanwhile")
 
 // ErrReadOnly is returned when a write is asked of a read-only source.
 var ErrReadOnly = errors.New("connector is read-only")

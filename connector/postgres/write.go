@@ -35,7 +35,7 @@ func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]conne
 		case connector.OpCreate:
 			res[i].ID, err = s.create(ctx, c.Fields)
 		case connector.OpUpdate:
-			err = s.update(ctx, c.ID, c.Fields)
+			err = s.update(ctx, c.ID, c.Fields, c.IfUnchangedSince)
 		case connector.OpDelete:
 			err = s.delete(ctx, c.ID, c.Soft)
 		default:
@@ -112,12 +112,21 @@ func (s *Source) live() string {
 	return d.ident + " IS NULL"
 }
 
-func (s *Source) update(ctx context.Context, id string, fields map[string]any) error {
+// update sets the fields of a live row. When since is not zero and the
+// table's updatedAtColumn holds times, the row must still have that
+// change time (as Get reads it), else nothing is written and the error is
+// connector.ErrChanged.
+func (s *Source) update(ctx context.Context, id string, fields map[string]any, since time.Time) error {
 	cols, exprs, args, err := s.assignments(fields, 2)
 	if err != nil {
 		return err
 	}
 	where := fmt.Sprintf(" WHERE %s = $1::%s AND %s", s.tbl.id.ident, s.tbl.id.typ, s.live())
+	cond := ""
+	if u := s.tbl.updated; !since.IsZero() && u.kind.isTime() {
+		cond = fmt.Sprintf(" AND %s::timestamptz = $%d::timestamptz", u.ident, len(args)+2)
+		args = append(args, since)
+	}
 	if len(cols) == 0 {
 		var found bool
 		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
@@ -132,14 +141,23 @@ func (s *Source) update(ctx context.Context, id string, fields map[string]any) e
 	for i := range cols {
 		sets[i] = cols[i] + " = " + exprs[i]
 	}
-	tag, err := s.pool.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+strings.Join(sets, ", ")+where, append([]any{id}, args...)...)
+	tag, err := s.pool.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+strings.Join(sets, ", ")+where+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return connector.ErrNotFound
+	if tag.RowsAffected() > 0 {
+		return nil
 	}
-	return nil
+	if cond != "" {
+		var found bool
+		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
+			return err
+		}
+		if found {
+			return connector.ErrChanged
+		}
+	}
+	return connector.ErrNotFound
 }
 
 // delete removes the row, or marks it deleted when soft is asked and the

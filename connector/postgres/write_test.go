@@ -192,3 +192,46 @@ func TestWriteWithDoneContext(t *testing.T) {
 		t.Errorf("the cancelled write changed the row to %q", name)
 	}
 }
+
+func TestConditionalUpdate(t *testing.T) {
+	for _, typ := range []string{"timestamptz", "timestamp"} {
+		t.Run(typ, func(t *testing.T) {
+			pool, sch := schema(t)
+			pgtest.Exec(t, pool, `CREATE TABLE `+sch+`.c (id int PRIMARY KEY, name text, updated_at `+typ+` NOT NULL DEFAULT '2024-01-01 10:00:00.123456')`)
+			pgtest.Exec(t, pool, `INSERT INTO `+sch+`.c (id, name) VALUES (1, 'a')`)
+			src := openSource(t, settings(sch+".c"))
+			ctx := context.Background()
+			recs, err := src.Get(ctx, []string{"1"})
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("Get = %v, %v", recs, err)
+			}
+			read := recs[0].UpdatedAt
+
+			// Unchanged since the read: applied.
+			res := write(t, src, connector.Change{Op: connector.OpUpdate, ID: "1", Fields: map[string]any{"name": "b"}, IfUnchangedSince: read})
+			if res[0].Err != nil {
+				t.Fatalf("update of an unchanged row: %v", res[0].Err)
+			}
+			// Edited in the table since the read: refused, nothing written.
+			pgtest.Exec(t, pool, `UPDATE `+sch+`.c SET name = 'table', updated_at = updated_at + interval '1 microsecond' WHERE id = 1`)
+			res = write(t, src,
+				connector.Change{Op: connector.OpUpdate, ID: "1", Fields: map[string]any{"name": "app"}, IfUnchangedSince: read},
+				connector.Change{Op: connector.OpUpdate, ID: "2", Fields: map[string]any{"name": "app"}, IfUnchangedSince: read})
+			if !errors.Is(res[0].Err, connector.ErrChanged) {
+				t.Errorf("update of a row changed meanwhile: %v, want ErrChanged", res[0].Err)
+			}
+			if !errors.Is(res[1].Err, connector.ErrNotFound) {
+				t.Errorf("conditional update of a missing row: %v, want ErrNotFound", res[1].Err)
+			}
+			recs, err = src.Get(ctx, []string{"1"})
+			if err != nil || len(recs) != 1 || recs[0].Fields["name"] != "table" {
+				t.Fatalf("after the refused update: %v, %v; want name table", recs, err)
+			}
+			// Without a condition the update applies as before.
+			res = write(t, src, connector.Change{Op: connector.OpUpdate, ID: "1", Fields: map[string]any{"name": "app"}})
+			if res[0].Err != nil {
+				t.Fatalf("unconditional update: %v", res[0].Err)
+			}
+		})
+	}
+}
