@@ -404,3 +404,42 @@ func TestForwardEchoCarriesUntouchedWorkspaceEdits(t *testing.T) {
 		t.Fatalf("link %+v", l.Fields)
 	}
 }
+
+func TestRecordEditedWhileDecidingIsNotOverwritten(t *testing.T) {
+	e := newEnv(t, nil) // newest-wins
+	e.seed(1)
+	c := e.contact("1")
+	ws := c
+	ws.DefaultFields.LastName = ptr("WS")
+	ws.UpdatedAt = c.UpdatedAt.Add(time.Minute)
+	// The record is edited after the applier read it, before it writes,
+	// and later than the contact: the table's edit is the newest.
+	e.mem.beforeWrite = func() {
+		e.mem.beforeWrite = nil
+		e.mem.put("1", map[string]any{"last_name": "CRM"})
+		e.mem.setUpdatedAt("1", ws.UpdatedAt.Add(time.Second))
+	}
+	e.event("ev", workspace.EventContactUpdated, ws)
+	res, err := e.applier.Round(context.Background())
+	if err != nil || res.Retry != 1 || res.Acked != 0 {
+		t.Fatalf("round %+v %v, want the event left to retry", res, err)
+	}
+	if got := e.mem.get("1").Fields["last_name"]; got != "CRM" {
+		t.Fatalf("record holds %v after the refused write, want CRM", got)
+	}
+	// The next round reads the record again: the newer table edit wins.
+	e.drain()
+	if got := e.mem.get("1").Fields["last_name"]; got != "CRM" {
+		t.Fatalf("record holds %v, want CRM (newest wins)", got)
+	}
+	if n, _ := e.store.CountConflicts("mem"); n != 1 {
+		t.Fatalf("%d conflicts, want 1", n)
+	}
+	if evs, _ := e.store.PendingEvents(10); len(evs) != 0 {
+		t.Fatalf("%d events left in the inbox", len(evs))
+	}
+	e.forward()
+	if got := *e.contact("1").DefaultFields.LastName; got != "CRM" {
+		t.Fatalf("after the forward pass the contact holds %s, want CRM", got)
+	}
+}

@@ -39,6 +39,9 @@ type memConn struct {
 	// changes of those record ids.
 	failCall int
 	failIDs  map[string]error
+	// beforeWrite, when set, runs at the start of each Write call (a
+	// person editing a record between the read and the write).
+	beforeWrite func()
 }
 
 func newMem() *memConn {
@@ -121,6 +124,9 @@ func (m *memConn) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
 func (m *memConn) Close() error { return nil }
 
 func (m *memConn) Write(_ context.Context, changes []connector.Change) ([]connector.WriteResult, error) {
+	if m.beforeWrite != nil {
+		m.beforeWrite()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++
@@ -149,6 +155,10 @@ func (m *memConn) Write(_ context.Context, changes []connector.Change) ([]connec
 			r := m.recs[ch.ID]
 			if r == nil || r.Deleted {
 				out[i] = connector.WriteResult{ID: ch.ID, Err: connector.ErrNotFound}
+				continue
+			}
+			if !ch.IfUnchangedSince.IsZero() && !r.UpdatedAt.Equal(ch.IfUnchangedSince) {
+				out[i] = connector.WriteResult{ID: ch.ID, Err: connector.ErrChanged}
 				continue
 			}
 			for k, v := range ch.Fields {

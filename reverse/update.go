@@ -190,7 +190,22 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 		b.record(u, agreed, false)
 		return
 	}
-	b.add(connector.Change{Op: connector.OpUpdate, ID: u.recordID, Fields: fields}, func(res connector.WriteResult) {
+	ch := connector.Change{Op: connector.OpUpdate, ID: u.recordID, Fields: fields}
+	if rec != nil {
+		// The decision holds only for the record as read: a table edit
+		// made since must not be overwritten unseen.
+		ch.IfUnchangedSince = rec.UpdatedAt
+	}
+	b.add(ch, func(res connector.WriteResult) {
+		if errors.Is(res.Err, connector.ErrChanged) {
+			// Not a failure: the events stay for the next round, which
+			// reads the record again and decides anew.
+			r.res.Retry++
+			r.a.count(func(s *Stats) { s.Retried++ })
+			r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": u.g.contactID}).
+				Info("record changed while its write-back was decided; deciding again next round")
+			return
+		}
 		if res.Err != nil {
 			r.failed(t, u.g, opWriteBack, res.Err, errors.Is(res.Err, connector.ErrNotFound))
 			return
