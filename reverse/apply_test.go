@@ -23,10 +23,12 @@ func TestAppEditReachesRecordThenForwardIsQuiet(t *testing.T) {
 	c := e.contact("2")
 	edited := e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("Changed")}})
 	e.waitInbox(1)
+	read := e.mem.get("2").UpdatedAt
 	e.drain()
 
 	calls, changes := e.mem.writes()
-	want := []connector.Change{{Op: connector.OpUpdate, ID: "2", Fields: map[string]any{"last_name": "Changed"}}}
+	// The update holds only if the record is still as read.
+	want := []connector.Change{{Op: connector.OpUpdate, ID: "2", Fields: map[string]any{"last_name": "Changed"}, IfUnchangedSince: read}}
 	if calls != 1 || !reflect.DeepEqual(changes, want) {
 		t.Fatalf("writes: %d calls %+v, want one call %+v", calls, changes, want)
 	}
