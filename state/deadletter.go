@@ -85,7 +85,7 @@ func getDeadLetter(letters *bolt.Bucket, id uint64) (DeadLetter, error) {
 		return DeadLetter{}, fmt.Errorf("dead letter %d: %w", id, ErrNotFound)
 	}
 	var d DeadLetter
-	if err := json.Unmarshal(raw, &d); err != nil {
+	if err := unmarshal(raw, &d); err != nil {
 		return DeadLetter{}, fmt.Errorf("decode dead letter %d: %w", id, err)
 	}
 	d.ID = id

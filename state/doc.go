@@ -44,5 +44,9 @@
 // Open refuses a file that is not a bbolt database, or that is truncated,
 // with an error naming the path: it never creates a fresh file over
 // existing data. The schema version lives in the meta bucket and Open
-// migrates older files in one transaction.
+// migrates older files in one transaction. Damage found later (a value
+// that does not decode, a page that makes bbolt fail, panic or fault)
+// comes back as a *CorruptError (errors.Is ErrCorrupt) naming the file and
+// how to recover; it never crashes the process. Open does not run the full
+// consistency check (Check reads every page in use): too slow for a start.
 package state

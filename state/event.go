@@ -152,7 +152,7 @@ func (s *Store) PendingEvents(limit int) ([]InboxEvent, error) {
 		c := tx.Bucket(bucketInbox).Cursor()
 		for k, v := c.First(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
 			var e InboxEvent
-			if err := json.Unmarshal(v, &e); err != nil {
+			if err := unmarshal(v, &e); err != nil {
 				return fmt.Errorf("decode event %d: %w", getU64(k), err)
 			}
 			e.Seq = getU64(k)

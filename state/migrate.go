@@ -113,7 +113,7 @@ func (s *Store) migrate(readOnly bool) error {
 		}
 		return nil
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.tx(true, func(tx *bolt.Tx) error {
 		v, err := readVersion(tx)
 		if err != nil {
 			return err

@@ -106,7 +106,7 @@ func (s *Store) PendingCreateOf(connector, contactID string) (p PendingCreate, o
 			return nil
 		}
 		ok = true
-		return json.Unmarshal(raw, &p)
+		return unmarshal(raw, &p)
 	})
 	return p, ok, err
 }
@@ -128,7 +128,7 @@ func (s *Store) PendingCreates(connector string) ([]PendingCreate, error) {
 			prefix := []byte(reversePending)
 			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 				var p PendingCreate
-				if err := json.Unmarshal(v, &p); err != nil {
+				if err := unmarshal(v, &p); err != nil {
 					return fmt.Errorf("decode pending create %s: %w", k[len(prefix):], err)
 				}
 				out = append(out, p)
@@ -164,7 +164,7 @@ func (s *Store) ReverseAgreed(connector, contactID string) (map[string]string, e
 		if raw == nil {
 			return nil
 		}
-		return json.Unmarshal(raw, &out)
+		return unmarshal(raw, &out)
 	})
 	return out, err
 }

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -61,7 +60,7 @@ func (s *Store) FinishRun(r Run) error {
 			return ErrNotFound
 		}
 		var old Run
-		if err := json.Unmarshal(raw, &old); err != nil {
+		if err := unmarshal(raw, &old); err != nil {
 			return err
 		}
 		if old.Connector != r.Connector {
@@ -78,7 +77,7 @@ func (s *Store) Runs(connector string, limit int) ([]Run, error) {
 	err := s.view("list runs "+connector, func(tx *bolt.Tx) error {
 		return runJournal.newest(tx, connector, limit, func(id uint64, raw []byte) error {
 			var r Run
-			if err := json.Unmarshal(raw, &r); err != nil {
+			if err := unmarshal(raw, &r); err != nil {
 				return fmt.Errorf("decode run %d: %w", id, err)
 			}
 			r.ID = id
@@ -155,7 +154,7 @@ func (s *Store) Conflicts(connector string, limit int) ([]Conflict, error) {
 	err := s.view("list conflicts "+connector, func(tx *bolt.Tx) error {
 		return conflictJournal.newest(tx, connector, limit, func(id uint64, raw []byte) error {
 			var c Conflict
-			if err := json.Unmarshal(raw, &c); err != nil {
+			if err := unmarshal(raw, &c); err != nil {
 				return fmt.Errorf("decode conflict %d: %w", id, err)
 			}
 			c.ID = id

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,6 +66,8 @@ type Store struct {
 	path     string
 	now      func() time.Time
 	eventTTL time.Duration
+	// broken is set when a write transaction panicked (see tx).
+	broken atomic.Pointer[error]
 }
 
 // Open opens the state file at path, creating it when it does not exist
@@ -112,6 +115,21 @@ func Open(path string, opts Options) (*Store, error) {
 
 // Close releases the file and its lock.
 func (s *Store) Close() error {
+	if s.broken.Load() != nil {
+		// bbolt may still hold its writer lock after the panic: do not
+		// wait for it forever (the OS drops the file lock at exit).
+		done := make(chan error, 1)
+		go func() { done <- s.db.Close() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("close state %s: %w", s.path, err)
+			}
+			return nil
+		case <-time.After(closeWait):
+			return fmt.Errorf("close state %s: %w", s.path, *s.broken.Load())
+		}
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close state %s: %w", s.path, err)
 	}
@@ -128,7 +146,7 @@ func (s *Store) Path() string { return s.path }
 // copy started.
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	var n int64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.tx(false, func(tx *bolt.Tx) error {
 		var err error
 		n, err = tx.WriteTo(w)
 		return err
@@ -143,7 +161,7 @@ func (s *Store) Backup(w io.Writer) (int64, error) {
 // no page beyond the end). It reads the whole file: for the doctor and the
 // admin endpoints, not for every start.
 func (s *Store) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.tx(false, func(tx *bolt.Tx) error {
 		var msgs []string
 		for err := range tx.Check() {
 			// Drain the channel: the checker uses tx until it closes it.
@@ -158,17 +176,19 @@ func (s *Store) Check() error {
 	})
 }
 
-// update runs fn in a write transaction and wraps its error with what.
+// update runs fn in a write transaction (see tx) and wraps its error with
+// what.
 func (s *Store) update(what string, fn func(tx *bolt.Tx) error) error {
-	if err := s.db.Update(fn); err != nil {
+	if err := s.tx(true, fn); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
 
-// view runs fn in a read transaction and wraps its error with what.
+// view runs fn in a read transaction (see tx) and wraps its error with
+// what.
 func (s *Store) view(what string, fn func(tx *bolt.Tx) error) error {
-	if err := s.db.View(fn); err != nil {
+	if err := s.tx(false, fn); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil

@@ -46,7 +46,7 @@ func (s *Store) PutWebhookSecret(ws WebhookSecret) error {
 		var expired [][]byte
 		err := b.ForEach(func(k, v []byte) error {
 			var old WebhookSecret
-			if err := json.Unmarshal(v, &old); err != nil {
+			if err := unmarshal(v, &old); err != nil {
 				return fmt.Errorf("decode webhook secret: %w", err)
 			}
 			if old.expired(now) {
@@ -79,7 +79,7 @@ func (s *Store) WebhookSecrets() (current WebhookSecret, previous []WebhookSecre
 	err = s.view("read webhook secrets", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketWebhookSecrets).ForEach(func(_, v []byte) error {
 			var ws WebhookSecret
-			if err := json.Unmarshal(v, &ws); err != nil {
+			if err := unmarshal(v, &ws); err != nil {
 				return fmt.Errorf("decode webhook secret: %w", err)
 			}
 			if !ws.expired(now) {
