@@ -2,28 +2,13 @@ package config
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/syncd-io/syncd/mapping"
 )
 
 // Problem is one problem of a configuration: where (a path such as
 // "connectors[crm].mapping.fields.firstName"), what, and how to fix it.
-type Problem struct {
-	Path    string
-	Message string
-	Hint    string
-}
-
-// String is "path: message; hint".
-func (p Problem) String() string {
-	s := p.Message
-	if p.Path != "" {
-		s = p.Path + ": " + s
-	}
-	if p.Hint != "" {
-		s += "; " + p.Hint
-	}
-	return s
-}
+type Problem = mapping.Problem
 
 // ValidationError lists every problem of a configuration.
 type ValidationError struct {
@@ -32,11 +17,7 @@ type ValidationError struct {
 
 // Error returns one problem per line.
 func (e *ValidationError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
-	}
-	return strings.Join(lines, "\n")
+	return (&mapping.SpecError{Problems: e.Problems}).Error()
 }
 
 // problems collects problems.
