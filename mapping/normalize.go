@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"time"
 
 	"github.com/nyaruka/phonenumbers"
@@ -96,17 +97,23 @@ func scalar(s string) value   { return value{s: s} }
 func listOf(l []string) value { return value{list: l, isList: true} }
 func (v value) empty() bool   { return len(v.each()) == 0 }
 
-// each returns the value's non-empty strings.
+// blank reports whether s holds nothing but white space and the
+// multi-value separator: canonically, nothing.
+func blank(s string) bool {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == rune(multiSep[0]) }) == ""
+}
+
+// each returns the value's non-blank strings.
 func (v value) each() []string {
 	if !v.isList {
-		if strings.TrimSpace(v.s) == "" {
+		if blank(v.s) {
 			return nil
 		}
 		return []string{v.s}
 	}
 	out := make([]string, 0, len(v.list))
 	for _, s := range v.list {
-		if strings.TrimSpace(s) != "" {
+		if !blank(s) {
 			out = append(out, s)
 		}
 	}

@@ -118,8 +118,13 @@ func chainShape(in shape, chain []step) shape {
 // of what is already a list, or a join of what is already one string.
 func checkShapes(chain []step) error {
 	s := shapeSame
-	for _, st := range chain {
+	for i, st := range chain {
 		switch {
+		case st.def.name == "default" && i > 0:
+			// A default after other steps escapes them (upper, split,
+			// ...): the field would take a value the chain cannot give,
+			// and two-way sync would not settle in one trip.
+			return fmt.Errorf("%s must be the first transform, so that the others apply to the default too", st)
 		case st.def.name == "split" && s == shapeList:
 			return fmt.Errorf("%s follows a split: the value is already a list", st)
 		case st.def.name == "join" && s == shapeScalar:
