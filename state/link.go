@@ -211,25 +211,31 @@ func (s *Store) PutLinks(ls []Link) error {
 // entry. Deleting a missing link is not an error.
 func (s *Store) DeleteLink(connector, externalID string) error {
 	return s.update(fmt.Sprintf("delete link %s/%s", connector, externalID), func(tx *bolt.Tx) error {
-		lb, found := readLinks(tx, connector)
-		if !found {
-			return nil
-		}
-		l, ok, err := lb.get(connector, externalID)
-		if err != nil || !ok {
-			return err
-		}
-		ext := []byte(externalID)
-		if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
-			if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
-				return err
-			}
-		}
-		if err := lb.seen.Delete(ext); err != nil {
-			return err
-		}
-		return lb.ext.Delete(ext)
+		_, _, err := deleteLink(tx, connector, externalID)
+		return err
 	})
+}
+
+// deleteLink removes a link and its reverse entry inside tx, and returns
+// the link it removed (ok false when there was none).
+func deleteLink(tx *bolt.Tx, connector, externalID string) (l Link, ok bool, err error) {
+	lb, found := readLinks(tx, connector)
+	if !found {
+		return Link{}, false, nil
+	}
+	if l, ok, err = lb.get(connector, externalID); err != nil || !ok {
+		return l, ok, err
+	}
+	ext := []byte(externalID)
+	if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
+		if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
+			return l, ok, err
+		}
+	}
+	if err := lb.seen.Delete(ext); err != nil {
+		return l, ok, err
+	}
+	return l, ok, lb.ext.Delete(ext)
 }
 
 // linkChunk is how many links ForEachLink reads per transaction.

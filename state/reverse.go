@@ -294,24 +294,8 @@ func (s *Store) DeleteReverseLink(connector, externalID string) error {
 }
 
 func deleteReverseLink(tx *bolt.Tx, connector, externalID string) error {
-	lb, found := readLinks(tx, connector)
-	if !found {
-		return nil
-	}
-	l, ok, err := lb.get(connector, externalID)
+	l, ok, err := deleteLink(tx, connector, externalID)
 	if err != nil || !ok {
-		return err
-	}
-	ext := []byte(externalID)
-	if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
-		if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
-			return err
-		}
-	}
-	if err := lb.seen.Delete(ext); err != nil {
-		return err
-	}
-	if err := lb.ext.Delete(ext); err != nil {
 		return err
 	}
 	if b := reverseRead(tx, connector); b != nil {
