@@ -21,9 +21,6 @@ import (
 // and patching a contact. The emulator's stats must show at most a
 // handful of 429s, and the requests it served at least 90% of the limit.
 func TestLoadAgainstEmulator(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test: 4 s")
-	}
 	const (
 		key      = "load-test-key"
 		limit    = 50

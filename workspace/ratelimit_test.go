@@ -202,9 +202,6 @@ func TestRateLimitedWithoutRetryAfterSlowsOthers(t *testing.T) {
 // answers 429 over it. Almost no request may be refused, and throughput
 // must reach 90% of the limit.
 func TestLoadStaysUnderTheLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test: 4 s")
-	}
 	const (
 		limit      = 50
 		burst      = 10
