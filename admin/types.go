@@ -3,6 +3,7 @@ package admin
 import (
 	"time"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 )
@@ -50,10 +51,42 @@ type ConnectorStatus struct {
 	LastSuccess time.Time `json:"lastSuccess,omitzero"`
 	// Checkpoints are the connector's cursors by name ("" is the main one).
 	Checkpoints map[string]string `json:"checkpoints,omitempty"`
+	// LastResult sums up LastRun: "ok", "error", "budget" (stopped at
+	// the connector's API budget; the next pass resumes it), "running"
+	// or "interrupted" (unfinished, its process gone); "" before any run.
+	LastResult string `json:"lastResult,omitempty"`
 	// Links are the records in sync.
 	Links       int `json:"links"`
 	DeadLetters int `json:"deadLetters"`
 	Conflicts   int `json:"conflicts"`
+	// Quotas are the API allowances of the connector's system as its
+	// last answers said (live daemons only, connectors that report one).
+	Quotas []Quota `json:"quotas,omitempty"`
+}
+
+// Quota is one API allowance of a connector's system.
+type Quota struct {
+	connector.Quota
+	// Remaining is what syncd may still spend (of its budget when it
+	// keeps one, else of the limit); -1 when the limit is unknown.
+	Remaining int64 `json:"remaining"`
+}
+
+// NewQuota returns q with its Remaining figure.
+func NewQuota(q connector.Quota) Quota { return Quota{Quota: q, Remaining: q.Remaining()} }
+
+// Result sums up a run as ConnectorStatus.LastResult does, for a run
+// that is not in progress.
+func (r Run) Result() string {
+	switch {
+	case r.FinishedAt.IsZero():
+		return "interrupted"
+	case r.Stopped == state.StoppedBudget:
+		return "budget"
+	case r.Err != "":
+		return "error"
+	}
+	return "ok"
 }
 
 // Run is one pass from the run history, with its ID.

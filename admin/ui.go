@@ -45,6 +45,7 @@ var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMa
 	"when":     when,
 	"ago":      ago,
 	"duration": func(d time.Duration) string { return d.Round(time.Second).String() },
+	"percent":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" },
 	"multi":    func(v string) string { return strings.ReplaceAll(v, "\x1f", ", ") },
 	"sortedKeys": func(a, b map[string]string) []string {
 		var keys []string

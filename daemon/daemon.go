@@ -201,6 +201,15 @@ func (c *Connector) Last() (reconcile.Summary, error, bool) {
 	return c.last, c.lastErr, c.hasLast
 }
 
+// Quotas returns the API allowances the connector's source last saw;
+// nil when it reports none (connector.QuotaReporter).
+func (c *Connector) Quotas() []connector.Quota {
+	if qr, ok := c.Source.(connector.QuotaReporter); ok {
+		return qr.Quotas()
+	}
+	return nil
+}
+
 // Schedule returns the connector's cron spec.
 func (c *Connector) Schedule() string { return c.schedule }
 
@@ -238,6 +247,10 @@ func (c *Connector) record(sum reconcile.Summary, err error) {
 	c.lastMu.Unlock()
 	c.ops.ranPass(sum, err)
 	entry := c.log.WithFields(sum.Fields())
+	if errors.Is(err, connector.ErrBudgetSpent) {
+		entry.WithError(err).Warn("sync pass stopped: api budget spent, resuming at the next schedule")
+		return
+	}
 	if err != nil {
 		entry.WithError(err).Error("sync pass stopped early")
 		return
@@ -246,7 +259,9 @@ func (c *Connector) record(sum reconcile.Summary, err error) {
 }
 
 // RunOnce runs one pass of every connector, one after the other. The
-// error joins the connectors' errors; records set aside are not errors.
+// error joins the connectors' errors; records set aside are not errors,
+// nor is a pass that stopped at its API budget (it is logged, recorded
+// and resumed by the next pass).
 func (d *Daemon) RunOnce(ctx context.Context) ([]reconcile.Summary, error) {
 	var sums []reconcile.Summary
 	var errs []error
@@ -256,7 +271,7 @@ func (d *Daemon) RunOnce(ctx context.Context) ([]reconcile.Summary, error) {
 		}
 		sum, err := c.RunOnce(ctx)
 		sums = append(sums, sum)
-		if err != nil {
+		if err != nil && !errors.Is(err, connector.ErrBudgetSpent) {
 			errs = append(errs, fmt.Errorf("connector %s: %w", c.Name, err))
 		}
 	}

@@ -101,6 +101,16 @@ func (d *Daemon) initOps() error {
 	}
 	store := d.store
 	d.ops.metrics.SetStateGauges(func() (metrics.StateGauges, error) { return stateGauges(store, names) })
+	connectors := d.connectors
+	d.ops.metrics.SetQuotas(func() []metrics.ConnectorQuota {
+		var out []metrics.ConnectorQuota
+		for _, c := range connectors {
+			for _, q := range c.Quotas() {
+				out = append(out, metrics.ConnectorQuota{Connector: c.Name, Quota: q})
+			}
+		}
+		return out
+	})
 	return nil
 }
 

@@ -57,6 +57,7 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig) (admin.Connecto
 		return cs, err
 	} else if ok {
 		cs.LastRun = &admin.Run{ID: last.ID, Run: last}
+		cs.LastResult = cs.LastRun.Result()
 	}
 	if cs.LastSuccess, err = lastSuccess(st, cc.Name); err != nil {
 		return cs, err
@@ -109,6 +110,12 @@ func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
 		// (one from before the start was interrupted).
 		if r := out.Connectors[i].LastRun; r != nil && r.FinishedAt.IsZero() && !r.StartedAt.Before(d.ops.startedAt) {
 			out.Connectors[i].Running = true
+			out.Connectors[i].LastResult = "running"
+		}
+		if c, ok := d.Connector(out.Connectors[i].Name); ok {
+			for _, q := range c.Quotas() {
+				out.Connectors[i].Quotas = append(out.Connectors[i].Quotas, admin.NewQuota(q))
+			}
 		}
 	}
 	return out, nil

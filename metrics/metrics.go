@@ -16,6 +16,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -46,6 +48,7 @@ type Metrics struct {
 	lastRun         *prometheus.GaugeVec
 
 	scrape *scrapeCollector
+	quotas *quotaCollector
 }
 
 // New returns syncd's metrics on a fresh registry, with the Go runtime
@@ -72,7 +75,7 @@ func New(version string) *Metrics {
 		}, []string{"connector", "outcome"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "runs_total",
-			Help: "Finished passes, by connector, kind (run, resync, retry) and result (ok, error).",
+			Help: "Finished passes, by connector, kind (run, resync, retry) and result (ok; error; budget: stopped at the connector's API budget).",
 		}, []string{"connector", "kind", "result"}),
 		runDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "run_duration_seconds",
@@ -88,6 +91,7 @@ func New(version string) *Metrics {
 			Help: "Unix time at which the connector's last pass finished, with or without error.",
 		}, []string{"connector"}),
 		scrape: newScrapeCollector(),
+		quotas: newQuotaCollector(),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
@@ -97,7 +101,7 @@ func New(version string) *Metrics {
 	buildInfo.Set(1)
 	m.reg.MustRegister(
 		m.requests, m.requestDuration, m.limiterWait, m.records, m.runs, m.runDuration, m.lastSuccess, m.lastRun,
-		m.scrape, buildInfo,
+		m.scrape, m.quotas, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -142,7 +146,10 @@ func (m *Metrics) ObserveRun(sum reconcile.Summary, err error, finished time.Tim
 		}
 	}
 	result := "ok"
-	if err != nil {
+	switch {
+	case errors.Is(err, connector.ErrBudgetSpent):
+		result = "budget"
+	case err != nil:
 		result = "error"
 	}
 	m.runs.WithLabelValues(sum.Connector, kind, result).Inc()

@@ -174,6 +174,9 @@ type Summary struct {
 	Failed    int // records set aside as dead letters (or skipped as known failures)
 	APICalls  int64
 	Duration  time.Duration
+	// Stopped is state.StoppedBudget when the pass ended at the
+	// connector's API budget (connector.ErrBudgetSpent); "" otherwise.
+	Stopped string
 }
 
 func (s Summary) String() string {
@@ -183,11 +186,15 @@ func (s Summary) String() string {
 
 // Fields returns the summary as log fields.
 func (s Summary) Fields() logrus.Fields {
-	return logrus.Fields{
+	f := logrus.Fields{
 		"connector": s.Connector, "kind": s.Kind,
 		"created": s.Created, "updated": s.Updated, "unchanged": s.Unchanged,
 		"deleted": s.Deleted, "unlinked": s.Unlinked, "relinked": s.Relinked,
 		"adopted": s.Adopted, "held": s.Held,
 		"failed": s.Failed, "api_calls": s.APICalls, "duration": s.Duration.Round(time.Millisecond).String(),
 	}
+	if s.Stopped != "" {
+		f["stopped"] = s.Stopped
+	}
+	return f
 }

@@ -142,6 +142,9 @@ func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) 
 	p.mu.Lock()
 	p.sum.APICalls = r.opts.Workspace.Calls() - calls
 	p.sum.Duration = r.opts.Now().Sub(start)
+	if errors.Is(err, connector.ErrBudgetSpent) {
+		p.sum.Stopped = state.StoppedBudget
+	}
 	sum := p.sum
 	p.mu.Unlock()
 	run := p.run
@@ -149,6 +152,7 @@ func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) 
 	run.Created, run.Updated, run.Unchanged = sum.Created, sum.Updated, sum.Unchanged
 	run.Deleted, run.Failed, run.APICalls = sum.Deleted, sum.Failed, sum.APICalls
 	run.Adopted, run.Held = sum.Adopted, sum.Held
+	run.Stopped = sum.Stopped
 	if err != nil {
 		run.Err = err.Error()
 	}

@@ -24,7 +24,14 @@ type Run struct {
 	Held       int       `json:"held,omitempty"`
 	APICalls   int64     `json:"apiCalls,omitempty"`
 	Err        string    `json:"err,omitempty"`
+	// Stopped says why a pass that ended early was not a failure:
+	// StoppedBudget when the connector's API budget was spent.
+	Stopped string `json:"stopped,omitempty"`
 }
+
+// StoppedBudget is Run.Stopped of a pass that ended at the connector's
+// API budget (connector.ErrBudgetSpent): the next pass resumes it.
+const StoppedBudget = "budget"
 
 // StartRun records the start of a run and returns it with its ID (unique
 // across connectors and increasing: usable as Link.LastSeenRun) and

@@ -12,6 +12,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/state"
 )
 
 func init() {
@@ -109,10 +110,7 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 				last, result = fmt.Sprintf("%s started %s", r.Kind, ago(now, r.StartedAt)), "interrupted"
 			default:
 				last = fmt.Sprintf("%s %s (%s)", r.Kind, ago(now, r.FinishedAt), r.Duration(now).Round(time.Second))
-				result = "ok"
-				if r.Err != "" {
-					result = "error"
-				}
+				result = r.Result()
 				result += fmt.Sprintf(" (%d created, %d updated, %d deleted, %d failed)", r.Created, r.Updated, r.Deleted, r.Failed)
 			}
 		}
@@ -124,8 +122,13 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 	}
 	tw.Flush()
 	for _, cs := range st.Connectors {
-		if r := cs.LastRun; r != nil && r.Err != "" {
+		if r := cs.LastRun; r != nil && r.Stopped == state.StoppedBudget {
+			fmt.Fprintf(w, "\n%s: last run stopped at the API budget; the next scheduled pass resumes it", cs.Name)
+		} else if r != nil && r.Err != "" {
 			fmt.Fprintf(w, "\n%s: last run stopped early: %s", cs.Name, r.Err)
+		}
+		for _, q := range cs.Quotas {
+			fmt.Fprintf(w, "\n%s: API %s: %s", cs.Name, q.Name, quotaLine(q))
 		}
 	}
 	for _, cs := range st.Connectors {
@@ -134,6 +137,21 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 			break
 		}
 	}
+}
+
+// quotaLine says how much of an API allowance is spent and left.
+func quotaLine(q admin.Quota) string {
+	s := fmt.Sprintf("%d used", q.Used)
+	if q.Limit > 0 {
+		s = fmt.Sprintf("%d of %d used", q.Used, q.Limit)
+	}
+	if q.Budget > 0 && q.Remaining >= 0 {
+		s += fmt.Sprintf(", %d left of syncd's budget (%g%%)", q.Remaining, q.Budget*100)
+	}
+	if !q.ResetAt.IsZero() {
+		s += ", renews " + q.ResetAt.Local().Format(time.RFC3339)
+	}
+	return s
 }
 
 // ago says how long before now t was, to the second.
