@@ -1,0 +1,454 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/time/rate"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBody       = 16 << 20
+	DefaultMaxRetryAfter = 10 * time.Minute
+)
+
+// DefaultBudget is the Budget of a client that sets none.
+var DefaultBudget = Budget{Retries: 5, Waits: 10}
+
+// DefaultBackoff is the backoff of a client that sets none.
+var DefaultBackoff = Backoff{Base: 250 * time.Millisecond, Max: 10 * time.Second, Jitter: true}
+
+// Budget bounds the repeats of one call.
+type Budget struct {
+	// Retries bounds the Retry verdicts and transport failures.
+	Retries int
+	// Waits bounds the Wait verdicts.
+	Waits int
+	// Shared makes Retries bound Retry and Wait verdicts together
+	// (Waits is then unused).
+	Shared bool
+}
+
+// Options configure a Client. Only Name and BaseURL are required.
+type Options struct {
+	// Name starts errors ("hubspot", "workspace api").
+	Name string
+	// BaseURL is prepended to every Request.Path.
+	BaseURL string
+	// HTTP sends the requests; default: http.DefaultClient.
+	HTTP *http.Client
+	// Auth sets each request's credentials; nil: none.
+	Auth Auth
+	// Header is set on every request (a version header, User-Agent).
+	// Accept and Content-Type are application/json.
+	Header http.Header
+	// Limiter is waited on before every attempt, after its pause gate
+	// (GateFor). Share it per credential (SharedLimiter). nil: no limit.
+	Limiter *rate.Limiter
+	// Judge decides what follows a non-2xx answer; nil: 429 Throttled,
+	// 5xx Retry, the rest Fail with a *StatusError.
+	Judge func(Answer) Verdict
+	// OnAnswer sees every answer, 2xx or not (quota headers). It must
+	// not block.
+	OnAnswer func(Answer)
+	// Observer is called after every attempt (metrics). It must not block.
+	Observer func(Info)
+	// Transport wraps a transport failure; default: a *TransportError.
+	Transport func(route string, err error) error
+	// Backoff returns the wait before retry n (from 1); default
+	// DefaultBackoff.Delay.
+	Backoff func(n int) time.Duration
+	// Budget bounds the repeats of a call; zero: DefaultBudget.
+	Budget Budget
+	// MaxRetryAfter caps the default judge's Retry-After
+	// (DefaultMaxRetryAfter).
+	MaxRetryAfter time.Duration
+	// AttemptTimeout bounds each attempt, answer read included; 0: only
+	// the HTTP client's own timeout.
+	AttemptTimeout time.Duration
+	// MaxBody bounds the answer read (DefaultMaxBody).
+	MaxBody int64
+	// AllowEmpty makes a 2xx answer with an empty body a success that
+	// decodes nothing; otherwise it is undecodable.
+	AllowEmpty bool
+	// Sleep waits between attempts; default Sleep (tests replace it).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Log receives the retries; RetryLevel is their level (default warn).
+	Log        *logrus.Entry
+	RetryLevel logrus.Level
+}
+
+// Info describes one HTTP attempt, for Options.Observer.
+type Info struct {
+	Method string
+	// Route is the request's route, e.g. "PATCH /v1/contacts/{id}".
+	Route string
+	// Status is the HTTP status, 0 when no answer came.
+	Status int
+	// Duration is the time from sending the request to reading its answer.
+	Duration time.Duration
+	// LimiterWait is the time spent on the pause gate and the limiters.
+	LimiterWait time.Duration
+	// Attempt counts the attempts of one call, from 1.
+	Attempt int
+	// Err is the attempt's error, nil on a 2xx answer; on the last
+	// attempt, the call's error.
+	Err error
+}
+
+// Request is one API call.
+type Request struct {
+	Method string
+	// Path is appended to the base URL, already escaped; Query, when not
+	// empty, follows it.
+	Path  string
+	Query url.Values
+	// Route names the call in errors, logs and Info; default Method Path.
+	Route string
+	// Body is sent JSON-encoded when not nil.
+	Body any
+	// Idempotent calls are retried after 5xx answers and transport
+	// failures; the others then end with ErrOutcomeUnknown.
+	Idempotent bool
+	// Limiter, when set, is waited on too, after the client's (a limit
+	// of some endpoints only, such as HubSpot's search).
+	Limiter *rate.Limiter
+}
+
+// IdempotentMethod reports whether repeating a request of method is
+// harmless by HTTP's rules (POST is not).
+func IdempotentMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// Client runs API calls under Options' rules. It is safe for concurrent
+// use.
+type Client struct {
+	opts  Options
+	gate  *Gate
+	calls atomic.Int64
+}
+
+// New returns a Client; zero options take their defaults.
+func New(opts Options) *Client {
+	if opts.HTTP == nil {
+		opts.HTTP = http.DefaultClient
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = DefaultBackoff.Delay
+	}
+	if opts.Budget == (Budget{}) {
+		opts.Budget = DefaultBudget
+	}
+	if opts.MaxRetryAfter == 0 {
+		opts.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if opts.MaxBody == 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = Sleep
+	}
+	if opts.Log == nil {
+		opts.Log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	if opts.RetryLevel == 0 {
+		opts.RetryLevel = logrus.WarnLevel
+	}
+	c := &Client{opts: opts, gate: &Gate{}}
+	if opts.Limiter != nil {
+		c.gate = GateFor(opts.Limiter)
+	}
+	if c.opts.Judge == nil {
+		c.opts.Judge = c.defaultJudge
+	}
+	return c
+}
+
+// Gate returns the pause gate the client waits on.
+func (c *Client) Gate() *Gate { return c.gate }
+
+// Calls returns the number of HTTP attempts made, retries included.
+func (c *Client) Calls() int64 { return c.calls.Load() }
+
+// result is the outcome of one attempt: an answer, or a transport
+// failure (err set, ans nil).
+type result struct {
+	ans      *Answer
+	duration time.Duration
+	sent     bool // the request may have reached the service
+	stamp    uint64
+	err      error
+	fatal    bool // err ends the call: the request could not be made
+}
+
+// tries counts a call's attempts and verdicts.
+type tries struct {
+	attempt, retries, waits int
+	renewed                 bool
+}
+
+// step is what follows an attempt: the end of the call (done, with err)
+// or a repeat after delay, renewing the credentials first with renew.
+type step struct {
+	done  bool
+	err   error
+	delay time.Duration
+	renew bool
+}
+
+// Do sends r and decodes a 2xx answer's JSON into out (unless out is nil
+// or the status 204). It returns the last answer's status, 0 when none
+// came. See the package comment for the rules of the loop.
+func (c *Client) Do(ctx context.Context, r Request, out any) (int, error) {
+	if r.Route == "" {
+		r.Route = r.Method + " " + r.Path
+	}
+	var payload []byte
+	if r.Body != nil {
+		var err error
+		if payload, err = json.Marshal(r.Body); err != nil {
+			return 0, fmt.Errorf("encode %s body: %w", r.Route, err)
+		}
+	}
+	u := c.opts.BaseURL + r.Path
+	if len(r.Query) > 0 {
+		u += "?" + r.Query.Encode()
+	}
+	log := c.opts.Log.WithFields(logrus.Fields{"api": c.opts.Name, "route": r.Route})
+	var t tries
+	for {
+		t.attempt++
+		waitStart := time.Now()
+		if err := c.waitTurn(ctx, r.Limiter); err != nil {
+			return 0, fmt.Errorf("%s %s: wait for rate limit: %w", c.opts.Name, r.Route, err)
+		}
+		info := Info{Method: r.Method, Route: r.Route, Attempt: t.attempt, LimiterWait: time.Since(waitStart)}
+		res := c.attempt(ctx, r, u, payload)
+		c.calls.Add(1)
+		if res.ans != nil && c.opts.OnAnswer != nil {
+			c.opts.OnAnswer(*res.ans)
+		}
+		s := c.next(ctx, r, &t, res, out)
+		if c.opts.Observer != nil {
+			info.Duration, info.Err = res.duration, s.err
+			if res.ans != nil {
+				info.Status = res.ans.Status
+			}
+			c.opts.Observer(info)
+		}
+		status := 0
+		if res.ans != nil {
+			status = res.ans.Status
+		}
+		if s.done {
+			return status, s.err
+		}
+		if s.renew {
+			if err := c.opts.Auth.Renew(ctx, res.stamp); err != nil {
+				return status, fmt.Errorf("%s %s: renew credentials: %w (after %w)", c.opts.Name, r.Route, err, s.err)
+			}
+			continue
+		}
+		log.WithFields(logrus.Fields{"status": status, "attempt": t.attempt, "delay": s.delay.Round(time.Millisecond)}).
+			Log(c.opts.RetryLevel, "api call failed, retrying")
+		if err := c.opts.Sleep(ctx, s.delay); err != nil {
+			return status, fmt.Errorf("%s %s: backoff: %w", c.opts.Name, r.Route, err)
+		}
+	}
+}
+
+// next judges an attempt. s.err is the attempt's error even when the
+// call goes on, for the observer.
+func (c *Client) next(ctx context.Context, r Request, t *tries, res result, out any) step {
+	if res.ans != nil && res.ans.Status >= 200 && res.ans.Status <= 299 {
+		return step{done: true, err: c.decode(r, res.ans, out)}
+	}
+	if res.fatal {
+		return step{done: true, err: res.err}
+	}
+	unknown := func(err error) error { return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err) }
+	if ctx.Err() != nil { // the caller's context ended: stop
+		err := fmt.Errorf("%s %s: %w", c.opts.Name, r.Route, ctx.Err())
+		if !r.Idempotent && res.sent {
+			err = unknown(err)
+		}
+		return step{done: true, err: err}
+	}
+	v := Verdict{Action: Retry, Err: res.err}
+	if res.ans != nil {
+		a := *res.ans
+		a.Attempt, a.Retries, a.Waits = t.attempt, t.retries, t.waits
+		v = c.opts.Judge(a)
+	}
+	var n int // the budget count of this repeat, for the backoff
+	switch v.Action {
+	case Retry:
+		if !r.Idempotent && res.sent {
+			return step{done: true, err: unknown(v.Err)}
+		}
+		t.retries++
+		n = t.retries
+	case Wait:
+		if v.Pause > 0 {
+			c.gate.PauseUntil(time.Now().Add(v.Pause))
+		}
+		if v.Drain && c.opts.Limiter != nil {
+			Drain(c.opts.Limiter)
+		}
+		t.waits++
+		n = t.waits
+	case Renew:
+		if c.opts.Auth == nil || t.renewed {
+			return step{done: true, err: v.Err}
+		}
+		t.renewed = true
+		return step{renew: true, err: v.Err}
+	default:
+		return step{done: true, err: v.Err}
+	}
+	b := c.opts.Budget
+	if b.Shared {
+		n = t.retries + t.waits
+	}
+	if (b.Shared && n > b.Retries) || (!b.Shared && (t.retries > b.Retries || t.waits > b.Waits)) {
+		return step{done: true, err: v.Err}
+	}
+	delay := v.After
+	if v.Action == Retry || v.Backoff {
+		delay = max(delay, c.opts.Backoff(n))
+	}
+	return step{delay: delay, err: v.Err}
+}
+
+// decode reads a 2xx answer into out. An undecodable answer to a call
+// that is not idempotent leaves its outcome unknown.
+func (c *Client) decode(r Request, a *Answer, out any) error {
+	if out == nil || a.Status == http.StatusNoContent || (c.opts.AllowEmpty && len(bytes.TrimSpace(a.Body)) == 0) {
+		return nil
+	}
+	if err := json.Unmarshal(a.Body, out); err != nil {
+		err = fmt.Errorf("%s %s: decode %d answer: %w", c.opts.Name, r.Route, a.Status, err)
+		if !r.Idempotent {
+			return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// waitTurn waits for the pause gate, then for a token of each limiter.
+// If the gate closed while this caller waited on a limiter (another
+// caller got a 429), the caller waits for the gate and fresh tokens
+// again: otherwise every caller queued on the limiter would fire at once
+// when the gate opens, and be refused again.
+func (c *Client) waitTurn(ctx context.Context, extra *rate.Limiter) error {
+	for {
+		if err := c.gate.Wait(ctx); err != nil {
+			return err
+		}
+		for _, l := range []*rate.Limiter{c.opts.Limiter, extra} {
+			if l == nil {
+				continue
+			}
+			if err := l.Wait(ctx); err != nil {
+				if _, ok := ctx.Deadline(); ok && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+					// The limiter refuses at once a wait that would
+					// outlast the deadline.
+					return fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+				}
+				return err
+			}
+		}
+		if time.Until(c.gate.PausedUntil()) <= 0 {
+			return nil
+		}
+	}
+}
+
+// attempt sends one request and reads its answer.
+func (c *Client) attempt(ctx context.Context, r Request, u string, payload []byte) result {
+	if c.opts.AttemptTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.AttemptTimeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, u, body)
+	if err != nil {
+		return result{err: fmt.Errorf("%s %s: %w", c.opts.Name, r.Route, err), fatal: true}
+	}
+	for k, vs := range c.opts.Header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	var res result
+	if c.opts.Auth != nil {
+		if res.stamp, err = c.opts.Auth.Apply(req); err != nil {
+			return result{err: fmt.Errorf("%s %s: credentials: %w", c.opts.Name, r.Route, err), fatal: true}
+		}
+	}
+	start := time.Now()
+	resp, err := c.opts.HTTP.Do(req)
+	res.duration = time.Since(start)
+	if err != nil {
+		res.sent, res.err = !DialFailed(err), c.transport(r.Route, StripURL(err))
+		return res
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxBody))
+	res.duration, res.sent = time.Since(start), true
+	if err != nil {
+		// The answer was cut short: for a POST the outcome is unknown
+		// even if the status said success.
+		res.err = c.transport(r.Route, fmt.Errorf("read %d answer: %w", resp.StatusCode, err))
+		return res
+	}
+	res.ans = &Answer{Method: r.Method, Route: r.Route, Status: resp.StatusCode, Header: resp.Header, Body: data}
+	return res
+}
+
+func (c *Client) transport(route string, err error) error {
+	if c.opts.Transport != nil {
+		return c.opts.Transport(route, err)
+	}
+	return &TransportError{API: c.opts.Name, Route: route, Err: err}
+}
+
+// DialFailed reports whether err happened while connecting, before any
+// byte of the request was sent: even a create is safe to repeat.
+func DialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// StripURL drops the *url.Error wrapper, whose text repeats the method
+// and full URL (with its query), keeping what went wrong.
+func StripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
