@@ -1,17 +1,19 @@
 package workspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"golang.org/x/time/rate"
+
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
 // Client defaults.
@@ -67,23 +69,11 @@ func (o ClientOptions) String() string {
 	return fmt.Sprintf("workspace.ClientOptions{BaseURL: %q, APIKey: [redacted], Version: %q}", o.BaseURL, o.Version)
 }
 
-// RequestInfo describes one HTTP attempt, for ClientOptions.Observer.
-type RequestInfo struct {
-	Method string
-	// Route is the route template, e.g. "PATCH /v1/contacts/{id}".
-	Route string
-	// Status is the HTTP status, 0 when no answer came (transport error).
-	Status int
-	// Duration is the time from sending the request to reading its answer.
-	Duration time.Duration
-	// LimiterWait is the time spent waiting on the rate limiter and on
-	// the shared pause after a 429 before sending.
-	LimiterWait time.Duration
-	// Attempt counts the attempts of one call, from 1.
-	Attempt int
-	// Err is the attempt's error, nil on a 2xx answer.
-	Err error
-}
+// RequestInfo describes one HTTP attempt, for ClientOptions.Observer:
+// method, route template (e.g. "PATCH /v1/contacts/{id}"), status (0 when
+// no answer came), duration, the wait on the rate limiter and the shared
+// pause, the attempt's number from 1, and its error (nil on a 2xx).
+type RequestInfo = remote.Info
 
 // Client calls the workspace API. It is safe for concurrent use; every
 // request waits on the API key's shared rate limiter first.
@@ -92,17 +82,15 @@ type Client struct {
 	apiKey        string
 	versionHeader string
 	version       string
-	userAgent     string
-	limiter       *rate.Limiter
-	gate          *gate
 	http          *http.Client
+	limiter       *rate.Limiter
+	gate          *remote.Gate
 	maxRetries    int
 	backoff       backoff
 	gatePause     time.Duration // fixed brief pause after a 429 (tests); 0: briefPause's rule
 	maxRetryAfter time.Duration
 	log           *logrus.Entry
-	observer      func(RequestInfo)
-	calls         atomic.Int64
+	rc            *remote.Client
 }
 
 // NewClient checks opts and returns a Client.
@@ -126,25 +114,14 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	c := &Client{
 		baseURL:       strings.TrimRight(opts.BaseURL, "/"),
 		apiKey:        opts.APIKey,
-		versionHeader: opts.VersionHeader,
-		version:       opts.Version,
-		userAgent:     opts.UserAgent,
+		versionHeader: cmp.Or(opts.VersionHeader, DefaultVersionHeader),
+		version:       cmp.Or(opts.Version, DefaultVersion),
+		http:          cmp.Or(opts.HTTPClient, &http.Client{Timeout: DefaultHTTPTimeout}),
 		limiter:       opts.Limiter,
-		http:          opts.HTTPClient,
 		maxRetries:    opts.MaxRetries,
 		backoff:       backoff{base: backoffBase, max: backoffMax},
 		maxRetryAfter: maxRetryAfter,
 		log:           opts.Log,
-		observer:      opts.Observer,
-	}
-	if c.versionHeader == "" {
-		c.versionHeader = DefaultVersionHeader
-	}
-	if c.version == "" {
-		c.version = DefaultVersion
-	}
-	if c.userAgent == "" {
-		c.userAgent = "syncd/" + moduleVersion()
 	}
 	if c.limiter == nil {
 		limit, burst := opts.RateLimit, opts.Burst
@@ -154,11 +131,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		if burst == 0 {
 			burst = DefaultBurst
 		}
-		c.limiter = sharedLimiter(c.baseURL, c.apiKey, rate.Limit(limit), burst)
-	}
-	c.gate = gateFor(c.limiter)
-	if c.http == nil {
-		c.http = &http.Client{Timeout: DefaultHTTPTimeout}
+		c.limiter = remote.SharedLimiter(c.baseURL, c.apiKey, "", rate.Limit(limit), burst)
 	}
 	switch {
 	case c.maxRetries == 0:
@@ -170,7 +143,34 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		c.log = logrus.NewEntry(logrus.StandardLogger())
 	}
 	c.log = c.log.WithField("component", "workspace")
+	c.rc = remote.New(remote.Options{
+		Name:      "workspace api",
+		BaseURL:   c.baseURL,
+		HTTP:      c.http,
+		Auth:      remote.Header("Authorization", c.apiKey),
+		Header:    c.headers(opts.UserAgent),
+		Limiter:   c.limiter,
+		Judge:     c.judge,
+		Observer:  opts.Observer,
+		Transport: func(route string, err error) error { return &transportError{route: route, err: err} },
+		Backoff:   func(n int) time.Duration { return c.backoff.delay(n) },
+		// One budget for 429s, 5xx answers and transport failures.
+		Budget:     remote.Budget{Retries: c.maxRetries, Shared: true},
+		MaxBody:    maxBodySize,
+		Log:        c.log,
+		RetryLevel: logrus.DebugLevel,
+	})
+	c.gate = c.rc.Gate()
 	return c, nil
+}
+
+// headers are the headers of every request but Authorization: the version
+// header and User-Agent.
+func (c *Client) headers(userAgent string) http.Header {
+	h := http.Header{}
+	h.Set(c.versionHeader, c.version)
+	h.Set("User-Agent", cmp.Or(userAgent, "syncd/"+moduleVersion()))
+	return h
 }
 
 // String describes the client without the API key.
@@ -181,7 +181,7 @@ func (c *Client) String() string { return "workspace.Client(" + c.baseURL + ")" 
 func (c *Client) Limiter() *rate.Limiter { return c.limiter }
 
 // Calls returns the number of HTTP attempts made so far, retries included.
-func (c *Client) Calls() int64 { return c.calls.Load() }
+func (c *Client) Calls() int64 { return c.rc.Calls() }
 
 // moduleVersion is syncd's version as the Go toolchain recorded it.
 func moduleVersion() string {

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
 // ErrOutcomeUnknown is wrapped by the error of a call that changes state
@@ -21,8 +23,9 @@ import (
 // trying again, or it risks a duplicate.
 //
 // errors.Is(err, ErrOutcomeUnknown) must be checked before IsTransient: an
-// outcome-unknown error may also be transient.
-var ErrOutcomeUnknown = errors.New("outcome unknown: the write may or may not have been applied")
+// outcome-unknown error may also be transient. It is remote.ErrOutcomeUnknown,
+// the one every remote API client and connector.ErrOutcomeUnknown share.
+var ErrOutcomeUnknown = remote.ErrOutcomeUnknown
 
 // ErrInvalidRequest is wrapped by errors the client raises itself, before
 // any call, for a request the service would refuse (more than 50 filter

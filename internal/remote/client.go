@@ -84,7 +84,8 @@ type Options struct {
 	AllowEmpty bool
 	// Sleep waits between attempts; default Sleep (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Log receives the retries; RetryLevel is their level (default warn).
+	// Log receives the repeats: after a Retry at RetryLevel (default
+	// warn), after a Wait at debug (a Judge logs its own limit entries).
 	Log        *logrus.Entry
 	RetryLevel logrus.Level
 }
@@ -210,6 +211,7 @@ type step struct {
 	err   error
 	delay time.Duration
 	renew bool
+	wait  bool // the repeat follows a Wait verdict
 }
 
 // Do sends r and decodes a 2xx answer's JSON into out (unless out is nil
@@ -265,8 +267,12 @@ func (c *Client) Do(ctx context.Context, r Request, out any) (int, error) {
 			}
 			continue
 		}
+		level := c.opts.RetryLevel
+		if s.wait {
+			level = logrus.DebugLevel
+		}
 		log.WithFields(logrus.Fields{"status": status, "attempt": t.attempt, "delay": s.delay.Round(time.Millisecond)}).
-			Log(c.opts.RetryLevel, "api call failed, retrying")
+			Log(level, "api call failed, retrying")
 		if err := c.opts.Sleep(ctx, s.delay); err != nil {
 			return status, fmt.Errorf("%s %s: backoff: %w", c.opts.Name, r.Route, err)
 		}
@@ -333,7 +339,7 @@ func (c *Client) next(ctx context.Context, r Request, t *tries, res result, out 
 	if v.Action == Retry || v.Backoff {
 		delay = max(delay, c.opts.Backoff(n))
 	}
-	return step{delay: delay, err: v.Err}
+	return step{delay: delay, err: v.Err, wait: v.Action == Wait}
 }
 
 // decode reads a 2xx answer into out. An undecodable answer to a call
