@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
 var (
@@ -23,7 +24,8 @@ var (
 	// ErrOutcomeUnknown marks a create whose outcome is unknown: the call
 	// failed (5xx, lost connection) after it may have been applied. The
 	// caller must find out (e.g. search by email) before creating again.
-	ErrOutcomeUnknown = errors.New("hubspot write outcome unknown")
+	// It is remote.ErrOutcomeUnknown, which connector.ErrOutcomeUnknown is.
+	ErrOutcomeUnknown = remote.ErrOutcomeUnknown
 )
 
 // Error is an error answer of the HubSpot API. Every field but StatusCode
@@ -208,23 +210,9 @@ func parseError(status int, route string, header http.Header, body []byte) *Erro
 		w = wireError{Message: msg}
 	}
 	e := w.toError(status, route)
-	if d, ok := parseRetryAfter(header.Get("Retry-After")); ok {
-		e.RetryAfter = d
+	now := time.Now()
+	if until, ok := remote.ParseRetryAfter(header.Get("Retry-After"), now); ok {
+		e.RetryAfter = max(0, until.Sub(now))
 	}
 	return e
-}
-
-// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
-func parseRetryAfter(v string) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
-		return time.Duration(n * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, time.Until(t)), true
-	}
-	return 0, false
 }

@@ -191,16 +191,8 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	}
 	sr, sb := perSecond(set.SearchRateLimit)
 	s := &Source{
-		name: opts.Name,
-		c: &client{
-			baseURL:       baseURL,
-			token:         token,
-			http:          &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
-			limiter:       limiter,
-			searchLimiter: sharedLimiter(baseURL, token, true, sr, sb),
-			log:           log,
-			sleep:         sleepCtx,
-		},
+		name:             opts.Name,
+		c:                newClient(baseURL, token, limiter, sharedLimiter(baseURL, token, true, sr, sb), log),
 		props:            props,
 		pageSize:         set.PageSize,
 		lookback:         set.Lookback,

@@ -1,47 +1,25 @@
 package hubspot
 
 import (
-	"crypto/sha256"
-	"strings"
-	"sync"
-
 	"golang.org/x/time/rate"
+
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
 // HubSpot's limits are per private app, so every connector opened with
 // the same token (and base URL) shares one limiter, and one search
 // limiter: two connectors on one account cannot together exceed them.
-// The registry keys on a hash of the token, never the token itself.
-
-type limiterKey struct {
-	baseURL string
-	token   [sha256.Size]byte
-	search  bool
-}
-
-var limiters = struct {
-	sync.Mutex
-	m map[limiterKey]*rate.Limiter
-}{m: map[limiterKey]*rate.Limiter{}}
+// The registry (remote.SharedLimiter) keys on a hash of the token, never
+// the token itself.
 
 // sharedLimiter returns the limiter of (baseURL, token, search), created
 // or updated to limit and burst.
 func sharedLimiter(baseURL string, token Secret, search bool, limit rate.Limit, burst int) *rate.Limiter {
-	k := limiterKey{baseURL: strings.TrimRight(baseURL, "/"), token: sha256.Sum256([]byte(token.Reveal())), search: search}
-	limiters.Lock()
-	defer limiters.Unlock()
-	if l, ok := limiters.m[k]; ok {
-		if l.Limit() != limit {
-			l.SetLimit(limit)
-		}
-		if l.Burst() != burst {
-			l.SetBurst(burst)
-		}
-		return l
+	scope := ""
+	if search {
+		scope = "search"
 	}
-	l := rate.NewLimiter(limit, burst)
-	limiters.m[k] = l
-	return l
+	return remote.SharedLimiter(baseURL, token.Reveal(), scope, limit, burst)
 }
 
 // tenSecondly returns the rate and burst of a token bucket that never

@@ -28,6 +28,10 @@ func Header(name, value string) Auth { return fixed{name, value} }
 
 type fixed struct{ name, value string }
 
+// String and GoString keep the credential out of logs and errors.
+func (f fixed) String() string   { return "remote.Header(" + f.name + ": [redacted])" }
+func (f fixed) GoString() string { return f.String() }
+
 func (f fixed) Apply(req *http.Request) (uint64, error) {
 	req.Header.Set(f.name, f.value)
 	return 0, nil
