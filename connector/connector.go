@@ -110,7 +110,9 @@ type Change struct {
 type WriteResult struct {
 	// ID is the record's ID: assigned by the system for creates.
 	ID string
-	// Err is the change's own failure; nil when it was applied.
+	// Err is the change's own failure; nil when it was applied. It tells
+	// a refusal (ErrRefused) from a write whose outcome is unknown
+	// (ErrOutcomeUnknown); see errors.go.
 	Err error
 }
 

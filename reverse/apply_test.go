@@ -300,12 +300,9 @@ func TestFailedWritesRetryThenDeadLetter(t *testing.T) {
 	}
 }
 
-type refusedError struct{}
-
-func (refusedError) Error() string    { return "value refused" }
-func (refusedError) SQLState() string { return "23514" }
-
-var errRefused error = refusedError{}
+// errRefused is a refusal under the connector contract, as PostgreSQL's
+// check violation.
+var errRefused error = &connector.RefusedError{Field: "last_name", Code: "23514", Reason: "value refused"}
 
 // lossyWriter applies writes but loses the answer once: the applier
 // cannot know they were applied, as after a crash between the write and

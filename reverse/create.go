@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
@@ -36,8 +35,9 @@ import (
 // checks the other system and links or creates the record by hand. This
 // is the residual risk: a contact whose create's outcome is unknown waits
 // for a person, never produces a duplicate. A create the other system
-// refused with a definite answer (PostgreSQL's SQLSTATE errors, an HTTP
-// 4xx) removes the pending create and is set aside like any refusal.
+// refused with a definite answer (connector.ErrRefused: PostgreSQL's
+// SQLSTATE errors, an HTTP 4xx) removes the pending create and is set
+// aside like any refusal.
 
 // createJob is a contact whose record exists and awaits step 3.
 type createJob struct {
@@ -109,7 +109,7 @@ func (b *batch) startCreate(g *group) error {
 			return
 		case res.Err == nil:
 			res.Err = errors.New("the connector reported no record id")
-		case errors.As(res.Err, &whole) || refused(res.Err):
+		case errors.As(res.Err, &whole) || errors.Is(res.Err, connector.ErrRefused):
 			// Nothing was created: a later round may try again.
 			if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
 				r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")
@@ -117,29 +117,14 @@ func (b *batch) startCreate(g *group) error {
 			r.failed(t, g, opCreate, res.Err, !errors.As(res.Err, &whole))
 			return
 		}
-		// Outcome unknown: the pending create stays (see above).
+		// Outcome unknown (connector.ErrOutcomeUnknown), or an error that
+		// is not a refusal: the pending create stays (see above).
 		r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body,
 			"the create may or may not have been applied ("+res.Err.Error()+"); syncd will not create it again: check "+t.Name+" and link the record by hand")
 		r.a.count(func(s *Stats) { s.Failed++ })
 		r.ack(g)
 	})
 	return nil
-}
-
-// refused reports whether the other system refused a write with a
-// definite answer, so that nothing was written: a PostgreSQL error
-// (SQLSTATE), or an HTTP 4xx other than 408 and 429.
-func refused(err error) bool {
-	var sql interface{ SQLState() string }
-	if errors.As(err, &sql) && sql.SQLState() != "" {
-		return true
-	}
-	var h interface{ HTTPStatus() int }
-	if errors.As(err, &h) {
-		s := h.HTTPStatus()
-		return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
-	}
-	return false
 }
 
 // finishCreates gives each created record's contact its externalId and

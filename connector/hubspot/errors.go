@@ -126,6 +126,31 @@ func (e *Error) contextValues(key string) []string {
 	return out
 }
 
+// refused reports whether HubSpot refused the call with a definite
+// answer, so that nothing was written: a 4xx other than 408 and 429.
+func (e *Error) refused() bool {
+	s := e.StatusCode
+	return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
+}
+
+// refusal returns err as a *connector.RefusedError when it holds an
+// *Error HubSpot refused the call with, naming the property at fault
+// when HubSpot does; else err.
+func refusal(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || !e.refused() {
+		return err
+	}
+	r := &connector.RefusedError{Code: e.Category, Reason: e.Message, Err: err}
+	if r.Code == "" {
+		r.Code = strconv.Itoa(e.StatusCode)
+	}
+	if names := e.contextValues("propertyName"); len(names) > 0 {
+		r.Field = names[0]
+	}
+	return r
+}
+
 // itemFault reports whether the error is about the inputs of a batch
 // call (a bad value, an unknown id, a conflict), so that the call may be
 // narrowed down to the inputs at fault, rather than about the call

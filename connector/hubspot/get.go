@@ -37,7 +37,3 @@ func (s *Source) Get(ctx context.Context, ids []string) ([]connector.Record, err
 	}
 	return out, nil
 }
-
-// HTTPStatus returns the answer's status, so that callers outside the
-// package can tell a definite refusal (4xx) from an open outcome.
-func (e *Error) HTTPStatus() int { return e.StatusCode }

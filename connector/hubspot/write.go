@@ -198,9 +198,10 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-// fail settles change i with err.
+// fail settles change i with err, marked as the connector contract's
+// refusal when HubSpot refused it with a definite answer.
 func (w *writeRun) fail(i int, err error) {
-	w.results[i].Err = err
+	w.results[i].Err = refusal(err)
 	w.done[i] = true
 }
 

@@ -3,12 +3,16 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/syncd-io/syncd/connector"
 )
@@ -43,16 +47,40 @@ func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]conne
 		}
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
+				if errors.Is(err, connector.ErrOutcomeUnknown) {
+					ctxErr = fmt.Errorf("%w: %w", connector.ErrOutcomeUnknown, ctxErr)
+				}
 				err = ctxErr
 			}
 			what := c.Op.String()
 			if c.ID != "" {
 				what += " " + c.ID
 			}
-			res[i].Err = fmt.Errorf("%s in %s: %w", what, s.tbl.name, s.red.redact(err))
+			res[i].Err = fmt.Errorf("%s in %s: %w", what, s.tbl.name, refusal(s.red.redact(err)))
 		}
 	}
 	return res, nil
+}
+
+// maybeSent reports whether a statement that failed with err may have
+// reached the server and been applied: not when the server answered (an
+// SQLSTATE error, no row), the connection was never made, or pgx knows
+// nothing was sent.
+func maybeSent(err error) bool {
+	var pe *pgconn.PgError
+	var ce *pgconn.ConnectError
+	return !errors.As(err, &pe) && !errors.As(err, &ce) && !errors.Is(err, pgx.ErrNoRows) && !pgconn.SafeToRetry(err)
+}
+
+// refusal marks an error of the server (SQLSTATE) as the connector
+// contract's refusal: the statement was refused, nothing was written. (A
+// redacted error hides its cause, and stays unmarked.)
+func refusal(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return &connector.RefusedError{Field: pe.ColumnName, Code: pe.Code, Reason: pe.Message, Err: err}
 }
 
 // assignments returns the columns of fields (sorted by name, so that one
@@ -92,6 +120,11 @@ func (s *Source) create(ctx context.Context, fields map[string]any) (string, err
 	}
 	var id *string
 	if err := s.pool.QueryRow(ctx, q+" RETURNING "+s.tbl.id.ident+"::text", args...).Scan(&id); err != nil {
+		if maybeSent(err) {
+			// The connection failed after the insert may have been sent:
+			// it may have been committed.
+			return "", fmt.Errorf("%w: %w", connector.ErrOutcomeUnknown, err)
+		}
 		return "", err
 	}
 	if id == nil {
