@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 )
@@ -274,28 +273,4 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-func TestBackoffDelay(t *testing.T) {
-	b := backoff{base: 250 * time.Millisecond, max: 10 * time.Second}
-	tests := []struct {
-		retry int
-		max   time.Duration
-	}{
-		{1, 250 * time.Millisecond}, {2, 500 * time.Millisecond}, {3, time.Second}, {6, 8 * time.Second},
-		{7, 10 * time.Second}, {40, 10 * time.Second}, {1000, 10 * time.Second},
-	}
-	for _, tc := range tests {
-		var top time.Duration
-		for range 2000 {
-			d := b.delay(tc.retry)
-			if d < 0 || d > tc.max {
-				t.Fatalf("retry %d: delay %v outside [0, %v]", tc.retry, d, tc.max)
-			}
-			top = max(top, d)
-		}
-		if top < tc.max/2 {
-			t.Errorf("retry %d: largest of 2000 delays %v, expected jitter up to %v", tc.retry, top, tc.max)
-		}
-	}
 }
