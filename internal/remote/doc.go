@@ -68,8 +68,9 @@
 //   - OnAnswer sees every answer's status and headers, 2xx included:
 //     Salesforce's Sforce-Limit-Info (api-usage=N/M), Pipedrive's
 //     x-ratelimit-remaining/-limit/-reset, HubSpot's
-//     X-HubSpot-RateLimit-*. Record the quota there; a client may also
-//     slow its limiter down (rate.Limiter.SetLimit) when it runs low.
+//     X-HubSpot-RateLimit-*. Record the quota there (a connector.Quota
+//     for QuotaReporter); a client may also slow its limiter down
+//     (rate.Limiter.SetLimit) when it runs low.
 //   - Judge turns a non-2xx Answer (status, headers, body, and the call's
 //     counts so far) into a Verdict and builds the service's own error.
 //     For example: REQUEST_LIMIT_EXCEEDED → Verdict{Action: Fail, Err:
