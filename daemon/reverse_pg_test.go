@@ -356,6 +356,13 @@ func TestPGForwardChangeCausesNoWriteBack(t *testing.T) {
 	if got := e.contactOf(2).DefaultFields.LastName; got == nil || *got != "FromTable" {
 		t.Fatalf("contact lastName %v", got)
 	}
+	// The PATCH's webhook is delivered asynchronously: wait for the echo
+	// to reach the applier (before that, the receiver may look quiet
+	// with nothing delivered yet), then for the applier to settle.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.rev.Applier.Stats().Events < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	e.waitQuiet(5 * time.Second)
 	st := e.rev.Applier.Stats()
 	if st.Events < 1 || st.Written != 0 {
