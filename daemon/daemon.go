@@ -59,14 +59,13 @@ type Connector struct {
 	Mapper   *mapping.Mapper
 	Recon    *reconcile.Reconciler
 	running  sync.Mutex
-	apply    sync.Mutex // held by forward passes and reverse rounds: see reverse.go
+	guard    *reconcile.Guard // shared by forward passes and reverse rounds: see reverse.go
 	log      *logrus.Entry
 	lastMu   sync.Mutex
 	last     reconcile.Summary
 	lastErr  error
 	hasLast  bool
 	schedule string
-	trigger  chan struct{}
 	ops      *ops
 }
 
@@ -129,6 +128,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
+	guard := &reconcile.Guard{}
 	rec, err := reconcile.New(reconcile.Options{
 		Connector:           cc.Name,
 		Source:              cc.Source,
@@ -147,13 +147,15 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		Conflict:            cc.Conflict,
 		OnWorkspaceDelete:   workspaceDeletePolicy(cc),
 		OtherSources:        d.otherSources(cc.Name),
+		Guard:               guard,
+		Drain:               ShutdownBudget,
 		Log:                 log,
 	})
 	if err != nil {
 		src.Close()
 		return nil, err
 	}
-	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, log: log, schedule: cc.Schedule, ops: d.ops}, nil
+	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, log: log, schedule: cc.Schedule, ops: d.ops}, nil
 }
 
 // Store returns the daemon's state.
@@ -220,8 +222,6 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 		return reconcile.Summary{}, ErrBusy
 	}
 	defer c.running.Unlock()
-	c.apply.Lock()
-	defer c.apply.Unlock()
 	sum, err := c.Recon.Run(ctx)
 	c.record(sum, err)
 	return sum, err
@@ -232,8 +232,6 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 func (c *Connector) Resync(ctx context.Context, o reconcile.ResyncOptions) (reconcile.Summary, error) {
 	c.running.Lock()
 	defer c.running.Unlock()
-	c.apply.Lock()
-	defer c.apply.Unlock()
 	sum, err := c.Recon.Resync(ctx, o)
 	if !o.DryRun {
 		c.record(sum, err)

@@ -175,8 +175,8 @@ func dialable(ctx context.Context, addr string) error {
 // ObserveReverse shows the reverse direction r (nil: none) to operators:
 // the receiver's address in the status and in readiness, and the
 // receiver's and applier's counters in the metrics.
-func (d *Daemon) ObserveReverse(r *Reverse) {
-	if r == nil {
+func (d *Daemon) ObserveReverse(r *Running) {
+	if r == nil || r.Applier == nil {
 		return
 	}
 	d.SetReceiver(r.Addr, func() metrics.WebhookStats {

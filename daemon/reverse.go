@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
@@ -17,37 +15,27 @@ import (
 	"github.com/syncd-io/syncd/webhook"
 )
 
-// Reverse is the reverse direction of a running daemon: the webhook
-// receiver, the applier draining the inbox, and the catch-up of each
-// connector at start-up and on its schedule.
-type Reverse struct {
-	Applier  *reverse.Applier
-	Receiver *webhook.Receiver
-	// Addr is the receiver's address, "" when none listens.
-	Addr string
-
-	srv    *http.Server
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// reverseTargets are the connectors acting on workspace changes.
+// reverseTargets are the connectors acting on workspace changes. Each
+// shares its connector's guard with the forward passes: the applier holds
+// it for its rounds, and writes through it, so that a forward run reads
+// again the records written back while it goes on (reconcile.Guard).
 func (d *Daemon) reverseTargets() []*reverse.Target {
 	var out []*reverse.Target
 	for _, c := range d.connectors {
 		if !c.Config.ReadsWorkspace() {
 			continue
 		}
-		w, _ := c.Source.(connector.Writer)
-		if !c.Type.Writable {
-			w = nil
-		}
-		out = append(out, &reverse.Target{
-			Name: c.Name, Source: c.Config.Source, Mapper: c.Mapper, Writer: w,
+		t := &reverse.Target{
+			Name: c.Name, Source: c.Config.Source, Mapper: c.Mapper,
 			Direction: c.Config.Direction, Conflict: c.Config.Conflict,
 			OnWorkspaceCreate: c.Config.OnWorkspaceCreate, OnWorkspaceDelete: c.Config.OnWorkspaceDelete,
-			SoftDelete: c.Type.SoftDelete, Lock: &c.apply,
-		})
+			SoftDelete: c.Type.SoftDelete, Lock: c.guard,
+		}
+		if w, ok := c.Source.(connector.Writer); ok && c.Type.Writable {
+			t.Writer = c.guard.Writer(w)
+			t.Getter, _ = c.Source.(connector.Getter)
+		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -62,126 +50,113 @@ func (d *Daemon) NewApplier() (*reverse.Applier, error) {
 	return reverse.New(reverse.Options{Store: d.store, Workspace: d.ws, Targets: targets, Log: logrus.NewEntry(d.log)})
 }
 
-// StartReverse starts the reverse direction: with autoRegister, it first
-// makes sure the subscription exists and is enabled; then the receiver
-// listens on webhooks.listen (when set), each connector catches up on
-// what was missed while syncd was away, and the inbox (events left by an
-// earlier run first) is applied, before StartReverse returns: the first
-// forward passes, which Serve starts, must not take records written back
-// before a crash for changes of their own and send them over newer
-// workspace versions. Then the applier keeps applying the inbox, and each
-// connector catches up again on its schedule. It returns nil when no
-// connector acts on workspace changes. Stop ends it.
-func (d *Daemon) StartReverse(ctx context.Context) (*Reverse, error) {
+// startReverse is start-up step 2 (see Start): with autoRegister, the
+// subscription is ensured; the receiver listens on webhooks.listen (when
+// set); each connector catches up on what was missed while syncd was
+// away, and the inbox is applied. It adds the receiver, the applier and
+// the catch-up loops to r's services. Nothing happens when no connector
+// acts on workspace changes.
+func (d *Daemon) startReverse(ctx context.Context, r *Running, sched *schedule) error {
 	a, err := d.NewApplier()
 	if err != nil || a == nil {
-		return nil, err
+		return err
 	}
+	r.Applier = a
 	log := logrus.NewEntry(d.log).WithField("component", "reverse")
-	wc := d.cfg.Webhooks
-	if wc.AutoRegister {
-		reg, err := EnsureWebhook(ctx, d.ws, d.store, wc.PublicURL, log)
-		if err != nil {
-			return nil, fmt.Errorf("webhooks.autoRegister: %w", err)
-		}
-		log.WithFields(logrus.Fields{"webhook": reg.Webhook.ID, "created": reg.Created, "updated": reg.Updated, "rotated": reg.Rotated}).
-			Info("webhook subscription ensured")
+	if err := d.ensureWebhook(ctx, log); err != nil {
+		return err
 	}
-	r := &Reverse{Applier: a}
-	if wc.Listen != "" {
-		recv, err := webhook.New(webhook.Options{Store: d.store, Legacy: wc.LegacySignatures, MaxBodyBytes: wc.MaxBodyBytes,
-			Accepted: a.Notify, Log: log})
-		if err != nil {
-			return nil, err
-		}
-		ln, err := net.Listen("tcp", wc.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("webhooks.listen: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle(wc.Path, recv)
-		r.Receiver, r.Addr = recv, ln.Addr().String()
-		r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.WithError(err).Error("webhook receiver stopped")
-			}
-		}()
-		log.WithField("address", r.Addr).WithField("path", wc.Path).Info("webhook receiver listening")
-	} else {
-		log.Warn("webhooks.listen is not set: workspace changes arrive only through catch-up")
+	if err := d.startReceiver(r, a, log); err != nil {
+		return err
 	}
-
-	for _, c := range d.connectors {
-		if c.Config.ReadsWorkspace() {
-			if _, err := a.CatchUp(ctx, c.Name); err != nil {
-				c.log.WithError(err).Warn("catch-up of workspace changes failed at start-up; it runs again on the schedule")
-			}
+	for _, c := range d.reverseConnectors() {
+		if _, err := a.CatchUp(ctx, c.Name); err != nil {
+			c.log.WithError(err).Warn("catch-up of workspace changes failed at start-up; it runs again on the schedule")
 		}
 	}
 	if err := a.Drain(ctx); err != nil {
 		log.WithError(err).Warn("applying the inbox at start-up failed; the applier goes on trying")
 	}
-
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		_ = a.Run(ctx)
-	}()
-	sched := cron.New(cron.WithLogger(cron.DiscardLogger))
-	for _, c := range d.connectors {
-		if !c.Config.ReadsWorkspace() {
-			continue
-		}
-		trigger := make(chan struct{}, 1)
-		if _, err := sched.AddFunc(c.schedule, func() { poke(trigger) }); err != nil {
-			r.cancel()
-			r.Stop()
-			return nil, err
-		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-trigger:
-				}
-				if _, err := a.CatchUp(ctx, c.Name); err != nil && ctx.Err() == nil {
-					c.log.WithError(err).Warn("catch-up of workspace changes failed; it runs again on the schedule")
-				}
-			}
-		}()
+	r.add(&service{name: "applier", serve: a.Run})
+	for _, c := range d.reverseConnectors() {
+		r.add(catchUpLoop(a, c, sched.trigger(c)))
 	}
-	sched.Start()
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		<-ctx.Done()
-		<-sched.Stop().Done()
-	}()
-	return r, nil
+	d.ObserveReverse(r)
+	return nil
 }
 
-// Stop stops the receiver (requests in flight finish: an event they
-// accept is in the inbox), then the applier after its round, and waits.
-func (r *Reverse) Stop() {
-	if r == nil {
-		return
+// reverseConnectors are the connectors that read workspace changes.
+func (d *Daemon) reverseConnectors() []*Connector {
+	var out []*Connector
+	for _, c := range d.connectors {
+		if c.Config.ReadsWorkspace() {
+			out = append(out, c)
+		}
 	}
-	if r.srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = r.srv.Shutdown(ctx)
-		cancel()
+	return out
+}
+
+// ensureWebhook makes sure the subscription exists and is enabled, with
+// webhooks.autoRegister.
+func (d *Daemon) ensureWebhook(ctx context.Context, log *logrus.Entry) error {
+	wc := d.cfg.Webhooks
+	if !wc.AutoRegister {
+		return nil
 	}
-	if r.cancel != nil {
-		r.cancel()
+	reg, err := EnsureWebhook(ctx, d.ws, d.store, wc.PublicURL, log)
+	if err != nil {
+		return fmt.Errorf("webhooks.autoRegister: %w", err)
 	}
-	r.wg.Wait()
+	log.WithFields(logrus.Fields{"webhook": reg.Webhook.ID, "created": reg.Created, "updated": reg.Updated, "rotated": reg.Rotated}).
+		Info("webhook subscription ensured")
+	return nil
+}
+
+// startReceiver listens on webhooks.listen and adds the receiver to r's
+// services: it stops accepting when the daemon stops, and the requests
+// in flight finish (an event they accept is in the inbox).
+func (d *Daemon) startReceiver(r *Running, a *reverse.Applier, log *logrus.Entry) error {
+	wc := d.cfg.Webhooks
+	if wc.Listen == "" {
+		log.Warn("webhooks.listen is not set: workspace changes arrive only through catch-up")
+		return nil
+	}
+	recv, err := webhook.New(webhook.Options{Store: d.store, Legacy: wc.LegacySignatures, MaxBodyBytes: wc.MaxBodyBytes,
+		Accepted: a.Notify, Log: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", wc.Listen)
+	if err != nil {
+		return fmt.Errorf("webhooks.listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(wc.Path, recv)
+	r.Receiver, r.Addr = recv, ln.Addr().String()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	r.add(&service{
+		name:  "webhook receiver",
+		serve: func(ctx context.Context) error { return serveHTTP(ctx, r.stopping, srv, ln) },
+		close: func() { _ = ln.Close() },
+	})
+	log.WithField("address", r.Addr).WithField("path", wc.Path).Info("webhook receiver listening")
+	return nil
+}
+
+// catchUpLoop catches the connector up on each trigger of its schedule.
+func catchUpLoop(a *reverse.Applier, c *Connector, trigger <-chan struct{}) *service {
+	return &service{name: "catch-up loop of " + c.Name, serve: func(ctx context.Context) error {
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-trigger:
+			}
+			if _, err := a.CatchUp(ctx, c.Name); err != nil && ctx.Err() == nil {
+				c.log.WithError(err).Warn("catch-up of workspace changes failed; it runs again on the schedule")
+			}
+		}
+	}}
 }
 
 // RunReverseOnce catches every reverse connector up and applies the
@@ -193,11 +168,9 @@ func (d *Daemon) RunReverseOnce(ctx context.Context) (reverse.Stats, error) {
 		return reverse.Stats{}, err
 	}
 	var errs []error
-	for _, c := range d.connectors {
-		if c.Config.ReadsWorkspace() {
-			if _, err := a.CatchUp(ctx, c.Name); err != nil {
-				errs = append(errs, fmt.Errorf("connector %s: %w", c.Name, err))
-			}
+	for _, c := range d.reverseConnectors() {
+		if _, err := a.CatchUp(ctx, c.Name); err != nil {
+			errs = append(errs, fmt.Errorf("connector %s: %w", c.Name, err))
 		}
 	}
 	if err := a.Drain(ctx); err != nil {

@@ -37,7 +37,7 @@ type pgEnv struct {
 	api    *workspace.Client
 	cfg    *config.Config
 	d      *daemon.Daemon
-	rev    *daemon.Reverse
+	rev    *daemon.Running
 	hook   string // the receiver's URL
 	secret string
 	closed bool

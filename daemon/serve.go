@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -16,30 +15,48 @@ const (
 	retryCap  = 5 * time.Minute
 )
 
-// Serve runs every connector once at start and then on its schedule
-// (never two passes of one connector at once) until ctx is done. A pass
-// in flight when ctx is cancelled finishes its batch and records its
-// state before Serve returns.
-func (d *Daemon) Serve(ctx context.Context) error {
+// schedule is the daemon's one cron scheduler: on each connector's
+// schedule it pokes the triggers of the loops registered for it (its
+// forward pass, its catch-up of workspace changes).
+type schedule struct {
+	triggers map[*Connector][]chan struct{}
+	order    []*Connector
+}
+
+func newSchedule() *schedule { return &schedule{triggers: map[*Connector][]chan struct{}{}} }
+
+// trigger returns a new trigger of c, poked on c's schedule.
+func (s *schedule) trigger(c *Connector) chan struct{} {
+	t := make(chan struct{}, 1)
+	if _, seen := s.triggers[c]; !seen {
+		s.order = append(s.order, c)
+	}
+	s.triggers[c] = append(s.triggers[c], t)
+	return t
+}
+
+// add adds the scheduler to r's services, when any loop needs it.
+func (s *schedule) add(r *Running) error {
+	if len(s.order) == 0 {
+		return nil
+	}
 	sched := cron.New(cron.WithLogger(cron.DiscardLogger))
-	var wg sync.WaitGroup
-	for _, c := range d.connectors {
-		trigger := make(chan struct{}, 1)
-		if _, err := sched.AddFunc(c.schedule, func() { poke(trigger) }); err != nil {
+	for _, c := range s.order {
+		ts := s.triggers[c]
+		if _, err := sched.AddFunc(c.schedule, func() {
+			for _, t := range ts {
+				poke(t)
+			}
+		}); err != nil {
 			return err
 		}
-		c.trigger = trigger
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.loop(ctx, c, trigger)
-		}()
 	}
-	sched.Start()
-	<-ctx.Done()
-	<-sched.Stop().Done()
-	wg.Wait()
-	d.log.Info("all connectors stopped")
+	r.add(&service{name: "scheduler", serve: func(ctx context.Context) error {
+		sched.Start()
+		<-ctx.Done()
+		<-sched.Stop().Done()
+		return nil
+	}})
 	return nil
 }
 
@@ -51,14 +68,18 @@ func poke(trigger chan struct{}) {
 	}
 }
 
-// Trigger asks the connector's loop for a pass now; it reports false when
-// the daemon is not serving.
-func (c *Connector) Trigger() bool {
-	if c.trigger == nil {
-		return false
+// startForward adds one forward loop per connector: a pass at once, then
+// one on each tick of its schedule (never two passes of one connector at
+// once). A pass in flight when the daemon stops finishes its batch and
+// records its state before its loop returns.
+func (d *Daemon) startForward(r *Running, sched *schedule) {
+	for _, c := range d.connectors {
+		trigger := sched.trigger(c)
+		r.add(&service{name: "forward loop of " + c.Name, serve: func(ctx context.Context) error {
+			d.loop(ctx, c, trigger)
+			return nil
+		}})
 	}
-	poke(c.trigger)
-	return true
 }
 
 // loop is one connector's long-running loop: a select over ctx.Done(),

@@ -121,7 +121,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 			return fmt.Errorf("save record ids: %w", err)
 		}
 	}
-	wctx, cancel := writeContext(ctx)
+	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
 	if len(unlinked) > 0 && !p.listed {
 		if err := p.lookUp(wctx, unlinked); err != nil {

@@ -128,6 +128,7 @@ func (r *Reconciler) RetryDeadLetter(ctx context.Context, d state.DeadLetter) (S
 	if err := json.Unmarshal(d.Payload, &dp); err != nil {
 		return Summary{}, fmt.Errorf("dead letter %d: unreadable payload: %w", d.ID, err)
 	}
+	defer r.holdGuard()()
 	start, calls := r.opts.Now(), r.opts.Workspace.Calls()
 	p, err := r.newPass("retry")
 	if err != nil {

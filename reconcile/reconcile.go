@@ -105,6 +105,14 @@ type Options struct {
 	MaxAttempts int
 	// Backoff is the first wait between tries (default 200ms, doubling).
 	Backoff time.Duration
+	// Guard, when set, is shared with the connector's write-back: see
+	// Guard for what it keeps apart.
+	Guard *Guard
+	// Drain is how long the writes of the batch in flight may go on after
+	// ctx is cancelled (the first SIGTERM) before they are cut short, so
+	// that the batch finishes and its links and checkpoint are saved;
+	// 0 cuts them at once.
+	Drain time.Duration
 	// Log is the connector's logger.
 	Log *logrus.Entry
 	// Now is the clock (tests).

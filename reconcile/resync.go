@@ -50,6 +50,7 @@ func (r *Reconciler) Resync(ctx context.Context, o ResyncOptions) (Summary, erro
 	if o.DryRun {
 		return r.dryRun(ctx, o)
 	}
+	defer r.holdGuard()()
 	start, calls := r.opts.Now(), r.opts.Workspace.Calls()
 	p, err := r.newPass("resync")
 	if err != nil {
@@ -111,6 +112,7 @@ func (r *Reconciler) dryRun(ctx context.Context, o ResyncOptions) (Summary, erro
 	opts.Store = scratch
 	opts.Workspace = &dryWorkspace{Workspace: r.opts.Workspace}
 	opts.AllowMassDelete = true // the plan shows deletions; the breaker guards real runs
+	opts.Guard = nil            // nothing the write-back reads is written
 	dry := &Reconciler{opts: opts, log: r.log.WithField("dry_run", true)}
 	o.DryRun = false
 	sum, err := dry.Resync(ctx, o)

@@ -11,12 +11,6 @@ import (
 	"github.com/syncd-io/syncd/state"
 )
 
-// drainTimeout is how long the writes of the batch in flight may go on
-// after ctx is cancelled (the first SIGTERM) before they are cut short.
-// It leaves room, within the 10 s a container runtime waits by default
-// before SIGKILL, for recording the run and closing the state file.
-const drainTimeout = 7 * time.Second
-
 // pass is one run or resync of a connector: its counters, its run record
 // and what it knows about the workspace.
 type pass struct {
@@ -45,6 +39,12 @@ type pass struct {
 	planMu sync.Mutex
 
 	known map[string]deadPayload // dead letters of the connector, by key
+
+	// guard, when set, is taken for each batch and each step that
+	// touches links (see Guard); getter reads again the records written
+	// back meanwhile.
+	guard  *Guard
+	getter connector.Getter
 
 	mu  sync.Mutex
 	sum Summary
@@ -78,7 +78,9 @@ func (r *Reconciler) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{Connector: r.opts.Connector, Kind: "run"}, err
 	}
+	release := p.guardRun()
 	err = p.runChanges(ctx)
+	release()
 	return p.finish(start, calls, err)
 }
 
@@ -92,7 +94,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		// First sync, or the state file was lost: rebuild the links from
 		// one listing of the connector's source, so that nothing that
 		// already exists is created again.
-		if err := p.listWorkspace(ctx); err != nil {
+		if err := p.exclusive(func() error { return p.listWorkspace(ctx) }); err != nil {
 			return err
 		}
 		if linked, err = r.opts.Store.CountLinks(r.opts.Connector); err != nil {
@@ -105,7 +107,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 			return fmt.Errorf("read match index: %w", err)
 		}
 	}
-	if err := p.retryDeadLetters(ctx); err != nil {
+	if err := p.exclusive(func() error { return p.retryDeadLetters(ctx) }); err != nil {
 		return err
 	}
 	checkpoint := ""
@@ -115,7 +117,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		}
 	}
 	err = r.opts.Reader.Changes(ctx, checkpoint, func(ctx context.Context, b connector.Batch) error {
-		if err := p.batch(ctx, b.Records); err != nil {
+		if err := p.guardedBatch(ctx, b.Records); err != nil {
 			return err
 		}
 		if r.opts.Type.Incremental && b.Checkpoint != "" {
@@ -131,7 +133,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 	if !r.opts.Type.Incremental {
 		// The connector read everything: linked records it did not see
 		// were deleted at the source.
-		return p.sweepUnseen(ctx)
+		return p.exclusive(func() error { return p.sweepUnseen(ctx) })
 	}
 	return nil
 }
@@ -163,12 +165,14 @@ func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) 
 }
 
 // writeContext returns the context for the writes of one batch: it
-// outlives ctx by drainTimeout, so that a SIGTERM lets the batch in flight
-// finish (and its links and checkpoint be saved) instead of cutting it.
-func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// outlives ctx by Options.Drain, so that a SIGTERM lets the batch in
+// flight finish (and its links and checkpoint be saved) instead of
+// cutting it.
+func (p *pass) writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	drain := p.r.opts.Drain
 	stop := context.AfterFunc(ctx, func() {
-		t := time.AfterFunc(drainTimeout, cancel)
+		t := time.AfterFunc(drain, cancel)
 		context.AfterFunc(wctx, func() { t.Stop() })
 	})
 	return wctx, func() { stop(); cancel() }

@@ -111,11 +111,13 @@ type Target struct {
 	// has a soft-delete column.
 	SoftDelete bool
 	// Lock, when set, is held while the connector's changes of a round
-	// are read, written and recorded. The daemon shares it with the
-	// connector's forward pass, so that a pass never reads a record
-	// written back but not yet recorded in its link (it would take the
-	// write-back for a change of the record and send it to the workspace,
-	// over any newer version still on its way).
+	// are read, written and recorded. The daemon gives the connector's
+	// reconcile.Guard, which its forward runs take batch by batch, so
+	// that a pass never reads a record written back but not yet recorded
+	// in its link (it would take the write-back for a change of the
+	// record and send it to the workspace, over any newer version still
+	// on its way); the daemon also gives the Writer through the guard, so
+	// that a run reads again the records written back while it goes on.
 	Lock sync.Locker
 }
 

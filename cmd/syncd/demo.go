@@ -117,7 +117,11 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(out, "7. Serving until interrupted: edit %s and watch the next pass (every 10s)\n", csvPath)
-	return d.Serve(ctx)
+	r, err := d.Start(ctx, daemon.ForwardPart)
+	if err != nil {
+		return err
+	}
+	return r.Wait()
 }
 
 // demoEmulator is an emulator on a loopback port.

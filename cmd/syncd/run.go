@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/reverse"
@@ -66,19 +62,7 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		}
 		return errors.Join(err, rerr)
 	}
-	stopAdmin, err := startAdmin(ctx, cfg, d, log)
-	if err != nil {
-		return err
-	}
-	defer stopAdmin()
-	rev, err := d.StartReverse(ctx)
-	if err != nil {
-		return err
-	}
-	defer rev.Stop()
-	d.ObserveReverse(rev)
-	log.WithField("connectors", len(d.Connectors())).Info("syncd running")
-	return d.Serve(ctx)
+	return d.Run(ctx)
 }
 
 // reverseSummary is one line of what the reverse direction did.
@@ -99,46 +83,6 @@ func checkCredentials(ctx context.Context, ws *workspace.Client) error {
 	default:
 		return fmt.Errorf("workspace not reachable at start-up (workspace.baseURL): %w", err)
 	}
-}
-
-// adminDrain is how long stopping the admin server waits for the calls
-// and passes it started: a little more than the drain of a batch in
-// flight, which they share the shutdown request with.
-const adminDrain = 8 * time.Second
-
-// startAdmin serves the admin API on cfg.Admin.Listen, when set. Its
-// requests, and the passes its buttons start, end with ctx (the first
-// SIGTERM): stop waits for them to finish their batch before the state
-// file closes.
-func startAdmin(ctx context.Context, cfg *config.Config, d *daemon.Daemon, log *logrus.Logger) (stop func(), err error) {
-	if cfg.Admin.Listen == "" {
-		return func() {}, nil
-	}
-	ln, err := net.Listen("tcp", cfg.Admin.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("admin.listen: %w", err)
-	}
-	srv := &http.Server{
-		Handler: (&admin.Server{
-			Daemon: d, Token: cfg.Admin.Token, Metrics: d.Metrics().Handler(), Context: ctx, Log: logrus.NewEntry(log),
-		}).Handler(),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.WithError(err).Error("admin server stopped")
-		}
-	}()
-	log.WithField("address", ln.Addr().String()).Info("admin server listening")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), adminDrain)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		if !d.WaitIdle(ctx) {
-			log.Warn("a pass started through the admin API did not end in time")
-		}
-	}, nil
 }
 
 // newLogger builds the process logger from the configuration.

@@ -36,7 +36,7 @@ type world struct {
 	url   string // the emulator's
 	trace *e2e.Trace
 	d     *daemon.Daemon
-	rev   *daemon.Reverse
+	rev   *daemon.Running
 	logs  *lockedBuffer
 	ctx   context.Context
 }
