@@ -51,6 +51,12 @@ func quiet() *logrus.Logger {
 
 func newPGEnv(t *testing.T, rows int, emuOpts emulator.Options) *pgEnv {
 	t.Helper()
+	return newPGEnvBatch(t, rows, emuOpts, 500) // the connector's default
+}
+
+// newPGEnvBatch is newPGEnv with the connector's batchSize.
+func newPGEnvBatch(t *testing.T, rows int, emuOpts emulator.Options, batchSize int) *pgEnv {
+	t.Helper()
 	pool := pgtest.Connect(t)
 	schema := pgtest.NewSchema(t, pool)
 	table := schema + ".contacts"
@@ -93,6 +99,7 @@ connectors:
     settings:
       dsn: %s
       table: %s
+      batchSize: %d
     mapping:
       externalId: id
       fields:
@@ -100,7 +107,7 @@ connectors:
         lastName: last_name
         emails.work: email
         role: { from: title, direction: to-crm }
-`, emu.URL, emulator.DefaultAPIKey, filepath.Join(t.TempDir(), "syncd.db"), pgtest.URL(), table)
+`, emu.URL, emulator.DefaultAPIKey, filepath.Join(t.TempDir(), "syncd.db"), pgtest.URL(), table, batchSize)
 	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

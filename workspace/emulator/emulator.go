@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -163,6 +164,8 @@ type Emulator struct {
 	faultRand *rand.Rand
 	faultRate float64
 
+	latency atomic.Int64 // Options.Latency, changed by SetLatency
+
 	limMu    sync.Mutex
 	limiters map[string]*rate.Limiter
 
@@ -174,6 +177,7 @@ type Emulator struct {
 func New(opts Options) *Emulator {
 	opts = opts.withDefaults()
 	e := &Emulator{opts: opts, created: opts.Now().UTC().Truncate(time.Millisecond)}
+	e.latency.Store(int64(opts.Latency))
 	e.resetLocked()
 	e.deliver = newDeliverer(e)
 	e.handler = e.routes()
@@ -196,6 +200,10 @@ func (e *Emulator) SetFaultRate(p float64) {
 	e.faultRate = clamp01(p)
 	e.faultMu.Unlock()
 }
+
+// SetLatency changes the latency added to every API request (a service
+// slow for a while).
+func (e *Emulator) SetLatency(d time.Duration) { e.latency.Store(int64(d)) }
 
 // FaultRate returns the current probability of faults.
 func (e *Emulator) FaultRate() float64 {

@@ -78,7 +78,7 @@ func (e *Emulator) serveAPI(o op) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		version, hasVersion := r.Header.Get(e.opts.VersionHeader), len(r.Header.Values(e.opts.VersionHeader)) > 0
 		e.count(o.route, hasVersion)
-		if err := sleep(r.Context(), e.opts.Latency); err != nil {
+		if err := sleep(r.Context(), time.Duration(e.latency.Load())); err != nil {
 			return
 		}
 		key := r.Header.Get("Authorization")
