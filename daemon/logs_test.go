@@ -52,14 +52,40 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	log.SetLevel(logrus.TraceLevel)
 	log.SetFormatter(&logrus.JSONFormatter{})
 
-	ctx := context.Background()
 	e := newCSVEnv(t, 5, log, "")
 	e.setRefuse("row-2", true)
 	e.failNext(2) // retried: logged at debug
-	if _, err := e.d.RunOnce(ctx); err != nil {
+	if _, err := e.d.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	callAdmin(t, e, log, adminToken)
+	secret, signatures := deliverWebhooks(t, e, log)
 
+	logs := sink.String()
+	secretBody, _ := strings.CutPrefix(secret, signature.SecretPrefix)
+	forbidden := map[string]string{"API key": envAPIKey, "admin token": adminToken, "webhook secret": secretBody}
+	for i, s := range signatures {
+		// Each entry is "v1,<base64>"; the MAC itself must not appear.
+		for _, part := range strings.Fields(s) {
+			_, mac, _ := strings.Cut(part, ",")
+			forbidden["signature "+itoa(int64(i))] = mac
+		}
+	}
+	for what, s := range forbidden {
+		if s == "" {
+			t.Fatalf("empty %s in the test", what)
+		}
+		if strings.Contains(logs, s) {
+			t.Errorf("the logs contain the %s", what)
+		}
+	}
+	checkLogLines(t, logs)
+}
+
+// callAdmin makes admin calls with right and wrong tokens, and presses
+// the health page's buttons.
+func callAdmin(t *testing.T, e *csvEnv, log *logrus.Logger, adminToken string) {
+	t.Helper()
 	srv := httptest.NewServer((&admin.Server{Daemon: e.d, Token: adminToken, Metrics: e.d.Metrics().Handler(), Log: logrus.NewEntry(log)}).Handler())
 	defer srv.Close()
 	call := func(method, path, bearer string, form url.Values) int {
@@ -107,8 +133,12 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	if !e.d.WaitIdle(ctxTimeout(t, 10*time.Second)) {
 		t.Fatal("the page's resync did not end")
 	}
+}
 
-	// Webhook deliveries through a receiver on the daemon's state.
+// deliverWebhooks sends a good and a forged delivery through a receiver
+// on the daemon's state; it returns the secret and the signatures.
+func deliverWebhooks(t *testing.T, e *csvEnv, log *logrus.Logger) (string, []string) {
+	t.Helper()
 	secret, err := signature.NewSecret(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -133,28 +163,13 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 			t.Fatalf("delivery %d = %d, want %d", i, rec.Code, want)
 		}
 	}
+	return secret, signatures
+}
 
-	logs := sink.String()
-	secretBody, _ := strings.CutPrefix(secret, signature.SecretPrefix)
-	forbidden := map[string]string{"API key": envAPIKey, "admin token": adminToken, "webhook secret": secretBody}
-	for i, s := range signatures {
-		// Each entry is "v1,<base64>"; the MAC itself must not appear.
-		for _, part := range strings.Fields(s) {
-			_, mac, _ := strings.Cut(part, ",")
-			forbidden["signature "+itoa(int64(i))] = mac
-		}
-	}
-	for what, s := range forbidden {
-		if s == "" {
-			t.Fatalf("empty %s in the test", what)
-		}
-		if strings.Contains(logs, s) {
-			t.Errorf("the logs contain the %s", what)
-		}
-	}
-
-	// One JSON object per line, a static message, the dynamic parts in
-	// fields with stable names.
+// checkLogLines checks one JSON object per line, a static message, the
+// dynamic parts in fields with stable names.
+func checkLogLines(t *testing.T, logs string) {
+	t.Helper()
 	msgs := map[string]logrus.Fields{}
 	sc := bufio.NewScanner(strings.NewReader(logs))
 	lines := 0

@@ -50,35 +50,7 @@ func newCSVEnv(t *testing.T, rows int, log *logrus.Logger, extraYAML string) *cs
 	e := &csvEnv{t: t, refuse: map[string]bool{}}
 	e.emu = emulator.New(emulator.Options{APIKey: envAPIKey, Rate: -1})
 	t.Cleanup(e.emu.Close)
-	inner := e.emu.Handler()
-	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.mu.Lock()
-		down := e.down || e.fail > 0
-		if e.fail > 0 {
-			e.fail--
-		}
-		e.mu.Unlock()
-		if down {
-			http.Error(w, `{"message":"maintenance","status":503}`, http.StatusServiceUnavailable)
-			return
-		}
-		if r.Method == http.MethodPost && r.URL.Path == "/v1/contacts" {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			e.mu.Lock()
-			for id := range e.refuse {
-				if bytes.Contains(body, []byte(`"externalId":"`+id+`"`)) {
-					e.mu.Unlock()
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(http.StatusBadRequest)
-					fmt.Fprintf(w, `{"message":"phoneNumbers/0/value: <script>alert(1)</script> is not E.164","code":"0100400","status":400,"title":"Bad Request","errors":[]}`)
-					return
-				}
-			}
-			e.mu.Unlock()
-		}
-		inner.ServeHTTP(w, r)
-	}))
+	e.srv = httptest.NewServer(e.proxy(e.emu.Handler()))
 	t.Cleanup(e.srv.Close)
 
 	dir := t.TempDir()
@@ -129,6 +101,39 @@ admin:
 		}
 	})
 	return e
+}
+
+// proxy answers 503 while the env is down or failing, refuses the
+// creates of the chosen externalIds, and passes the rest to inner.
+func (e *csvEnv) proxy(inner http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		down := e.down || e.fail > 0
+		if e.fail > 0 {
+			e.fail--
+		}
+		e.mu.Unlock()
+		if down {
+			http.Error(w, `{"message":"maintenance","status":503}`, http.StatusServiceUnavailable)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/contacts" {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			e.mu.Lock()
+			for id := range e.refuse {
+				if bytes.Contains(body, []byte(`"externalId":"`+id+`"`)) {
+					e.mu.Unlock()
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusBadRequest)
+					fmt.Fprintf(w, `{"message":"phoneNumbers/0/value: <script>alert(1)</script> is not E.164","code":"0100400","status":400,"title":"Bad Request","errors":[]}`)
+					return
+				}
+			}
+			e.mu.Unlock()
+		}
+		inner.ServeHTTP(w, r)
+	})
 }
 
 func (e *csvEnv) writeCSV(rows int) {
@@ -203,7 +208,20 @@ func TestStatusMetricsAndDeadLetters(t *testing.T) {
 		t.Fatalf("first pass = %v, %v; want 9 created and 1 failed", sums, err)
 	}
 
-	st, err = e.d.Status(ctx)
+	cs := checkStatusAfterPass(t, e)
+	checks := e.d.Ready(ctx)
+	checkOK(t, checks, "state", true)
+	checkOK(t, checks, "workspace", true)
+	checkMetricsAfterPass(t, e)
+	checkDeadLetterRetries(t, e, cs.LastSuccess)
+	checkReverseLettersAndConflicts(t, e)
+}
+
+// checkStatusAfterPass checks the status after a first pass that created
+// 9 contacts and set one record aside; it returns the connector's.
+func checkStatusAfterPass(t *testing.T, e *csvEnv) admin.ConnectorStatus {
+	t.Helper()
+	st, err := e.d.Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +238,12 @@ func TestStatusMetricsAndDeadLetters(t *testing.T) {
 	if cs.LastSuccess.IsZero() || !cs.LastSuccess.Equal(cs.LastRun.FinishedAt) {
 		t.Errorf("last success = %v, want the last run's end %v (records set aside are not a failed pass)", cs.LastSuccess, cs.LastRun.FinishedAt)
 	}
+	return cs
+}
 
-	checks := e.d.Ready(ctx)
-	checkOK(t, checks, "state", true)
-	checkOK(t, checks, "workspace", true)
-
+// checkMetricsAfterPass checks the metrics of that pass.
+func checkMetricsAfterPass(t *testing.T, e *csvEnv) {
+	t.Helper()
 	m := e.scrape()
 	for _, want := range []string{
 		`syncd_workspace_requests_total{route="POST /v1/contacts",status="201"} 9`,
@@ -244,7 +263,13 @@ func TestStatusMetricsAndDeadLetters(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+}
 
+// checkDeadLetterRetries retries the letter set aside, refused then
+// accepted.
+func checkDeadLetterRetries(t *testing.T, e *csvEnv, lastSuccess time.Time) {
+	t.Helper()
+	ctx := context.Background()
 	// The dead letter: listed without payload, with the API's reason.
 	dls, err := e.d.DeadLetters("crm")
 	if err != nil || len(dls) != 1 {
@@ -282,10 +307,16 @@ func TestStatusMetricsAndDeadLetters(t *testing.T) {
 		t.Errorf("retry of a gone letter = %v, want ErrNotFound", err)
 	}
 	// A retry pass is no "last success" of the connector.
-	if st, _ := e.d.Status(ctx); !st.Connectors[0].LastSuccess.Equal(cs.LastSuccess) {
+	if st, _ := e.d.Status(ctx); !st.Connectors[0].LastSuccess.Equal(lastSuccess) {
 		t.Errorf("last success moved to %v after a retry", st.Connectors[0].LastSuccess)
 	}
+}
 
+// checkReverseLettersAndConflicts checks letters of the reverse direction
+// and the conflict journal.
+func checkReverseLettersAndConflicts(t *testing.T, e *csvEnv) {
+	t.Helper()
+	ctx := context.Background()
 	// Letters of the reverse direction cannot be retried; any can be dropped.
 	id, err := e.d.Store().AddDeadLetter(state.DeadLetter{Connector: "crm", Operation: "writeback", Key: "CT1", Reason: "refused"})
 	if err != nil {

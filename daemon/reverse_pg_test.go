@@ -381,13 +381,15 @@ func TestPGForwardChangeCausesNoWriteBack(t *testing.T) {
 	e.waitUpdates(base+1, 15*time.Second, 1500*time.Millisecond)
 }
 
+// delivery is one signed webhook delivery.
+type delivery struct {
+	h    http.Header
+	body []byte
+}
+
 func TestPGBurstOfShuffledAndRepeatedEvents(t *testing.T) {
 	const rows, versions = 200, 5 // 1,000 events
 	e := newPGEnv(t, rows, emulator.Options{})
-	type delivery struct {
-		h    http.Header
-		body []byte
-	}
 	var ds []delivery
 	latest := map[int]string{}
 	for id := 1; id <= rows; id++ {
@@ -411,39 +413,7 @@ func TestPGBurstOfShuffledAndRepeatedEvents(t *testing.T) {
 	rng.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i] })
 
 	start := time.Now()
-	work := make(chan delivery)
-	errs := make(chan error, 8)
-	for range 8 {
-		go func() {
-			for d := range work {
-				req, _ := http.NewRequest(http.MethodPost, e.hook, bytes.NewReader(d.body))
-				for k, vs := range d.h {
-					req.Header[k] = vs
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err == nil {
-					resp.Body.Close()
-					if resp.StatusCode != 200 {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for _, d := range ds {
-		work <- d
-	}
-	close(work)
-	for range 8 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	postAll(t, e.hook, ds)
 	posted := time.Since(start)
 	e.waitQuiet(30 * time.Second)
 	t.Logf("%d deliveries (%d events) posted in %v, applied after %v; receiver %+v; applier %+v",
@@ -475,6 +445,45 @@ func TestPGBurstOfShuffledAndRepeatedEvents(t *testing.T) {
 	}
 	if st := e.rev.Receiver.Stats(); st.Accepted != int64(n) || st.Duplicates != int64(len(ds)-n) {
 		t.Errorf("receiver %+v: want %d accepted and %d duplicates", st, n, len(ds)-n)
+	}
+}
+
+// postAll posts the deliveries to hook from 8 senders at once, each
+// expecting a 200.
+func postAll(t *testing.T, hook string, ds []delivery) {
+	t.Helper()
+	work := make(chan delivery)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for d := range work {
+				req, _ := http.NewRequest(http.MethodPost, hook, bytes.NewReader(d.body))
+				for k, vs := range d.h {
+					req.Header[k] = vs
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for _, d := range ds {
+		work <- d
+	}
+	close(work)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
