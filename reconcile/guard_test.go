@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 // record ahead (a copy taken when it starts) and hands them out one batch
 // per record, calling between after the first batch: a write-back made
 // there leaves the later batches holding copies older than the record.
+// A write replaces a record's Fields, so copies never share changes.
 type memSource struct {
 	mu      sync.Mutex
 	recs    []connector.Record // by position; ID is the position + 1
@@ -31,10 +34,7 @@ var (
 
 func (s *memSource) Changes(ctx context.Context, _ string, fn connector.BatchFunc) error {
 	s.mu.Lock()
-	ahead := make([]connector.Record, len(s.recs))
-	for i, r := range s.recs {
-		ahead[i] = copyRecord(r)
-	}
+	ahead := slices.Clone(s.recs)
 	between := s.between
 	s.mu.Unlock()
 	for i, r := range ahead {
@@ -62,7 +62,7 @@ func (s *memSource) Get(_ context.Context, ids []string) ([]connector.Record, er
 	for _, id := range ids {
 		for _, r := range s.recs {
 			if r.ID == id {
-				out = append(out, copyRecord(r))
+				out = append(out, r)
 			}
 		}
 	}
@@ -76,24 +76,15 @@ func (s *memSource) Write(_ context.Context, changes []connector.Change) ([]conn
 	for i, ch := range changes {
 		for j := range s.recs {
 			if s.recs[j].ID == ch.ID {
-				for k, v := range ch.Fields {
-					s.recs[j].Fields[k] = v
-				}
+				f := maps.Clone(s.recs[j].Fields)
+				maps.Copy(f, ch.Fields)
+				s.recs[j].Fields = f
 				s.recs[j].UpdatedAt = s.recs[j].UpdatedAt.Add(time.Second)
 			}
 		}
 		out[i] = connector.WriteResult{ID: ch.ID}
 	}
 	return out, nil
-}
-
-func copyRecord(r connector.Record) connector.Record {
-	f := make(map[string]any, len(r.Fields))
-	for k, v := range r.Fields {
-		f[k] = v
-	}
-	r.Fields = f
-	return r
 }
 
 // TestGuardedRunReadsAgainRecordsWrittenBack: a write-back made between
