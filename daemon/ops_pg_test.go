@@ -13,11 +13,10 @@ import (
 )
 
 // The reverse direction's counters reach the metrics, and its receiver
-// the readiness checks, once run.go calls ObserveReverse.
+// the readiness checks, once it is started (Start observes it).
 func TestPGWebhookMetricsAndReadiness(t *testing.T) {
 	ctx := context.Background()
 	e := newPGEnv(t, 3, emulator.Options{})
-	e.d.ObserveReverse(e.rev)
 
 	// A person's edit in the app: a delivery accepted and applied.
 	c := e.contactOf(1)
