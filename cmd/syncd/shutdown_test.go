@@ -314,9 +314,9 @@ func TestSIGTERMFinishesTheBatchInFlight(t *testing.T) {
 }
 
 // TestSIGTERMWithABatchLongerThanTheDrain: a batch of 800 rows at 50
-// requests per second takes 16 s, more than the shutdown budget (7 s,
-// daemon.ShutdownBudget). syncd still
-// exits 0 within 10 seconds; the writes the drain cut are not failures
+// requests per second takes 16 s, more than the shutdown budget
+// (daemon.ShutdownBudget, 7 s). syncd still exits 0 within 10 seconds;
+// the writes the drain cut are not failures
 // (no dead letter: the health page and the alerts stay quiet after a
 // routine restart), and the rerun repeats the batch without a duplicate.
 func TestSIGTERMWithABatchLongerThanTheDrain(t *testing.T) {
