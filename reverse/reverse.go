@@ -247,7 +247,7 @@ func (a *Applier) count(f func(s *Stats)) {
 }
 
 // Idle reports whether the applier's last round found the inbox empty
-// and nothing left to retry.
+// and nothing left to retry, and no round goes on.
 func (a *Applier) Idle() bool { return a.idle.Load() }
 
 // Run applies events until ctx is done: a round as soon as events come
@@ -256,6 +256,7 @@ func (a *Applier) Idle() bool { return a.idle.Load() }
 func (a *Applier) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
 	for {
+		a.idle.Store(false) // not idle while a round goes on
 		res, err := a.Round(ctx)
 		if ctx.Err() != nil {
 			return nil
