@@ -100,7 +100,10 @@ func (s *budgetSource) renew() {
 
 var _ connector.QuotaReporter = (*budgetSource)(nil)
 
-func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
+// newBudgetDaemon is a daemon with one budgettest connector; its log
+// goes, as JSON, to the buffer returned.
+func newBudgetDaemon(t *testing.T) (*daemon.Daemon, *lockedBuffer) {
+	t.Helper()
 	emu := emulator.NewServer(emulator.Options{APIKey: envAPIKey, Rate: -1})
 	t.Cleanup(emu.Close)
 	dir := t.TempDir()
@@ -132,6 +135,11 @@ connectors:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	return d, logs
+}
+
+func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
+	d, logs := newBudgetDaemon(t)
 
 	// The first pass records 3 batches (6 records) and stops at the budget:
 	// not an error of `run --once`, but said in the log, the run history,
