@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/syncd-io/syncd/connector"
 )
 
 // Backoff after a failed pass: the connector is tried again sooner than
@@ -84,7 +86,8 @@ func (d *Daemon) startForward(r *Running, sched *schedule) {
 
 // loop is one connector's long-running loop: a select over ctx.Done(),
 // its schedule's trigger and, after a failure, a capped exponential
-// backoff timer.
+// backoff timer. A pass stopped at its API budget is no failure: the
+// next one waits for the schedule, as its log line says.
 func (d *Daemon) loop(ctx context.Context, c *Connector, trigger <-chan struct{}) {
 	failures := 0
 	var retry <-chan time.Time
@@ -93,7 +96,7 @@ func (d *Daemon) loop(ctx context.Context, c *Connector, trigger <-chan struct{}
 		switch {
 		case ctx.Err() != nil:
 			return
-		case err != nil && !errors.Is(err, ErrBusy):
+		case err != nil && !errors.Is(err, ErrBusy) && !errors.Is(err, connector.ErrBudgetSpent):
 			failures++
 			wait := min(retryBase<<min(failures-1, 16), retryCap)
 			c.log.WithField("retry_in", wait.String()).WithField("failures", failures).Warn("pass failed; retrying with backoff")
