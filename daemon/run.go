@@ -103,9 +103,10 @@ func (d *Daemon) StartReverse(ctx context.Context) (*Running, error) {
 //     first forward pass, which must not take records written back
 //     before a crash for changes of their own and send them over newer
 //     workspace versions;
-//  3. the parts run in one group: admin server, webhook receiver,
-//     applier, the cron scheduler, the catch-up loops, and the forward
-//     loops (each connector's first pass at once).
+//  3. the parts run in one group, started in this order: admin server,
+//     webhook receiver, applier, catch-up loops, forward loops (each
+//     connector's first pass at once), and the one cron scheduler that
+//     triggers the catch-up and forward loops.
 //
 // Stop: one cancel (Start's ctx, Stop, or a part failing) ends the
 // group's context and every part stops on its own within ShutdownBudget:
