@@ -2,6 +2,8 @@
 // file, the workspace client, one reconciler per connector and their
 // schedules. The run, resync, demo and bench commands all drive a Daemon,
 // so that they exercise the same code the long-running process does.
+// Daemon.Run (run.go) supervises its long-running parts: one group, one
+// start order, one cancel and one shutdown budget.
 package daemon
 
 import (
