@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/syncd-io/syncd/connector"
 )
 
 // Defaults of the settings.
@@ -17,24 +19,8 @@ const (
 	MaxPageSize            = 200 // the search endpoint's largest page
 )
 
-// Secret is a string that never prints: fmt, logs and JSON show
-// "[redacted]". Reveal returns the value.
-type Secret string
-
-// String implements fmt.Stringer.
-func (Secret) String() string { return "[redacted]" }
-
-// GoString implements fmt.GoStringer, for %#v.
-func (Secret) GoString() string { return `"[redacted]"` }
-
-// MarshalJSON keeps the secret out of JSON dumps.
-func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
-
-// MarshalText keeps the secret out of text encodings.
-func (Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
-
-// Reveal returns the secret's value.
-func (s Secret) Reveal() string { return string(s) }
+// Secret is a string that never prints (connector.Secret).
+type Secret = connector.Secret
 
 // Settings are the `settings:` of a hubspot connector.
 type Settings struct {
