@@ -1,0 +1,242 @@
+package pipedrivetest
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// answer is what a handler returns: the status, the JSON body (nil for
+// none) and extra headers.
+type answer struct {
+	status int
+	body   any
+	header http.Header
+}
+
+// errorBody is Pipedrive's error answer.
+type errorBody struct {
+	Success   bool   `json:"success"`
+	Error     string `json:"error"`
+	ErrorInfo string `json:"error_info,omitempty"`
+	Data      any    `json:"data"`
+}
+
+func ok(body any) answer { return answer{status: http.StatusOK, body: body} }
+
+func fail(status int, msg string) answer {
+	return answer{status: status, body: errorBody{Error: msg, ErrorInfo: "Please check developers.pipedrive.com for more information about Pipedrive API."}}
+}
+
+func badRequest(format string, args ...any) answer {
+	return fail(http.StatusBadRequest, fmt.Sprintf(format, args...))
+}
+
+type notFoundError string
+
+func (e notFoundError) Error() string { return "person " + string(e) + " not found" }
+
+func errNotFound(id string) error { return notFoundError(id) }
+
+// tokenCost is the documented cost of a request in tokens: single entity
+// GET 2, list GET 20, search 40, create/update 10, delete 6.
+func tokenCost(route Route) int64 {
+	switch route {
+	case RouteGetPerson:
+		return 2
+	case RouteListPersons, RoutePersonFields, RouteListOrgs, RouteRecents:
+		return 20
+	case RouteSearchOrgs:
+		return 40
+	case RouteAddPerson, RouteUpdatePerson, RouteAddOrg:
+		return 10
+	case RouteDeletePerson:
+		return 6
+	}
+	return 0
+}
+
+func routeOf(r *http.Request) (Route, string) {
+	p := strings.TrimRight(r.URL.Path, "/")
+	if id, found := strings.CutPrefix(p, "/api/v2/persons/"); found && !strings.Contains(id, "/") && id != "search" {
+		switch r.Method {
+		case http.MethodGet:
+			return RouteGetPerson, id
+		case http.MethodPatch:
+			return RouteUpdatePerson, id
+		case http.MethodDelete:
+			return RouteDeletePerson, id
+		}
+		return RouteUnknown, ""
+	}
+	routes := map[string]Route{
+		"GET /api/v2/persons": RouteListPersons, "POST /api/v2/persons": RouteAddPerson,
+		"GET /api/v2/personFields": RoutePersonFields, "GET /api/v2/organizations": RouteListOrgs,
+		"GET /api/v2/organizations/search": RouteSearchOrgs, "POST /api/v2/organizations": RouteAddOrg,
+		"GET /v1/recents": RouteRecents,
+	}
+	if rt, found := routes[r.Method+" "+p]; found {
+		return rt, ""
+	}
+	return RouteUnknown, ""
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	route, id := routeOf(r)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body.Close()
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	a := s.handleLocked(route, id, r, body)
+	s.stats.Requests[route]++
+	if s.stats.Responses[route] == nil {
+		s.stats.Responses[route] = map[int]int{}
+	}
+	s.stats.Responses[route][a.status]++
+	s.mu.Unlock()
+
+	for k, vs := range a.header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.status)
+	if a.body != nil {
+		_ = json.NewEncoder(w).Encode(a.body)
+	}
+}
+
+func (s *Server) handleLocked(route Route, id string, r *http.Request, body []byte) answer {
+	if r.URL.Query().Has("api_token") || r.Header.Get("x-api-token") != s.opts.Token {
+		// The token travels in the x-api-token header only: one in the
+		// query string would end in logs.
+		return fail(http.StatusUnauthorized, "You need to be authorized to make this request.")
+	}
+	a, passed := s.limitLocked(route, r.Method)
+	if !passed {
+		return a
+	}
+	if route == RouteUnknown {
+		a = fail(http.StatusNotFound, "Unknown method .")
+	} else if q := s.faults[route]; len(q) > 0 {
+		f := q[0]
+		s.faults[route] = q[1:]
+		if f.AfterApply {
+			s.routeLocked(route, id, r, body)
+		}
+		a = fail(f.Status, http.StatusText(f.Status))
+	} else {
+		a = s.routeLocked(route, id, r, body)
+	}
+	s.rateHeadersLocked(&a)
+	return a
+}
+
+func (s *Server) routeLocked(route Route, id string, r *http.Request, body []byte) answer {
+	q := r.URL.Query()
+	switch route {
+	case RouteListPersons:
+		return s.listPersonsLocked(q)
+	case RouteGetPerson:
+		return s.getPersonLocked(id)
+	case RouteAddPerson:
+		return s.addPersonLocked(body)
+	case RouteUpdatePerson:
+		return s.updatePersonLocked(id, body)
+	case RouteDeletePerson:
+		return s.deletePersonLocked(id)
+	case RoutePersonFields:
+		return s.personFieldsLocked(q)
+	case RouteListOrgs:
+		return s.listOrgsLocked(q)
+	case RouteSearchOrgs:
+		return s.searchOrgsLocked(q)
+	case RouteAddOrg:
+		return s.addOrgRouteLocked(body)
+	case RouteRecents:
+		return s.recentsLocked(q)
+	}
+	return fail(http.StatusNotFound, "Unknown method .")
+}
+
+// limitLocked applies the daily token budget and the burst limit,
+// charging the request when it passes. The burst window runs on real
+// time: it paces real clients, whatever the (possibly frozen) clock says.
+func (s *Server) limitLocked(route Route, method string) (answer, bool) {
+	now := time.Now()
+	if s.opts.BurstLimit > 0 {
+		cut := now.Add(-s.opts.BurstWindow)
+		i := 0
+		for i < len(s.calls) && !s.calls[i].After(cut) {
+			i++
+		}
+		s.calls = s.calls[i:]
+		if len(s.calls) >= s.opts.BurstLimit {
+			a := fail(http.StatusTooManyRequests, "Request over limit")
+			s.rateHeadersLocked(&a)
+			return a, false
+		}
+		s.calls = append(s.calls, now)
+	}
+	cost := tokenCost(route)
+	if s.opts.DailyTokens > 0 && s.stats.TokensSpent+cost > s.opts.DailyTokens {
+		a := fail(http.StatusTooManyRequests, "Daily API token budget exceeded")
+		s.rateHeadersLocked(&a)
+		return a, false
+	}
+	s.stats.TokensSpent += cost
+	if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		s.postPuts++
+	}
+	return answer{}, true
+}
+
+// rateHeadersLocked adds the burst headers (when a burst limit is set)
+// and x-daily-requests-left.
+func (s *Server) rateHeadersLocked(a *answer) {
+	if a.header == nil {
+		a.header = http.Header{}
+	}
+	if s.opts.BurstLimit > 0 {
+		reset := 0
+		if len(s.calls) > 0 {
+			left := time.Until(s.calls[0].Add(s.opts.BurstWindow))
+			reset = int(math.Ceil(left.Seconds()))
+		}
+		a.header.Set("x-ratelimit-limit", strconv.Itoa(s.opts.BurstLimit))
+		a.header.Set("x-ratelimit-remaining", strconv.Itoa(max(0, s.opts.BurstLimit-len(s.calls))))
+		a.header.Set("x-ratelimit-reset", strconv.Itoa(max(0, reset)))
+	}
+	a.header.Set("x-daily-requests-left", strconv.Itoa(max(0, DailyPostPutLimit-s.postPuts)))
+}
+
+// hashKey makes a 40-character custom field key, as Pipedrive's are.
+func hashKey(i int, name string) string {
+	sum := sha1.Sum([]byte(fmt.Sprintf("%d/%s", i, name)))
+	return hex.EncodeToString(sum[:])
+}
+
+// decodeStrict decodes a JSON object, refusing unknown keys as v2 does.
+func decodeStrict(body []byte, known map[string]bool) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("invalid JSON body: %v", err)
+	}
+	for k := range m {
+		if !known[k] {
+			return nil, fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,481 @@
+// Package pipedrivetest runs an in-memory Pipedrive API for tests, the way
+// net/http/httptest runs a server: NewServer starts it on a loopback port,
+// Server.URL is its base URL (as https://api.pipedrive.com is), Close
+// stops it.
+//
+// It serves what a person sync needs, as Pipedrive documents it (see
+// ../FACTS.md for the sources):
+//
+//   - API v2 persons: GET /api/v2/persons (cursor paging, limit at most
+//     500, updated_since/updated_until in RFC 3339, sort_by id, update_time
+//     or add_time, ids of up to 100), GET/PATCH/DELETE /api/v2/persons/{id},
+//     POST /api/v2/persons. Writes are validated as strictly as v2 is:
+//     unknown keys, a string where a number belongs, a label not in the
+//     list, an unknown custom field key and a create without name are 400.
+//     first_name and last_name are derived from name; they cannot be
+//     written.
+//   - GET /api/v2/personFields (cursor paged), organizations: GET
+//     /api/v2/organizations (ids), GET /api/v2/organizations/search (exact
+//     name), POST /api/v2/organizations.
+//   - API v1 GET /v1/recents?items=person: every person changed (created,
+//     updated, deleted or merged) strictly after since_timestamp, oldest
+//     first, with offset paging; a deleted person has active_flag false, a
+//     person another was merged into carries merge_what_id.
+//   - The x-api-token header (401 without it), burst limits per token on a
+//     rolling window with x-ratelimit-limit, x-ratelimit-remaining and
+//     x-ratelimit-reset on every answer and 429 once spent, and a daily
+//     token budget charged by Pipedrive's documented costs (429 once
+//     spent).
+//
+// Deleted persons leave the v2 listing and answer 404; they stay in
+// recents. update_time has whole seconds, from the server's clock, which
+// tests may freeze and move (SetClock, Advance).
+package pipedrivetest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Route names one endpoint of the server, for Stats and Inject.
+type Route string
+
+// The server's routes.
+const (
+	RouteListPersons   Route = "GET /api/v2/persons"
+	RouteGetPerson     Route = "GET /api/v2/persons/{id}"
+	RouteAddPerson     Route = "POST /api/v2/persons"
+	RouteUpdatePerson  Route = "PATCH /api/v2/persons/{id}"
+	RouteDeletePerson  Route = "DELETE /api/v2/persons/{id}"
+	RoutePersonFields  Route = "GET /api/v2/personFields"
+	RouteListOrgs      Route = "GET /api/v2/organizations"
+	RouteSearchOrgs    Route = "GET /api/v2/organizations/search"
+	RouteAddOrg        Route = "POST /api/v2/organizations"
+	RouteRecents       Route = "GET /v1/recents"
+	RouteUnknown       Route = "unknown"
+	defaultToken             = "pipedrivetest-token"
+	defaultBurstWindow       = 2 * time.Second
+	// DailyPostPutLimit is the documented fair-usage limit of POST/PUT
+	// requests per day, reported in x-daily-requests-left.
+	DailyPostPutLimit = 10000
+)
+
+// Options configure a Server. The zero value has no rate limit.
+type Options struct {
+	// Token is the API token the server accepts; empty means
+	// "pipedrivetest-token".
+	Token string
+	// BurstLimit is the number of requests allowed per token in any
+	// BurstWindow (20 for Lite with an api_token); 0 means no limit.
+	BurstLimit int
+	// BurstWindow is the rolling window of BurstLimit; 0 means 2 s.
+	BurstWindow time.Duration
+	// DailyTokens is the company's daily token budget; 0 means none.
+	DailyTokens int64
+	// CustomFields are the person custom fields the company has.
+	CustomFields []CustomField
+}
+
+// CustomField is a person custom field definition.
+type CustomField struct {
+	// Key is the field's code; empty makes a 40-character hash.
+	Key  string
+	Name string
+	// Type is a Pipedrive field type: varchar, text, double, int,
+	// enum, set, date, phone, monetary...
+	Type string
+	// Options are the labels of an enum or set field; their ids are
+	// their positions from 1.
+	Options []string
+}
+
+// Item is one entry of a labelled list (emails, phones).
+type Item struct {
+	Value   string `json:"value"`
+	Primary bool   `json:"primary"`
+	Label   string `json:"label"`
+}
+
+// Person is a person as the server stores it.
+type Person struct {
+	ID         string
+	Name       string
+	OrgID      int64 // 0 when none
+	OwnerID    int64
+	Emails     []Item
+	Phones     []Item
+	Custom     map[string]any // custom field values by key
+	AddTime    time.Time
+	UpdateTime time.Time
+	Deleted    bool
+	// MergeWhatID is the person last merged into this one, if any.
+	MergeWhatID string
+}
+
+// Fault is an answer injected in place of the normal one.
+type Fault struct {
+	// Status is the HTTP status to answer (429, 500, 502...).
+	Status int
+	// AfterApply applies the request before answering the fault, as when
+	// the answer of a committed write is lost.
+	AfterApply bool
+}
+
+// Stats counts the requests the server received.
+type Stats struct {
+	Requests  map[Route]int
+	Responses map[Route]map[int]int
+	// TokensSpent is the token cost of the requests charged today.
+	TokensSpent int64
+}
+
+// RateLimited returns the number of 429 answers over every route.
+func (s Stats) RateLimited() int {
+	n := 0
+	for _, m := range s.Responses {
+		n += m[http.StatusTooManyRequests]
+	}
+	return n
+}
+
+// Server is a running fake Pipedrive API.
+type Server struct {
+	// URL is the base URL, to use as the connector's baseURL.
+	URL string
+
+	opts Options
+	http *httptest.Server
+
+	mu       sync.Mutex
+	frozen   *time.Time
+	offset   time.Duration
+	nextID   int64
+	persons  map[int64]*Person
+	orgs     map[int64]string
+	nextOrg  int64
+	fields   []CustomField
+	faults   map[Route][]Fault
+	stats    Stats
+	calls    []time.Time // real times of the burst window's requests
+	postPuts int
+}
+
+// NewServer starts a server. Close it when done.
+func NewServer(opts Options) *Server {
+	if opts.Token == "" {
+		opts.Token = defaultToken
+	}
+	if opts.BurstWindow <= 0 {
+		opts.BurstWindow = defaultBurstWindow
+	}
+	s := &Server{
+		opts:    opts,
+		nextID:  1,
+		nextOrg: 1,
+		persons: map[int64]*Person{},
+		orgs:    map[int64]string{},
+		faults:  map[Route][]Fault{},
+		stats:   Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}},
+	}
+	for i, f := range opts.CustomFields {
+		if f.Key == "" {
+			f.Key = hashKey(i, f.Name)
+		}
+		s.fields = append(s.fields, f)
+	}
+	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.http.URL
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.http.Close() }
+
+// Token returns the API token the server accepts.
+func (s *Server) Token() string { return s.opts.Token }
+
+// CustomFields returns the custom field definitions, with their keys.
+func (s *Server) CustomFields() []CustomField {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]CustomField(nil), s.fields...)
+}
+
+// SetClock freezes the server's clock at t.
+func (s *Server) SetClock(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t = t.UTC()
+	s.frozen = &t
+}
+
+// Advance moves the clock forward by d (frozen or not).
+func (s *Server) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.frozen != nil {
+		t := s.frozen.Add(d)
+		s.frozen = &t
+		return
+	}
+	s.offset += d
+}
+
+// Now returns the server's clock.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nowLocked()
+}
+
+func (s *Server) nowLocked() time.Time {
+	if s.frozen != nil {
+		return *s.frozen
+	}
+	return time.Now().UTC().Add(s.offset)
+}
+
+// stampLocked is the clock in whole seconds: update_time's precision.
+func (s *Server) stampLocked() time.Time { return s.nowLocked().Truncate(time.Second) }
+
+// Add stores a person as if made in the app and returns its id. Name is
+// required; AddTime and UpdateTime default to the clock.
+func (s *Server) Add(p Person) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextID
+	s.nextID++
+	p.ID = strconv.FormatInt(id, 10)
+	if p.UpdateTime.IsZero() {
+		p.UpdateTime = s.stampLocked()
+	}
+	if p.AddTime.IsZero() {
+		p.AddTime = p.UpdateTime
+	}
+	p.Emails, p.Phones = primaryFirst(p.Emails), primaryFirst(p.Phones)
+	p.Custom = cloneMap(p.Custom)
+	s.persons[id] = &p
+	return p.ID
+}
+
+// Edit changes a person as if edited in the app: fn changes the copy it
+// is given, and update_time moves to the clock.
+func (s *Server) Edit(id string, fn func(p *Person)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.liveLocked(id)
+	if !ok {
+		return errNotFound(id)
+	}
+	c := clonePerson(*p)
+	fn(&c)
+	c.ID, c.UpdateTime, c.MergeWhatID = p.ID, s.stampLocked(), ""
+	*p = c
+	return nil
+}
+
+// Delete deletes a person as the app does: it leaves the listings and
+// shows in recents with active_flag false.
+func (s *Server) Delete(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.liveLocked(id)
+	if !ok {
+		return errNotFound(id)
+	}
+	p.Deleted, p.UpdateTime = true, s.stampLocked()
+	return nil
+}
+
+// Merge merges person id into person withID, as PUT
+// /v1/persons/{id}/merge with merge_with_id does: withID keeps its
+// values, takes the other's where it has none and the other's e-mail
+// addresses and phone numbers it lacks; id is deleted.
+func (s *Server) Merge(id, withID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	loser, ok := s.liveLocked(id)
+	if !ok {
+		return errNotFound(id)
+	}
+	keep, ok := s.liveLocked(withID)
+	if !ok || keep == loser {
+		return errNotFound(withID)
+	}
+	now := s.stampLocked()
+	keep.Emails = mergeItems(keep.Emails, loser.Emails)
+	keep.Phones = mergeItems(keep.Phones, loser.Phones)
+	if keep.OrgID == 0 {
+		keep.OrgID = loser.OrgID
+	}
+	for k, v := range loser.Custom {
+		if keep.Custom[k] == nil {
+			if keep.Custom == nil {
+				keep.Custom = map[string]any{}
+			}
+			keep.Custom[k] = v
+		}
+	}
+	keep.UpdateTime, keep.MergeWhatID = now, loser.ID
+	loser.Deleted, loser.UpdateTime = true, now
+	return nil
+}
+
+// Get returns a copy of a person, deleted or not.
+func (s *Server) Get(id string) (Person, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return Person{}, false
+	}
+	p, ok := s.persons[n]
+	if !ok {
+		return Person{}, false
+	}
+	return clonePerson(*p), true
+}
+
+// Persons returns copies of the live persons by ascending id.
+func (s *Server) Persons() []Person {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Person
+	for _, p := range s.sortedLocked() {
+		if !p.Deleted {
+			out = append(out, clonePerson(*p))
+		}
+	}
+	return out
+}
+
+// OrgName returns the name of an organization, "" when it has none.
+func (s *Server) OrgName(id int64) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.orgs[id]
+}
+
+// AddOrg stores an organization and returns its id.
+func (s *Server) AddOrg(name string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addOrgLocked(name)
+}
+
+func (s *Server) addOrgLocked(name string) int64 {
+	id := s.nextOrg
+	s.nextOrg++
+	s.orgs[id] = name
+	return id
+}
+
+// Inject queues faults on a route: its next requests answer them, in
+// order, before it answers normally again.
+func (s *Server) Inject(r Route, faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[r] = append(s.faults[r], faults...)
+}
+
+// Stats returns a copy of the request counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}, TokensSpent: s.stats.TokensSpent}
+	for k, v := range s.stats.Requests {
+		out.Requests[k] = v
+	}
+	for k, m := range s.stats.Responses {
+		out.Responses[k] = map[int]int{}
+		for st, n := range m {
+			out.Responses[k][st] = n
+		}
+	}
+	return out
+}
+
+func (s *Server) liveLocked(id string) (*Person, bool) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	p, ok := s.persons[n]
+	if !ok || p.Deleted {
+		return nil, false
+	}
+	return p, true
+}
+
+func (s *Server) sortedLocked() []*Person {
+	out := make([]*Person, 0, len(s.persons))
+	for _, p := range s.persons {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return idOf(out[i]) < idOf(out[j]) })
+	return out
+}
+
+func idOf(p *Person) int64 {
+	n, _ := strconv.ParseInt(p.ID, 10, 64)
+	return n
+}
+
+func clonePerson(p Person) Person {
+	p.Emails = append([]Item(nil), p.Emails...)
+	p.Phones = append([]Item(nil), p.Phones...)
+	p.Custom = cloneMap(p.Custom)
+	return p
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// mergeItems appends the items of add whose value keep lacks, as not
+// primary.
+func mergeItems(keep, add []Item) []Item {
+	have := map[string]bool{}
+	for _, it := range keep {
+		have[it.Value] = true
+	}
+	for _, it := range add {
+		if !have[it.Value] {
+			it.Primary = false
+			keep = append(keep, it)
+		}
+	}
+	return primaryFirst(keep)
+}
+
+// primaryFirst makes exactly one item primary (the first marked, else
+// the first) when the list is not empty.
+func primaryFirst(items []Item) []Item {
+	if len(items) == 0 {
+		return nil
+	}
+	out := append([]Item(nil), items...)
+	found := false
+	for i := range out {
+		if out[i].Primary && !found {
+			found = true
+			continue
+		}
+		out[i].Primary = false
+	}
+	if !found {
+		out[0].Primary = true
+	}
+	return out
+}
