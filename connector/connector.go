@@ -33,6 +33,11 @@ type Record struct {
 	// Deleted marks a record that was deleted (archived, soft-deleted) in
 	// its system. Its Fields may be incomplete.
 	Deleted bool
+	// MergedInto, on a Deleted record, is the ID of the record it was
+	// merged into (CRMs merge duplicates): its contact is linked to that
+	// record, unless that record has a contact of its own, rather than
+	// handled as a deletion.
+	MergedInto string
 }
 
 // Batch is a group of records with the checkpoint that follows them.

@@ -1,0 +1,191 @@
+package pipedrive
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// checkpoint is the position of Changes: the open window of the persons
+// listing and the recents scan's cursor. It is stored as compact JSON.
+type checkpoint struct {
+	Persons windowCursor  `json:"persons"`
+	Recents recentsCursor `json:"recents"`
+}
+
+// windowCursor is a position in the windows of update_time (Unix
+// seconds).
+type windowCursor struct {
+	Since  int64  `json:"since"`
+	Until  int64  `json:"until,omitempty"`  // 0: no window open
+	Cursor string `json:"cursor,omitempty"` // next page of the open window
+}
+
+// recentsCursor is what the scans of the recents feed have seen.
+type recentsCursor struct {
+	// At is the newest update time read from the feed (Unix seconds).
+	At int64 `json:"at,omitempty"`
+	// Emitted are the deletions emitted at At or the second before, as
+	// "<id>" or "<id>>into", so that the overlap of the next scan does
+	// not emit them again.
+	Emitted map[string]int64 `json:"emitted,omitempty"`
+	// Scanned is when the last scan ended (Unix ms, syncd's clock).
+	Scanned int64 `json:"scanned,omitempty"`
+}
+
+func parseCheckpoint(s string) (checkpoint, error) {
+	var cp checkpoint
+	if s == "" {
+		return cp, nil
+	}
+	if err := json.Unmarshal([]byte(s), &cp); err != nil {
+		return cp, fmt.Errorf("parse pipedrive checkpoint: %w", err)
+	}
+	w := cp.Persons
+	if w.Since < 0 || w.Until < 0 || (w.Until != 0 && w.Until <= w.Since) || (w.Until == 0 && w.Cursor != "") {
+		return cp, fmt.Errorf("parse pipedrive checkpoint: bad window [%d, %d)", w.Since, w.Until)
+	}
+	return cp, nil
+}
+
+func (cp checkpoint) String() string {
+	b, err := json.Marshal(cp)
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return string(b)
+}
+
+// page is one answer of GET /api/v2/persons.
+type page struct {
+	Data           []person `json:"data"`
+	AdditionalData struct {
+		NextCursor *string `json:"next_cursor"`
+	} `json:"additional_data"`
+}
+
+func (p page) next() string {
+	if p.AdditionalData.NextCursor == nil {
+		return ""
+	}
+	return *p.AdditionalData.NextCursor
+}
+
+func (s *Source) listPersons(ctx context.Context, q url.Values) (page, error) {
+	var pg page
+	q.Set("limit", strconv.Itoa(s.pageSize))
+	err := s.c.do(ctx, call{method: http.MethodGet, path: "/api/v2/persons", query: q, route: "GET /api/v2/persons", idempotent: true}, &pg)
+	return pg, err
+}
+
+// Changes reads the deletions and merges of the recents feed, then the
+// persons changed after the checkpoint. See the package comment.
+func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.BatchFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cp, err := parseCheckpoint(checkpoint)
+	if err != nil {
+		return err
+	}
+	// Deletions first: a merged person's link moves to the survivor
+	// before the survivor's new values are read.
+	if cp, err = s.scanRecents(ctx, cp, fn); err != nil {
+		return err
+	}
+	_, err = s.readWindow(ctx, cp, fn)
+	return err
+}
+
+// readWindow reads the open window (or opens one) to its end.
+func (s *Source) readWindow(ctx context.Context, cp checkpoint, fn connector.BatchFunc) (checkpoint, error) {
+	w := cp.Persons
+	if w.Until == 0 {
+		until := s.now().Add(-s.lookback).Truncate(time.Second).Unix()
+		if until <= w.Since {
+			return cp, nil
+		}
+		w.Until = until
+	}
+	first := w.Cursor == ""
+	for {
+		q := url.Values{
+			"updated_since": {time.Unix(w.Since, 0).UTC().Format(time.RFC3339)},
+			"updated_until": {time.Unix(w.Until, 0).UTC().Format(time.RFC3339)},
+			"sort_by":       {"update_time"}, "sort_direction": {"asc"},
+		}
+		if w.Cursor != "" {
+			q.Set("cursor", w.Cursor)
+		}
+		pg, err := s.listPersons(ctx, q)
+		if err != nil {
+			return cp, fmt.Errorf("read persons changed in [%d, %d): %w", w.Since, w.Until, err)
+		}
+		next := pg.next()
+		if first && next == "" && len(pg.Data) == 0 {
+			return cp, nil // nothing new: keep the checkpoint, emit nothing
+		}
+		first = false
+		recs, err := s.records(ctx, pg.Data)
+		if err != nil {
+			return cp, err
+		}
+		if next != "" {
+			w.Cursor = next
+		} else {
+			w = windowCursor{Since: w.Until}
+		}
+		cp.Persons = w
+		if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: cp.String()}); err != nil {
+			return cp, fmt.Errorf("pipedrive batch: %w", err)
+		}
+		if next == "" {
+			return cp, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return cp, err
+		}
+	}
+}
+
+// Snapshot calls fn with every live person, by ascending id.
+func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
+	cursor := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q := url.Values{"sort_by": {"id"}, "sort_direction": {"asc"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		pg, err := s.listPersons(ctx, q)
+		if err != nil {
+			return fmt.Errorf("list persons: %w", err)
+		}
+		recs, err := s.records(ctx, pg.Data)
+		if err != nil {
+			return err
+		}
+		live := recs[:0]
+		for _, r := range recs {
+			if !r.Deleted {
+				live = append(live, r)
+			}
+		}
+		if len(live) > 0 {
+			if err := fn(ctx, connector.Batch{Records: live}); err != nil {
+				return fmt.Errorf("pipedrive batch: %w", err)
+			}
+		}
+		if cursor = pg.next(); cursor == "" {
+			return nil
+		}
+	}
+}
