@@ -234,24 +234,58 @@ func (s *Server) listPersonsLocked(q url.Values) answer {
 	if err != nil {
 		return badRequest("%v", err)
 	}
-	var all []*Person
-	for _, p := range s.persons {
-		if lq.matches(p) && (lq.after == nil || lq.atOrAfter(p)) {
-			all = append(all, p)
+	idx := s.indexLocked(lq.sortBy)
+	n := len(idx.persons)
+	// pos(i) walks the index in the query's direction.
+	pos := func(i int) int {
+		if lq.desc {
+			return n - 1 - i
 		}
+		return i
 	}
-	sort.Slice(all, func(i, j int) bool { return lq.less(all[i], all[j]) })
+	i := 0
+	if lq.after != nil {
+		i = sort.Search(n, func(i int) bool { return lq.atOrAfter(idx.persons[pos(i)]) })
+	}
+	var page []*Person
 	var next any
-	if len(all) > lq.limit {
-		n := all[lq.limit]
-		next = encodeCursor(cursor{SortBy: lq.sortBy, Key: sortKey(n, lq.sortBy), ID: idOf(n)})
-		all = all[:lq.limit]
+	for ; i < n; i++ {
+		p := idx.persons[pos(i)]
+		if !lq.matches(p) {
+			continue
+		}
+		if len(page) == lq.limit {
+			next = encodeCursor(cursor{SortBy: lq.sortBy, Key: sortKey(p, lq.sortBy), ID: idOf(p)})
+			break
+		}
+		page = append(page, p)
 	}
-	data := make([]personJSON, 0, len(all))
-	for _, p := range all {
+	data := make([]personJSON, 0, len(page))
+	for _, p := range page {
 		data = append(data, s.jsonOfLocked(p, lq.keys))
 	}
 	return ok(map[string]any{"success": true, "data": data, "additional_data": map[string]any{"next_cursor": next}})
+}
+
+// sortedIndex is every person, deleted or not, by (sort key, id)
+// ascending.
+type sortedIndex struct {
+	version int64
+	persons []*Person
+}
+
+func (s *Server) indexLocked(by string) sortedIndex {
+	if idx, ok := s.index[by]; ok && idx.version == s.version {
+		return idx
+	}
+	idx := sortedIndex{version: s.version, persons: make([]*Person, 0, len(s.persons))}
+	for _, p := range s.persons {
+		idx.persons = append(idx.persons, p)
+	}
+	asc := listQuery{sortBy: by}
+	sort.Slice(idx.persons, func(i, j int) bool { return asc.less(idx.persons[i], idx.persons[j]) })
+	s.index[by] = idx
+	return idx
 }
 
 func (s *Server) getPersonLocked(id string) answer {
@@ -268,5 +302,6 @@ func (s *Server) deletePersonLocked(id string) answer {
 		return fail(http.StatusNotFound, "Person not found")
 	}
 	p.Deleted, p.UpdateTime = true, s.stampLocked()
+	s.version++
 	return ok(map[string]any{"success": true, "data": map[string]any{"id": idOf(p)}})
 }

@@ -162,6 +162,10 @@ type Server struct {
 	stats    Stats
 	calls    []time.Time // real times of the burst window's requests
 	postPuts int
+	// version counts changes of persons; index is the order of every
+	// person by a sort key, built for the version it names.
+	version int64
+	index   map[string]sortedIndex
 }
 
 // NewServer starts a server. Close it when done.
@@ -179,6 +183,7 @@ func NewServer(opts Options) *Server {
 		persons: map[int64]*Person{},
 		orgs:    map[int64]string{},
 		faults:  map[Route][]Fault{},
+		index:   map[string]sortedIndex{},
 		stats:   Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}},
 	}
 	for i, f := range opts.CustomFields {
@@ -259,6 +264,7 @@ func (s *Server) Add(p Person) string {
 	p.Emails, p.Phones = primaryFirst(p.Emails), primaryFirst(p.Phones)
 	p.Custom = cloneMap(p.Custom)
 	s.persons[id] = &p
+	s.version++
 	return p.ID
 }
 
@@ -275,6 +281,7 @@ func (s *Server) Edit(id string, fn func(p *Person)) error {
 	fn(&c)
 	c.ID, c.UpdateTime, c.MergeWhatID = p.ID, s.stampLocked(), ""
 	*p = c
+	s.version++
 	return nil
 }
 
@@ -288,6 +295,7 @@ func (s *Server) Delete(id string) error {
 		return errNotFound(id)
 	}
 	p.Deleted, p.UpdateTime = true, s.stampLocked()
+	s.version++
 	return nil
 }
 
@@ -322,6 +330,7 @@ func (s *Server) Merge(id, withID string) error {
 	}
 	keep.UpdateTime, keep.MergeWhatID = now, loser.ID
 	loser.Deleted, loser.UpdateTime = true, now
+	s.version++
 	return nil
 }
 

@@ -37,6 +37,7 @@ func (s *Server) addPersonLocked(body []byte) answer {
 	p.UpdateTime = s.stampLocked()
 	p.AddTime = p.UpdateTime
 	s.persons[id] = p
+	s.version++
 	return answer{status: http.StatusOK, body: map[string]any{"success": true, "data": s.jsonOfLocked(p, nil)}}
 }
 
@@ -59,6 +60,7 @@ func (s *Server) updatePersonLocked(id string, body []byte) answer {
 	}
 	c.UpdateTime, c.MergeWhatID = s.stampLocked(), ""
 	*p = c
+	s.version++
 	return ok(map[string]any{"success": true, "data": s.jsonOfLocked(p, nil)})
 }
 

@@ -1,0 +1,169 @@
+package pipedrive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+)
+
+var errStop = errors.New("stop")
+
+// readAll reads Changes from cp, stopping after stopAt batches when
+// stopAt > 0; it returns the records and the last checkpoint.
+func readAll(t *testing.T, src connector.Source, cp string, stopAt int) ([]connector.Record, string) {
+	t.Helper()
+	var recs []connector.Record
+	n := 0
+	err := src.Changes(context.Background(), cp, func(_ context.Context, b connector.Batch) error {
+		recs = append(recs, b.Records...)
+		if b.Checkpoint != "" {
+			cp = b.Checkpoint
+		}
+		n++
+		if stopAt > 0 && n == stopAt {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		t.Fatalf("Changes: %v", err)
+	}
+	return recs, cp
+}
+
+// TestChangesSharedUpdateTime reads 20,000 persons of which 3,000 share
+// one update_time across pages of 500: every person once, in a first
+// read and in reads resumed after each page inside the shared group.
+func TestChangesSharedUpdateTime(t *testing.T) {
+	const total, shared, first = 20000, 3000, 8700
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	srv.SetClock(base)
+	for i := range total {
+		if i < first || i >= first+shared {
+			srv.Advance(time.Second)
+		}
+		srv.Add(pipedrivetest.Person{Name: fmt.Sprintf("P %d", i), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}}})
+	}
+	srv.Advance(time.Second)
+	src := openOn(t, srv, MaxPageSize, []string{fieldName, "emails.work"})
+
+	recs, _ := readAll(t, src, "", 0)
+	wantOnce(t, "one read", recs, total)
+	before := srv.Stats().Requests[pipedrivetest.RouteListPersons]
+	// The shared group runs from page 18 to page 24: crash after pages
+	// that end inside it, resume from the checkpoint.
+	stops := []int{18, 20, 22, 23}
+	for _, k := range stops {
+		head, cp := readAll(t, src, "", k)
+		tail, _ := readAll(t, src, cp, 0)
+		wantOnce(t, fmt.Sprintf("stop after page %d, resume", k), append(head, tail...), total)
+	}
+	if got, want := srv.Stats().Requests[pipedrivetest.RouteListPersons]-before, len(stops)*total/MaxPageSize; got != want {
+		t.Errorf("the resumed reads made %d list calls, want %d (one per page)", got, want)
+	}
+}
+
+func wantOnce(t *testing.T, what string, recs []connector.Record, total int) {
+	t.Helper()
+	seen := make(map[string]int, len(recs))
+	for i, r := range recs {
+		seen[r.ID]++
+		if i > 0 && r.UpdatedAt.Before(recs[i-1].UpdatedAt) {
+			t.Fatalf("%s: record %s (%v) after a newer one", what, r.ID, r.UpdatedAt)
+		}
+	}
+	if len(seen) != total || len(recs) != total {
+		t.Fatalf("%s: %d records, %d distinct, want %d once each", what, len(recs), len(seen), total)
+	}
+}
+
+// TestChangesDeletionsAndMerges: a deleted person comes as a Deleted
+// record; a person merged into another as a Deleted record naming it,
+// once, and the survivor's new values follow.
+func TestChangesDeletionsAndMerges(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	srv.SetClock(base)
+	a := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Emails: []pipedrivetest.Item{{Value: "ada@example.com", Label: "work"}}})
+	b := srv.Add(pipedrivetest.Person{Name: "Ada L.", Phones: []pipedrivetest.Item{{Value: "+15550001", Label: "mobile"}}})
+	c := srv.Add(pipedrivetest.Person{Name: "Charles Babbage"})
+	srv.Advance(time.Second)
+	src := openOn(t, srv, 10, nil)
+	_, cp := readAll(t, src, "", 0)
+
+	srv.Advance(time.Second)
+	if err := srv.Merge(b, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Delete(c); err != nil {
+		t.Fatal(err)
+	}
+	srv.Advance(time.Second)
+	recs, cp := readAll(t, src, cp, 0)
+	got := map[string]connector.Record{}
+	for _, r := range recs {
+		if _, dup := got[r.ID]; dup {
+			t.Errorf("record %s read twice", r.ID)
+		}
+		got[r.ID] = r
+	}
+	if r := got[b]; !r.Deleted || r.MergedInto != a {
+		t.Errorf("merged person %s: %+v, want Deleted, MergedInto %s", b, r, a)
+	}
+	if r := got[c]; !r.Deleted || r.MergedInto != "" {
+		t.Errorf("deleted person %s: %+v, want Deleted", c, r)
+	}
+	if r := got[a]; r.Deleted || r.Fields["phones.mobile"] != "+15550001" || r.Fields["emails.work"] != "ada@example.com" {
+		t.Errorf("survivor %s: %+v, want its merged lists", a, r)
+	}
+	if len(got) != 3 {
+		t.Errorf("read %d records, want 3", len(got))
+	}
+	if again, _ := readAll(t, src, cp, 0); len(again) != 0 {
+		t.Errorf("a read after that delivered %d records again", len(again))
+	}
+}
+
+// TestFirstNameLastNameAndLists writes first_name and the work e-mail of
+// a person with home and work e-mail addresses and a mobile phone: the
+// name is composed, the home address and the phone survive.
+func TestFirstNameLastNameAndLists(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Emails: []pipedrivetest.Item{
+		{Value: "ada@home.example", Label: "home", Primary: true}, {Value: "ada@work.example", Label: "work"},
+	}, Phones: []pipedrivetest.Item{{Value: "+15550001", Label: "mobile"}}})
+	src := openOn(t, srv, 10, []string{fieldFirstName, fieldLastName, "emails.work", "phones.work"})
+	res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{
+		fieldFirstName: "Augusta", "emails.work": "augusta@work.example", "phones.work": "+15550002",
+	}}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("write: %v %v", err, res)
+	}
+	p, _ := srv.Get(id)
+	if p.Name != "Augusta Lovelace" {
+		t.Errorf("name %q, want Augusta Lovelace", p.Name)
+	}
+	want := []pipedrivetest.Item{{Value: "ada@home.example", Label: "home", Primary: true}, {Value: "augusta@work.example", Label: "work"}}
+	if fmt.Sprint(p.Emails) != fmt.Sprint(want) {
+		t.Errorf("emails %v, want %v", p.Emails, want)
+	}
+	wantPhones := []pipedrivetest.Item{{Value: "+15550001", Label: "mobile", Primary: true}, {Value: "+15550002", Label: "work"}}
+	if fmt.Sprint(p.Phones) != fmt.Sprint(wantPhones) {
+		t.Errorf("phones %v, want %v", p.Phones, wantPhones)
+	}
+	// The same write again sends nothing.
+	before := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson]
+	if res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldFirstName: "Augusta", "emails.work": "augusta@work.example"}}}); err != nil || res[0].Err != nil {
+		t.Fatalf("repeat: %v %v", err, res)
+	}
+	if n := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson] - before; n != 0 {
+		t.Errorf("a repeated update made %d PATCH calls", n)
+	}
+}
