@@ -56,9 +56,10 @@ func TestChangesSharedUpdateTime(t *testing.T) {
 	recs, _ := readAll(t, src, "", 0)
 	wantOnce(t, "one read", recs, total)
 	before := srv.Stats().Requests[pipedrivetest.RouteListPersons]
-	// The shared group runs from page 18 to page 24: crash after pages
-	// that end inside it, resume from the checkpoint.
-	stops := []int{18, 20, 22, 23}
+	// The shared group runs from page 18 to page 24: crash after a page
+	// that ends inside it, resume from the checkpoint. (The contract
+	// suite crashes after every batch of a smaller group.)
+	stops := []int{21}
 	for _, k := range stops {
 		head, cp := readAll(t, src, "", k)
 		tail, _ := readAll(t, src, cp, 0)

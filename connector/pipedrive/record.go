@@ -3,6 +3,7 @@ package pipedrive
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,9 @@ var listLabels = map[string][]string{
 }
 
 // listFields are the record fields of the labelled lists.
-func listFields() []string {
+func listFields() []string { return slices.Clone(allListFields) }
+
+var allListFields = func() []string {
 	var out []string
 	for _, list := range []string{listEmails, listPhones} {
 		out = append(out, list+"."+primaryLabel)
@@ -47,7 +50,7 @@ func listFields() []string {
 		}
 	}
 	return out
-}
+}()
 
 // item is one entry of a labelled list.
 type item struct {
@@ -100,43 +103,63 @@ func strOrNil(p *string) any {
 	return *p
 }
 
-// record converts a person: want lists the fields to fill (nil: all).
+// record converts a person, filling the fields of s.want (nil: all).
 func (s *Source) record(p person, defs *fieldDefs, orgs map[int64]string) connector.Record {
-	r := connector.Record{ID: strconv.FormatInt(p.ID, 10), Fields: map[string]any{}, Deleted: p.IsDeleted}
+	r := connector.Record{ID: strconv.FormatInt(p.ID, 10), Deleted: p.IsDeleted}
 	r.UpdatedAt, _ = parseTime(p.UpdateTime)
-	all := map[string]any{
-		fieldID: r.ID, fieldName: p.Name, fieldFirstName: strOrNil(p.FirstName), fieldLastName: strOrNil(p.LastName),
-		fieldOrgID: idString(p.OrgID), fieldOwnerID: idString(p.OwnerID), fieldAddTime: p.AddTime, fieldUpdateTime: p.UpdateTime,
-	}
-	if p.OrgID != nil && orgs != nil {
-		if n, ok := orgs[*p.OrgID]; ok {
-			all[fieldOrgName] = n
+	want := s.want
+	if want == nil {
+		want = append(slices.Clone(standardFields), allListFields...)
+		for k := range p.CustomFields {
+			want = append(want, customPrefix+k)
 		}
 	}
-	for _, f := range listFields() {
-		list, label, _ := strings.Cut(f, ".")
-		items := p.Emails
-		if list == listPhones {
-			items = p.Phones
-		}
-		all[f] = listValue(items, label)
-	}
-	for k, raw := range p.CustomFields {
-		all[customPrefix+k] = defs.fromWire(k, raw)
-	}
-	if s.want == nil {
-		for k, v := range all {
-			r.Fields[k] = v
-		}
-		if _, ok := all[fieldOrgName]; !ok {
-			r.Fields[fieldOrgName] = nil
-		}
-		return r
-	}
-	for _, f := range s.want {
-		r.Fields[f] = all[f]
+	r.Fields = make(map[string]any, len(want))
+	for _, f := range want {
+		r.Fields[f] = fieldValue(&p, f, r.ID, defs, orgs)
 	}
 	return r
+}
+
+// fieldValue is one record field of a person.
+func fieldValue(p *person, f, id string, defs *fieldDefs, orgs map[int64]string) any {
+	switch f {
+	case fieldID:
+		return id
+	case fieldName:
+		return p.Name
+	case fieldFirstName:
+		return strOrNil(p.FirstName)
+	case fieldLastName:
+		return strOrNil(p.LastName)
+	case fieldOrgID:
+		return idString(p.OrgID)
+	case fieldOwnerID:
+		return idString(p.OwnerID)
+	case fieldAddTime:
+		return p.AddTime
+	case fieldUpdateTime:
+		return p.UpdateTime
+	case fieldOrgName:
+		if p.OrgID != nil {
+			if n, ok := orgs[*p.OrgID]; ok {
+				return n
+			}
+		}
+		return nil
+	}
+	if key, ok := strings.CutPrefix(f, customPrefix); ok {
+		raw, has := p.CustomFields[key]
+		if !has {
+			return nil
+		}
+		return defs.fromWire(key, raw)
+	}
+	list, label, _ := strings.Cut(f, ".")
+	if list == listPhones {
+		return listValue(p.Phones, label)
+	}
+	return listValue(p.Emails, label)
 }
 
 // parseTime reads v2's RFC 3339 times and v1's "YYYY-MM-DD HH:MM:SS"

@@ -260,11 +260,26 @@ func (s *Server) listPersonsLocked(q url.Values) answer {
 		}
 		page = append(page, p)
 	}
-	data := make([]personJSON, 0, len(page))
+	data := make([]json.RawMessage, 0, len(page))
 	for _, p := range page {
-		data = append(data, s.jsonOfLocked(p, lq.keys))
+		data = append(data, s.answerLocked(p, lq.keys))
 	}
 	return ok(map[string]any{"success": true, "data": data, "additional_data": map[string]any{"next_cursor": next}})
+}
+
+// answerLocked is a person's JSON, cached when it carries every custom
+// field.
+func (s *Server) answerLocked(p *Person, keys []string) json.RawMessage {
+	if keys != nil {
+		b, _ := json.Marshal(s.jsonOfLocked(p, keys))
+		return b
+	}
+	if b, ok := s.answered[idOf(p)]; ok {
+		return b
+	}
+	b, _ := json.Marshal(s.jsonOfLocked(p, nil))
+	s.answered[idOf(p)] = b
+	return b
 }
 
 // sortedIndex is every person, deleted or not, by (sort key, id)
@@ -302,6 +317,6 @@ func (s *Server) deletePersonLocked(id string) answer {
 		return fail(http.StatusNotFound, "Person not found")
 	}
 	p.Deleted, p.UpdateTime = true, s.stampLocked()
-	s.version++
+	s.changedLocked(p)
 	return ok(map[string]any{"success": true, "data": map[string]any{"id": idOf(p)}})
 }

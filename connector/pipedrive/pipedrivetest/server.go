@@ -166,6 +166,9 @@ type Server struct {
 	// person by a sort key, built for the version it names.
 	version int64
 	index   map[string]sortedIndex
+	// answered caches each person's v2 JSON (all custom fields) until it
+	// changes.
+	answered map[int64][]byte
 }
 
 // NewServer starts a server. Close it when done.
@@ -177,14 +180,15 @@ func NewServer(opts Options) *Server {
 		opts.BurstWindow = defaultBurstWindow
 	}
 	s := &Server{
-		opts:    opts,
-		nextID:  1,
-		nextOrg: 1,
-		persons: map[int64]*Person{},
-		orgs:    map[int64]string{},
-		faults:  map[Route][]Fault{},
-		index:   map[string]sortedIndex{},
-		stats:   Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}},
+		opts:     opts,
+		nextID:   1,
+		nextOrg:  1,
+		persons:  map[int64]*Person{},
+		orgs:     map[int64]string{},
+		faults:   map[Route][]Fault{},
+		index:    map[string]sortedIndex{},
+		answered: map[int64][]byte{},
+		stats:    Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}},
 	}
 	for i, f := range opts.CustomFields {
 		if f.Key == "" {
@@ -281,7 +285,7 @@ func (s *Server) Edit(id string, fn func(p *Person)) error {
 	fn(&c)
 	c.ID, c.UpdateTime, c.MergeWhatID = p.ID, s.stampLocked(), ""
 	*p = c
-	s.version++
+	s.changedLocked(p)
 	return nil
 }
 
@@ -295,7 +299,7 @@ func (s *Server) Delete(id string) error {
 		return errNotFound(id)
 	}
 	p.Deleted, p.UpdateTime = true, s.stampLocked()
-	s.version++
+	s.changedLocked(p)
 	return nil
 }
 
@@ -330,7 +334,8 @@ func (s *Server) Merge(id, withID string) error {
 	}
 	keep.UpdateTime, keep.MergeWhatID = now, loser.ID
 	loser.Deleted, loser.UpdateTime = true, now
-	s.version++
+	s.changedLocked(loser)
+	s.changedLocked(keep)
 	return nil
 }
 
@@ -406,6 +411,13 @@ func (s *Server) Stats() Stats {
 		}
 	}
 	return out
+}
+
+// changedLocked notes that p changed: the sort indexes and its cached
+// answer are stale.
+func (s *Server) changedLocked(p *Person) {
+	s.version++
+	delete(s.answered, idOf(p))
 }
 
 func (s *Server) liveLocked(id string) (*Person, bool) {

@@ -60,7 +60,7 @@ func (s *Server) updatePersonLocked(id string, body []byte) answer {
 	}
 	c.UpdateTime, c.MergeWhatID = s.stampLocked(), ""
 	*p = c
-	s.version++
+	s.changedLocked(p)
 	return ok(map[string]any{"success": true, "data": s.jsonOfLocked(p, nil)})
 }
 
