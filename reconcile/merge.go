@@ -41,11 +41,14 @@ func (p *pass) relinkMerged(ctx context.Context, rec connector.Record, ext strin
 	// The survivor's values differ from what the contact holds: no hash
 	// matches, so its record is compared and written.
 	moved.WorkspaceHash, moved.SourceHash = "", ""
-	if err := r.opts.Store.PutLink(moved); err != nil {
-		return false, fmt.Errorf("save link %s: %w", into, err)
-	}
+	// A contact has one link: drop the old before saving the new. A crash
+	// between leaves the contact unlinked with the survivor's externalId,
+	// which the next pass finds by it.
 	if err := r.opts.Store.DeleteLink(r.opts.Connector, ext); err != nil {
 		return false, fmt.Errorf("drop link %s: %w", ext, err)
+	}
+	if err := r.opts.Store.PutLink(moved); err != nil {
+		return false, fmt.Errorf("save link %s: %w", into, err)
 	}
 	p.count(func(s *Summary) { s.Relinked++ })
 	return true, nil

@@ -292,3 +292,7 @@ func (s *Source) orgNames(ctx context.Context, ps []person) (map[int64]string, e
 	}
 	return out, nil
 }
+
+// SetClock replaces the clock that opens read windows (tests whose test
+// server runs a frozen clock).
+func (s *Source) SetClock(now func() time.Time) { s.now = now }

@@ -1,0 +1,172 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/pipedrive"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+// pipedriveEnv syncs a Pipedrive test server into an emulated workspace.
+type pipedriveEnv struct {
+	*env
+	srv *pipedrivetest.Server
+	src connector.Source
+	m   *mapping.Mapper
+}
+
+func newPipedriveEnv(t *testing.T, pageSize int) *pipedriveEnv {
+	t.Helper()
+	e := &pipedriveEnv{env: newEnv(t, 0, emulator.Options{})}
+	e.srv = pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(e.srv.Close)
+	e.srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+		"firstName": {From: "first_name"}, "lastName": {From: "last_name"},
+		"emails.work": {From: "emails.work"}, "phoneNumbers.mobile": {From: "phones.mobile", Transform: []string{"e164"}, Region: "US"},
+	}}, mapping.Both, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	set := pipedrive.NewSettings()
+	set.APIToken, set.BaseURL, set.RateLimit, set.PageSize, set.Lookback = connector.Secret(e.srv.Token()), e.srv.URL, 100000, pageSize, 0
+	src, err := pipedrive.Open(context.Background(), connector.Options{Name: "pd", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.SetClock(e.srv.Now)
+	t.Cleanup(func() { src.Close() })
+	e.src = src
+	return e
+}
+
+func (e *pipedriveEnv) run() Summary {
+	e.t.Helper()
+	typ, _ := connector.Lookup(pipedrive.TypeName)
+	r, err := New(Options{
+		Connector: "pd", Source: "custom-pipedrive", Type: typ, Reader: e.src, Mapper: e.m,
+		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy, AllowMassDelete: true,
+		Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sum, err := r.Run(context.Background())
+	if err != nil {
+		e.t.Fatalf("run: %v (summary %v)", err, sum)
+	}
+	return sum
+}
+
+// contactsByExt returns the workspace contacts of the connector by
+// externalId.
+func (e *pipedriveEnv) contactsByExt() map[string][]workspace.Contact {
+	out := map[string][]workspace.Contact{}
+	for _, c := range e.emu.Contacts() {
+		if c.Source != nil && *c.Source == "custom-pipedrive" && c.ExternalID != nil {
+			out[*c.ExternalID] = append(out[*c.ExternalID], c)
+		}
+	}
+	return out
+}
+
+func person(i int) pipedrivetest.Person {
+	return pipedrivetest.Person{
+		Name:   fmt.Sprintf("First%d Last%d", i, i),
+		Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}},
+		Phones: []pipedrivetest.Item{{Value: fmt.Sprintf("+1415555%04d", i), Label: "mobile"}},
+	}
+}
+
+// TestPipedriveSharedUpdateTimeAllLinked: 2,000 persons, 600 of them
+// sharing one update_time across pages of 100, become 2,000 linked
+// contacts, none twice; a second pass changes nothing.
+func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
+	const total, shared, from = 2000, 600, 750
+	e := newPipedriveEnv(t, 100)
+	for i := range total {
+		if i < from || i >= from+shared {
+			e.srv.Advance(time.Second)
+		}
+		e.srv.Add(person(i))
+	}
+	e.srv.Advance(time.Second)
+	if sum := e.run(); sum.Created != total || sum.Failed != 0 {
+		t.Fatalf("first pass %v, want %d created", sum, total)
+	}
+	byExt := e.contactsByExt()
+	if len(byExt) != total {
+		t.Errorf("%d externalIds in the workspace, want %d", len(byExt), total)
+	}
+	for ext, cs := range byExt {
+		if len(cs) != 1 {
+			t.Errorf("person %s has %d contacts", ext, len(cs))
+		}
+	}
+	if n, _ := e.store.CountLinks("pd"); n != total {
+		t.Errorf("%d links, want %d", n, total)
+	}
+	if sum := e.run(); sum.Created+sum.Updated+sum.Deleted != 0 {
+		t.Errorf("second pass with nothing changed: %v", sum)
+	}
+}
+
+// TestPipedriveDeleteAndMerge: with onSourceDelete delete, a person
+// deleted in Pipedrive loses its contact in the next pass; a person
+// merged into one that has no contact yet hands its contact over (the
+// contact's externalId becomes the survivor's, its values the
+// survivor's), and one merged into a person with a contact is a
+// duplicate, deleted.
+func TestPipedriveDeleteAndMerge(t *testing.T) {
+	e := newPipedriveEnv(t, 10)
+	e.policy = DeleteRemove
+	ids := make([]string, 4)
+	for i := range ids {
+		e.srv.Advance(time.Second)
+		ids[i] = e.srv.Add(person(i))
+	}
+	e.srv.Advance(time.Second)
+	if sum := e.run(); sum.Created != 4 {
+		t.Fatalf("first pass %v", sum)
+	}
+	before := e.contactsByExt()
+
+	e.srv.Advance(time.Second)
+	late := e.srv.Add(person(10)) // made after the pass: no contact yet
+	if err := e.srv.Delete(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.Merge(ids[1], late); err != nil { // into a person without a contact
+		t.Fatal(err)
+	}
+	if err := e.srv.Merge(ids[2], ids[3]); err != nil { // into a person with one
+		t.Fatal(err)
+	}
+	e.srv.Advance(time.Second)
+	sum := e.run()
+	after := e.contactsByExt()
+	if len(after[ids[0]]) != 0 || len(after[ids[2]]) != 0 {
+		t.Errorf("contacts of the deleted person and of the duplicate merged away: %d, %d; want none", len(after[ids[0]]), len(after[ids[2]]))
+	}
+	moved := after[late]
+	if len(moved) != 1 || moved[0].ID != before[ids[1]][0].ID {
+		t.Fatalf("survivor %s has contacts %+v, want the merged person's contact %s", late, moved, before[ids[1]][0].ID)
+	}
+	if got := deref(moved[0].DefaultFields.FirstName); got != "First10" {
+		t.Errorf("relinked contact's first name %q, want the survivor's First10", got)
+	}
+	if sum.Created != 0 || sum.Deleted != 2 || sum.Relinked != 1 {
+		t.Errorf("pass %v, want 0 created, 2 deleted, 1 relinked", sum)
+	}
+	if len(after) != 2 {
+		t.Errorf("%d contacts left, want 2 (%s, %s)", len(after), ids[3], late)
+	}
+}
