@@ -140,6 +140,12 @@ func (s *Server) handleLocked(route Route, id string, r *http.Request, body []by
 		a = s.routeLocked(route, id, r, body)
 	}
 	s.rateHeadersLocked(&a)
+	if a.status == http.StatusTooManyRequests {
+		// An injected 429 is the burst window's, spent by others.
+		a.header.Set("x-ratelimit-limit", strconv.Itoa(max(1, s.opts.BurstLimit)))
+		a.header.Set("x-ratelimit-remaining", "0")
+		a.header.Set("x-ratelimit-reset", "1")
+	}
 	return a
 }
 
