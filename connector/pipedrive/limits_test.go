@@ -2,9 +2,9 @@ package pipedrive
 
 import (
 	"context"
-	"io"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
