@@ -4,5 +4,6 @@ package main
 import (
 	_ "github.com/syncd-io/syncd/connector/csv"
 	_ "github.com/syncd-io/syncd/connector/hubspot"
+	_ "github.com/syncd-io/syncd/connector/pipedrive"
 	_ "github.com/syncd-io/syncd/connector/postgres"
 )

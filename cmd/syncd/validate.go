@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -76,7 +77,9 @@ func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 }
 
 // checkSourceFields opens each connector that can list its fields and
-// returns a problem for every mapped field its records lack.
+// returns a problem for every mapped field its records lack. For sources
+// whose fields have names apart from their keys (CRM custom fields), it
+// prints each name next to its key.
 func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Config) []string {
 	var problems []string
 	for _, cc := range cfg.Connectors {
@@ -88,7 +91,7 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 		if err != nil {
 			continue // reported by Validate already
 		}
-		have, err := sourceFields(ctx, t, cc, m)
+		have, names, err := sourceFields(ctx, t, cc, m)
 		if err != nil {
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: mapped fields not checked against the source: %v\n", cc.Name, err)
 			continue
@@ -96,33 +99,75 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 		if have == nil {
 			continue
 		}
+		c.printFieldNames(cc.Name, names, m)
 		known := make(map[string]bool, len(have))
+		listed := make([]string, 0, len(have))
 		for _, f := range have {
 			known[f] = true
+			if n := names[f]; n != "" {
+				f += " (" + n + ")"
+			}
+			listed = append(listed, f)
 		}
 		for _, fsrc := range m.FieldSources() {
 			if !known[fsrc.Field] {
 				problems = append(problems, fmt.Sprintf("connectors[%s].mapping.%s: unknown source field %q; the source has: %s",
-					cc.Name, fsrc.Path, fsrc.Field, strings.Join(have, ", ")))
+					cc.Name, fsrc.Path, fsrc.Field, strings.Join(listed, ", ")))
 			}
 		}
 	}
 	return problems
 }
 
+// printFieldNames lists the source's named fields (custom fields by key),
+// with the mapping paths that use each.
+func (c *ValidateCommand) printFieldNames(name string, names map[string]string, m *mapping.Mapper) {
+	if len(names) == 0 {
+		return
+	}
+	used := map[string][]string{}
+	for _, fs := range m.FieldSources() {
+		used[fs.Field] = append(used[fs.Field], fs.Path)
+	}
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(c.m.Stdout, "connectors[%s]: the source's named fields (key: name):\n", name)
+	for _, k := range keys {
+		line := fmt.Sprintf("  %s: %s", k, names[k])
+		if paths := used[k]; len(paths) > 0 {
+			line += " <- mapping." + strings.Join(paths, ", mapping.")
+		}
+		fmt.Fprintln(c.m.Stdout, line)
+	}
+}
+
 // sourceFields opens the connector's source for a moment and lists its
-// fields; nil when the source cannot list them.
-func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper) ([]string, error) {
+// fields, and their names where the source has them; nil when the source
+// cannot list them.
+func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper) ([]string, map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	fl, ok := src.(connector.FieldLister)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return fl.Fields(ctx)
+	have, err := fl.Fields(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names map[string]string
+	if fd, ok := src.(connector.FieldDescriber); ok {
+		if names, err = fd.FieldNames(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return have, names, nil
 }
