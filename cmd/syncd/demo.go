@@ -50,6 +50,8 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 	case "csv":
 	case "hubspot":
 		return c.hubspotDemo(ctx, *dir, *rows)
+	case "pipedrive":
+		return c.pipedriveDemo(ctx, *dir, *rows)
 	default:
 		return fmt.Errorf("--crm %q: use csv or hubspot", *crm)
 	}

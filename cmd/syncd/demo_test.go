@@ -26,6 +26,15 @@ func TestDemos(t *testing.T) {
 			"recognised as syncd's own writes, 0 PATCH",
 			"1 PATCH to the workspace; its webhook came back as an echo and was dropped: 0 HubSpot writes",
 		}},
+		{name: "pipedrive both ways", args: []string{"demo", "--dir", "", "--crm", "pipedrive", "--rows", "25"}, want: []string{
+			"created=25 updated=0",
+			"reached Pipedrive: true",
+			"in 3 PATCH; every unmapped home address kept: true",
+			"recognised as syncd's own writes, 0 PATCH",
+			"unchanged=1 deleted=2",
+			"0 answered 429",
+			"burst requests (2 s window):",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

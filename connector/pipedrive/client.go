@@ -35,7 +35,9 @@ type client struct {
 	token   connector.Secret
 	http    *http.Client
 	limits  *limits
-	log     *logrus.Entry
+	// paced, when set (connector.Options.Limiter), paces every call too.
+	paced *rate.Limiter
+	log   *logrus.Entry
 	// sleep waits d or until ctx is done; tests replace it.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -84,6 +86,11 @@ func (c *client) do(ctx context.Context, cl call, out any) error {
 	for {
 		if err := c.limits.wait(ctx, costOf(cl)); err != nil {
 			return fmt.Errorf("pipedrive %s: %w", cl.route, err)
+		}
+		if c.paced != nil {
+			if err := c.paced.Wait(ctx); err != nil {
+				return fmt.Errorf("pipedrive %s: %w", cl.route, err)
+			}
 		}
 		status, header, body, sent, err := c.attempt(ctx, cl.method, u, payload)
 		if err == nil {

@@ -156,7 +156,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 			baseURL: baseURL, token: token,
 			http:   &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 			limits: sharedLimits(baseURL, token, set.RateLimit, set.TokenBudget),
-			log:    log, sleep: sleepCtx,
+			paced:  opts.Limiter, log: log, sleep: sleepCtx,
 		},
 		want: want, pageSize: set.PageSize, lookback: set.Lookback, deletionsInterval: set.DeletionsInterval,
 		defs: &fieldDefs{}, log: log, orgs: map[int64]string{}, now: time.Now,

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// pipedriveDemo shows the two-way sync with Pipedrive: an in-process
+// Pipedrive test server (API v2 persons, the recents feed, the Lite
+// plan's burst limit of 20 requests per 2 s) and the workspace emulator.
+func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int) error {
+	out := c.m.Stdout
+	emu, err := startDemoEmulator()
+	if err != nil {
+		return err
+	}
+	defer emu.Close()
+	pd := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 20})
+	defer pd.Close()
+	ids := make([]string, 0, rows)
+	for i, p := range demoPeople(rows) {
+		org := pd.AddOrg(p[5])
+		ids = append(ids, pd.Add(pipedrivetest.Person{Name: p[1] + " " + p[2], OrgID: org,
+			Emails: []pipedrivetest.Item{{Value: p[3], Label: "work"}, {Value: fmt.Sprintf("home%d@example.net", i+1), Label: "home"}},
+			Phones: []pipedrivetest.Item{{Value: p[4], Label: "mobile"}}}))
+	}
+	fmt.Fprintf(out, "1. Started a workspace emulator at %s and a Pipedrive test server at %s with %d persons (work and home e-mail each)\n", emu.URL, pd.URL, rows)
+	time.Sleep(1100 * time.Millisecond) // read windows end at whole seconds of the clock
+
+	hook, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(dir, "syncd.yaml")
+	if err := os.WriteFile(cfgPath, []byte(pipedriveDemoConfig(emu.URL, pd.URL, pd.Token(), hook, dir)), 0o600); err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath, c.m.Getenv)
+	if err != nil {
+		return err
+	}
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: newLogger(c.m, config.LogConfig{Level: "warn"})})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	rev, err := d.StartReverse(ctx)
+	if err != nil {
+		return err
+	}
+	defer rev.Stop()
+	fmt.Fprintf(out, "2. Wrote %s (direction: both, onSourceDelete: delete)\n", cfgPath)
+
+	sums, err := d.RunOnce(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "3. Forward pass: every Pipedrive person becomes a workspace contact (source custom-pipedrive)\n   %s\n", sums[0])
+
+	// A person edits three work e-mail addresses in the workspace's app.
+	before := pd.Stats()
+	start := time.Now()
+	contacts := emu.Contacts()
+	for i := 0; i < 3 && i < len(contacts); i++ {
+		var items []workspace.ItemPatch
+		for _, e := range contacts[i].DefaultFields.Emails {
+			v := "new." + e.Value
+			items = append(items, workspace.ItemPatch{ID: e.ID, Name: e.Name, Value: &v})
+		}
+		if err := appPatch(ctx, emu.URL, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Emails: items}}); err != nil {
+			return err
+		}
+	}
+	reached := waitFor(10*time.Second, func() bool { return countNewWork(pd) == 3 })
+	kept := true
+	for _, p := range pd.Persons() {
+		kept = kept && len(p.Emails) == 2
+	}
+	after := pd.Stats()
+	fmt.Fprintf(out, "4. Three e-mail edits made in the workspace app reached Pipedrive: %v, after %s, in %d PATCH; every unmapped home address kept: %v\n",
+		reached, time.Since(start).Round(time.Millisecond), after.Requests[pipedrivetest.RouteUpdatePerson]-before.Requests[pipedrivetest.RouteUpdatePerson], kept)
+
+	time.Sleep(1100 * time.Millisecond)
+	wsBefore := emu.Stats()
+	if sums, err = d.RunOnce(ctx); err != nil {
+		return err
+	}
+	wsAfter := emu.Stats()
+	fmt.Fprintf(out, "5. Forward pass reads those persons back (their update_time moved): recognised as syncd's own writes, %d PATCH\n   %s\n",
+		wsAfter.Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact], sums[0])
+
+	// In Pipedrive: one person deleted, two merged.
+	if len(ids) >= 3 {
+		if err := pd.Delete(ids[len(ids)-1]); err != nil {
+			return err
+		}
+		if err := pd.Merge(ids[len(ids)-2], ids[len(ids)-3]); err != nil {
+			return err
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if sums, err = d.RunOnce(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "6. A person deleted and two merged in Pipedrive: the deleted one's contact and the merged-away duplicate are deleted (onSourceDelete: delete), the survivor read again\n   %s\n", sums[0])
+
+	st, err := d.Status(ctx)
+	if err != nil {
+		return err
+	}
+	all := pd.Stats()
+	fmt.Fprintf(out, "7. Pipedrive saw %d API calls (%d tokens by its documented costs), %d answered 429; quotas in /status:\n",
+		total(all.Requests), all.TokensSpent, all.RateLimited())
+	for _, q := range st.Connectors[0].Quotas {
+		fmt.Fprintf(out, "   %s: %d of %d used, %d remaining\n", q.Name, q.Used, q.Limit, q.Remaining)
+	}
+	fmt.Fprintf(out, "8. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
+	return nil
+}
+
+func countNewWork(pd *pipedrivetest.Server) int {
+	n := 0
+	for _, p := range pd.Persons() {
+		for _, e := range p.Emails {
+			if e.Label == "work" && len(e.Value) > 4 && e.Value[:4] == "new." {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func total(m map[pipedrivetest.Route]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func pipedriveDemoConfig(wsURL, pdURL, token, hook, dir string) string {
+	return fmt.Sprintf(`# Generated by syncd demo --crm pipedrive.
+workspace:
+  baseURL: %s
+  apiKey: %s
+  rateLimit: 50
+  burst: 10
+state:
+  path: %s
+webhooks:
+  listen: %s
+  path: /webhooks/workspace
+  publicURL: http://%s/webhooks/workspace
+  autoRegister: true
+admin:
+  listen: ""
+log:
+  level: warn
+connectors:
+  - name: pd
+    type: pipedrive
+    source: custom-pipedrive
+    direction: both
+    schedule: "@every 10s"
+    onSourceDelete: delete
+    settings:
+      apiToken: %s
+      baseURL: %s
+      lookback: 0s
+    mapping:
+      fields:
+        firstName: first_name
+        lastName: last_name
+        company: { from: org_name, direction: to-workspace }
+        emails.work: emails.work
+        phoneNumbers.mobile: { from: phones.mobile, transform: [e164], region: US }
+`, wsURL, demoAPIKey, filepath.Join(dir, "syncd.db"), hook, hook, token, pdURL)
+}
