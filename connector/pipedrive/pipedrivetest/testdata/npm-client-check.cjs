@@ -1,0 +1,94 @@
+// Drives the test server with Pipedrive's official Node.js client (npm
+// "pipedrive", generated from Pipedrive's OpenAPI description): each call
+// must be accepted as the client sends it, and each answer must have the
+// shape the client's models describe. Run by npmclient_test.go.
+const assert = require("node:assert/strict");
+const { v1, v2 } = require("pipedrive");
+
+const base = process.env.PD_BASE, token = process.env.PD_TOKEN, tier = process.env.PD_TIER_KEY;
+const conf2 = new v2.Configuration({ apiKey: token, basePath: base + "/api/v2" });
+const conf1 = new v1.Configuration({ apiKey: token, basePath: base + "/v1" });
+const persons = new v2.PersonsApi(conf2);
+const fields = new v2.PersonFieldsApi(conf2);
+const orgs = new v2.OrganizationsApi(conf2);
+const recents = new v1.RecentsApi(conf1);
+
+// refused reports whether the client rejected with Pipedrive's error body
+// (the client rejects with the answer's body, success false).
+function refused(e, pattern) {
+  return e && e.success === false && pattern.test(e.error);
+}
+
+function keys(obj, want, what) {
+  for (const k of want) assert.ok(k in obj, `${what} lacks ${k}: ${JSON.stringify(obj)}`);
+}
+
+async function main() {
+  const org = await orgs.addOrganization({ AddOrganizationRequest: { name: "Analytical Engines" } });
+  assert.equal(org.success, true);
+  const found = await orgs.searchOrganization({ term: "analytical engines", fields: "name", exact_match: true });
+  assert.equal(found.data.items[0].item.id, org.data.id);
+  const listed = await orgs.getOrganizations({ ids: String(org.data.id) });
+  assert.equal(listed.data[0].name, "Analytical Engines");
+
+  const made = [];
+  for (const i of [1, 2, 3]) {
+    const r = await persons.addPerson({ AddPersonRequest: {
+      name: `Ada Lovelace${i}`, org_id: org.data.id,
+      emails: [{ value: `ada${i}@example.com`, label: "work", primary: true }, { value: `ada${i}@home.example`, label: "home", primary: false }],
+      phones: [{ value: `+1555000${i}`, label: "mobile", primary: true }],
+      custom_fields: { [tier]: 1 },
+    } });
+    assert.equal(r.success, true);
+    keys(r.data, ["id", "name", "first_name", "last_name", "owner_id", "org_id", "add_time", "update_time", "emails", "phones", "is_deleted", "visible_to", "custom_fields"], "person");
+    assert.equal(r.data.first_name, "Ada");
+    assert.equal(r.data.custom_fields[tier], 1);
+    made.push(r.data.id);
+  }
+
+  // Cursor paging by update_time, two at a time.
+  const seen = [];
+  let cursor;
+  do {
+    const page = await persons.getPersons({ updated_since: "2000-01-01T00:00:00Z", sort_by: "update_time", sort_direction: "asc", limit: 2, cursor });
+    assert.equal(page.success, true);
+    for (const p of page.data) seen.push(p.id);
+    cursor = page.additional_data.next_cursor || undefined;
+  } while (cursor);
+  assert.deepEqual(seen.sort(), [...made].sort());
+
+  const byIds = await persons.getPersons({ ids: made.join(",") });
+  assert.equal(byIds.data.length, 3);
+
+  const upd = await persons.updatePerson({ id: made[0], UpdatePersonRequest: {
+    name: "Augusta Lovelace",
+    emails: [{ value: "ada1@home.example", label: "home", primary: true }, { value: "augusta@example.com", label: "work", primary: false }],
+  } });
+  assert.equal(upd.data.last_name, "Lovelace");
+  assert.equal(upd.data.emails.length, 2);
+
+  // v2 is strict: a string where a number belongs is refused.
+  await assert.rejects(persons.updatePerson({ id: made[0], UpdatePersonRequest: { custom_fields: { [tier]: "1" } } }), (e) => refused(e, /must be an integer/));
+
+  const gone = await persons.deletePerson({ id: made[2] });
+  assert.equal(gone.data.id, made[2]);
+  await assert.rejects(persons.getPerson({ id: made[2] }), (e) => refused(e, /not found/));
+
+  const defs = await fields.getPersonFields({ limit: 500 });
+  const t = defs.data.find((f) => f.field_code === tier);
+  keys(t, ["field_name", "field_code", "field_type", "is_custom_field", "options"], "person field");
+  assert.equal(t.field_name, "Tier");
+
+  const rec = await recents.getRecents({ since_timestamp: "2000-01-01 00:00:00", items: "person", start: 0, limit: 100 });
+  assert.equal(rec.success, true);
+  keys(rec.additional_data, ["since_timestamp", "last_timestamp_on_page", "pagination"], "recents additional_data");
+  const deleted = rec.data.find((e) => e.id === made[2]);
+  assert.equal(deleted.item, "person");
+  assert.equal(deleted.data.active_flag, false);
+  console.log(`ok: ${made.length} persons, ${seen.length} read by cursor, recents ${rec.data.length} items`);
+}
+
+main().catch((e) => {
+  console.error(e.response ? `${e.response.status} ${JSON.stringify(e.response.data)}` : e);
+  process.exit(1);
+});
