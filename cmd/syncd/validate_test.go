@@ -79,8 +79,8 @@ func TestValidateExampleBlocks(t *testing.T) {
 		}
 		name = ""
 	}
-	if len(blocks) != 2 {
-		t.Fatalf("found examples %v, want postgres and hubspot", blocks)
+	if len(blocks) != 3 {
+		t.Fatalf("found examples %v, want postgres, hubspot and pipedrive", blocks)
 	}
 	checked := 0
 	for typ, block := range blocks {
@@ -89,7 +89,7 @@ func TestValidateExampleBlocks(t *testing.T) {
 			continue
 		}
 		getenv := func(k string) string {
-			return map[string]string{"DATABASE_URL": "postgres://syncd@127.0.0.1:5432/crm", "HUBSPOT_TOKEN": "pat-na1-0000"}[k]
+			return map[string]string{"DATABASE_URL": "postgres://syncd@127.0.0.1:5432/crm", "HUBSPOT_TOKEN": "pat-na1-0000", "PIPEDRIVE_API_TOKEN": "0123abcd"}[k]
 		}
 		doc := head + "connectors:\n" + block
 		if _, err := config.ParseConfig([]byte(doc), getenv); err != nil {

@@ -34,14 +34,16 @@
 // Deleted persons leave the v2 listing. The recents feed (GET /v1/recents,
 // items=person, since_timestamp) lists every person changed since a time,
 // deleted ones with active_flag false, and a person another was merged
-// into with merge_what_id. Changes scans it after the window (at most once
-// per deletionsInterval) and emits each deletion once as a Deleted
+// into with merge_what_id. Changes scans it before the window (at most
+// once per deletionsInterval) and emits each deletion once as a Deleted
 // record; a person merged away is emitted Deleted with MergedInto set to
 // the person it was merged into, so that its link moves there instead of
-// the contact being deleted. The feed answers changes strictly after
+// the contact being deleted. The feed answers changes after
 // since_timestamp, in seconds; the scan asks from one second before the
-// newest time it has seen and skips the deletions it already emitted in
-// that second.
+// newest time it has seen and skips the deletions it already emitted. A
+// page without deletions emits nothing: its progress rides on the next
+// batch. The first read starts the feed at its own start: persons deleted
+// before it were never linked.
 //
 // # Writes
 //
