@@ -168,3 +168,37 @@ func TestFirstNameLastNameAndLists(t *testing.T) {
 		t.Errorf("a repeated update made %d PATCH calls", n)
 	}
 }
+
+// TestConditionalUpdate: an update conditional on the update_time read
+// before is refused with ErrChanged, writing nothing, once the person
+// changed meanwhile; with the current update_time it is applied.
+func TestConditionalUpdate(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	srv.SetClock(base)
+	id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace"})
+	src := openOn(t, srv, 10, []string{fieldName})
+	recs, err := src.Get(context.Background(), []string{id, "424242"})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("get: %v %v", recs, err)
+	}
+	read := recs[0].UpdatedAt
+	srv.Advance(time.Second)
+	if err := srv.Edit(id, func(p *pipedrivetest.Person) { p.Name = "Ada King" }); err != nil {
+		t.Fatal(err)
+	}
+	res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldName: "Ada Byron"}, IfUnchangedSince: read}})
+	if err != nil || !errors.Is(res[0].Err, connector.ErrChanged) {
+		t.Fatalf("conditional update of a changed person: %v %v, want ErrChanged", err, res)
+	}
+	if p, _ := srv.Get(id); p.Name != "Ada King" {
+		t.Errorf("name %q: the refused update wrote", p.Name)
+	}
+	res, err = src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldName: "Ada Byron"}, IfUnchangedSince: base.Add(time.Second)}})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("conditional update with the current update_time: %v %v", err, res)
+	}
+	if p, _ := srv.Get(id); p.Name != "Ada Byron" {
+		t.Errorf("name %q, want Ada Byron", p.Name)
+	}
+}
