@@ -202,3 +202,79 @@ func TestConditionalUpdate(t *testing.T) {
 		t.Errorf("name %q, want Ada Byron", p.Name)
 	}
 }
+
+// TestOrgNameWrittenThroughTheOrganization: org_name finds the
+// organization by its exact name or creates it, and sets org_id; an empty
+// name unlinks the person. Reads show the organization's name.
+func TestOrgNameWrittenThroughTheOrganization(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	existing := srv.AddOrg("Analytical Engines")
+	a := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace"})
+	b := srv.Add(pipedrivetest.Person{Name: "Alan Turing"})
+	src := openOn(t, srv, 10, []string{fieldName, fieldOrgName})
+	res, err := src.Write(context.Background(), []connector.Change{
+		{Op: connector.OpUpdate, ID: a, Fields: map[string]any{fieldOrgName: "analytical engines"}},
+		{Op: connector.OpUpdate, ID: b, Fields: map[string]any{fieldOrgName: "Bletchley Park"}},
+		{Op: connector.OpCreate, Fields: map[string]any{fieldName: "Joan Clarke", fieldOrgName: "Bletchley Park"}},
+	})
+	if err != nil || res[0].Err != nil || res[1].Err != nil || res[2].Err != nil {
+		t.Fatalf("write: %v %+v", err, res)
+	}
+	pa, _ := srv.Get(a)
+	pb, _ := srv.Get(b)
+	pc, _ := srv.Get(res[2].ID)
+	if pa.OrgID != existing || pb.OrgID == 0 || pb.OrgID == existing || pc.OrgID != pb.OrgID {
+		t.Errorf("org ids %d, %d, %d: want %d, a new one, the same new one", pa.OrgID, pb.OrgID, pc.OrgID, existing)
+	}
+	if n := srv.Stats().Requests[pipedrivetest.RouteAddOrg]; n != 1 {
+		t.Errorf("%d organizations created, want 1", n)
+	}
+	recs, err := src.Get(context.Background(), []string{a, b})
+	if err != nil || len(recs) != 2 || recs[0].Fields[fieldOrgName] != "Analytical Engines" || recs[1].Fields[fieldOrgName] != "Bletchley Park" {
+		t.Fatalf("get: %+v %v", recs, err)
+	}
+	if res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: a, Fields: map[string]any{fieldOrgName: ""}}}); err != nil || res[0].Err != nil {
+		t.Fatalf("clear: %v %+v", err, res)
+	}
+	if p, _ := srv.Get(a); p.OrgID != 0 {
+		t.Errorf("org id %d after clearing org_name", p.OrgID)
+	}
+}
+
+// TestCustomFields: option ids read as labels and labels write as ids; a
+// number field takes the text's number; a value its field cannot take is
+// the change's own failure, naming the field, and writes nothing.
+func TestCustomFields(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{CustomFields: []pipedrivetest.CustomField{
+		{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}, {Name: "Score", Type: "double"},
+		{Name: "Tags", Type: "set", Options: []string{"vip", "partner"}},
+	}})
+	t.Cleanup(srv.Close)
+	tier, score, tags := srv.CustomFields()[0].Key, srv.CustomFields()[1].Key, srv.CustomFields()[2].Key
+	id := srv.Add(pipedrivetest.Person{Name: "Ada", Custom: map[string]any{tier: int64(2), score: 1.5, tags: []int64{1, 2}}})
+	src := openOn(t, srv, 10, []string{fieldName, customPrefix + tier, customPrefix + score, customPrefix + tags})
+	recs, err := src.Get(context.Background(), []string{id})
+	if err != nil || len(recs) != 1 {
+		t.Fatal(recs, err)
+	}
+	f := recs[0].Fields
+	if f[customPrefix+tier] != "Silver" || f[customPrefix+score] != 1.5 || fmt.Sprint(f[customPrefix+tags]) != "[vip partner]" {
+		t.Errorf("custom fields read %v", f)
+	}
+	res, err := src.Write(context.Background(), []connector.Change{
+		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{customPrefix + tier: "gold", customPrefix + score: "42", customPrefix + tags: []string{"partner"}}},
+		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{customPrefix + score: "lots"}},
+	})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("write: %v %+v", err, res)
+	}
+	var fe *FieldError
+	if !errors.As(res[1].Err, &fe) || fe.Field != customPrefix+score {
+		t.Errorf("a number field given %q: %v, want a FieldError naming it", "lots", res[1].Err)
+	}
+	p, _ := srv.Get(id)
+	if p.Custom[tier] != int64(1) || p.Custom[score] != 42.0 || fmt.Sprint(p.Custom[tags]) != "[2]" {
+		t.Errorf("custom fields written %v", p.Custom)
+	}
+}
