@@ -44,6 +44,10 @@ func (e *Error) Is(target error) bool {
 	return target == connector.ErrNotFound && e.StatusCode == http.StatusNotFound
 }
 
+// HTTPStatus returns the answer's status, so that callers outside the
+// package can tell a refusal (4xx: nothing was written) from the rest.
+func (e *Error) HTTPStatus() int { return e.StatusCode }
+
 // FieldError is a value Pipedrive cannot take, or a field the connector
 // cannot write: a change failing with it is refused for good, not retried.
 type FieldError struct {
@@ -52,6 +56,10 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string { return fmt.Sprintf("field %s: %s", e.Field, e.Reason) }
+
+// HTTPStatus is 400: the change was refused before it was sent, as
+// Pipedrive's validation would refuse it; nothing was written.
+func (e *FieldError) HTTPStatus() int { return http.StatusBadRequest }
 
 // parseError builds the error of a non-2xx answer. A body that is not
 // Pipedrive's JSON (Cloudflare's HTML page) becomes the message,

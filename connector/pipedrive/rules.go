@@ -1,7 +1,6 @@
 package pipedrive
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -136,12 +135,4 @@ func backoff(n int) time.Duration {
 		d = backoffMax
 	}
 	return d
-}
-
-// isPermanent reports whether a change's failure is a refusal that the
-// same values would meet again.
-func isPermanent(err error) bool {
-	var fe *FieldError
-	var pe *Error
-	return errors.As(err, &fe) || (errors.As(err, &pe) && pe.StatusCode == http.StatusBadRequest)
 }
