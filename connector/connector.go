@@ -34,9 +34,10 @@ type Record struct {
 	// its system. Its Fields may be incomplete.
 	Deleted bool
 	// MergedInto, on a Deleted record, is the ID of the record it was
-	// merged into (CRMs merge duplicates): its contact is linked to that
-	// record, unless that record has a contact of its own, rather than
-	// handled as a deletion.
+	// merged into (the survivor of a merge of duplicates, Salesforce's
+	// MasterRecordId), for systems that report merges: the contact
+	// linked to the record moves to the survivor rather than following
+	// the deletion policy.
 	MergedInto string
 }
 

@@ -83,6 +83,18 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		seen = append(seen, m.ExternalID)
 	}
 
+	if len(deletes) > 0 {
+		// A merge moves a link before the survivor's record, perhaps in
+		// this very batch, is looked up by it.
+		mctx, cancel := writeContext(ctx)
+		var err error
+		deletes, err = p.relinkMerged(mctx, deletes)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+
 	var work, unlinked []*item
 	var fill []state.Link // unchanged links that lack the record's ID
 	for _, it := range items {

@@ -10,8 +10,7 @@ import (
 )
 
 // deleteRecords applies onSourceDelete to records a connector reported as
-// deleted (incremental connectors); a record merged into another moves
-// its link there when it can (relinkMerged).
+// deleted (incremental connectors).
 func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error {
 	var gone []state.Link
 	for _, rec := range recs {
@@ -19,14 +18,6 @@ func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error
 		if err != nil {
 			p.r.log.WithError(err).WithField("record_id", rec.ID).Warn("deleted record has no externalId; ignored")
 			continue
-		}
-		if rec.MergedInto != "" {
-			if moved, err := p.relinkMerged(ctx, rec, ext); err != nil || moved {
-				if err != nil {
-					return err
-				}
-				continue
-			}
 		}
 		l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, ext)
 		if err != nil {

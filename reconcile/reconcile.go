@@ -176,7 +176,7 @@ type Summary struct {
 	Unchanged int
 	Deleted   int
 	Unlinked  int
-	Relinked  int // links rebuilt from the workspace listing, or moved to the record a merged one went into
+	Relinked  int // links rebuilt from the workspace listing
 	Adopted   int // existing contacts matched by phone or e-mail and taken over (or linked)
 	Held      int // records whose match was ambiguous, kept for an operator
 	Failed    int // records set aside as dead letters (or skipped as known failures)
