@@ -37,6 +37,12 @@ type Harness struct {
 	// MissingID is an ID that no record has, well-formed for the system
 	// (for integer IDs, a large number). Required for writable connectors.
 	MissingID string
+	// FieldNames names the connector's fields for the suite's Fields,
+	// for systems whose objects have fixed field names (a Salesforce
+	// Contact has LastName, Email and Phone, and no writable name);
+	// nil means the suite's names. Records read and changes written use
+	// the connector's names; a Store's Insert and Update get the suite's.
+	FieldNames map[string]string
 	// New prepares a fresh, empty backing store for one test and removes
 	// it at the test's cleanup.
 	New func(t *testing.T) Store
@@ -58,4 +64,21 @@ type Store interface {
 	Update(t *testing.T, fields map[string]any, ids ...string)
 	// Delete deletes a record the way the system does (soft or hard).
 	Delete(t *testing.T, id string)
+}
+
+// field returns the connector's name of a suite field.
+func (h Harness) field(k string) string {
+	if n, ok := h.FieldNames[k]; ok {
+		return n
+	}
+	return k
+}
+
+// named renames a record's suite fields to the connector's names.
+func (h Harness) named(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[h.field(k)] = v
+	}
+	return out
 }

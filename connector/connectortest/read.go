@@ -158,11 +158,12 @@ func wantCovered(t *testing.T, what string, recs []connector.Record, ids []strin
 	}
 }
 
-// wantFields fails the test unless rec holds every field of want with
-// that value.
-func wantFields(t *testing.T, rec connector.Record, want map[string]any) {
+// wantFields fails the test unless rec holds every field of want (by
+// the suite's names) with that value.
+func wantFields(t *testing.T, h Harness, rec connector.Record, want map[string]any) {
 	t.Helper()
 	for k, v := range want {
+		k = h.field(k)
 		if got, ok := rec.Fields[k]; !ok || got != v {
 			t.Errorf("record %s field %s = %#v, want %#v", rec.ID, k, got, v)
 		}

@@ -52,8 +52,8 @@ func testWrite(t *testing.T, h Harness) {
 	// Create: results in order, each with a new ID.
 	recs := newRecords("w", 2)
 	res := write(t, w,
-		connector.Change{Op: connector.OpCreate, Fields: recs[0]},
-		connector.Change{Op: connector.OpCreate, Fields: recs[1]})
+		connector.Change{Op: connector.OpCreate, Fields: h.named(recs[0])},
+		connector.Change{Op: connector.OpCreate, Fields: h.named(recs[1])})
 	for i := range res {
 		wantApplied(t, res, i, "create")
 		if res[i].ID == "" {
@@ -65,18 +65,18 @@ func testWrite(t *testing.T, h Harness) {
 		t.Fatalf("two creates returned one ID %q", a)
 	}
 	want := map[string]map[string]any{a: recs[0], b: recs[1]}
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 
 	// Update: only the given fields change.
-	res = write(t, w, connector.Change{Op: connector.OpUpdate, ID: a, Fields: map[string]any{"email": "changed@example.com"}})
+	res = write(t, w, connector.Change{Op: connector.OpUpdate, ID: a, Fields: h.named(map[string]any{"email": "changed@example.com"})})
 	wantApplied(t, res, 0, "update")
 	want[a] = map[string]any{"name": recs[0]["name"], "email": "changed@example.com", "phone": recs[0]["phone"]}
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 
 	// A missing record fails on its own, in its place.
 	res = write(t, w,
-		connector.Change{Op: connector.OpUpdate, ID: h.MissingID, Fields: map[string]any{"name": "Ghost"}},
-		connector.Change{Op: connector.OpUpdate, ID: b, Fields: map[string]any{"name": "Second"}},
+		connector.Change{Op: connector.OpUpdate, ID: h.MissingID, Fields: h.named(map[string]any{"name": "Ghost"})},
+		connector.Change{Op: connector.OpUpdate, ID: b, Fields: h.named(map[string]any{"name": "Second"})},
 		connector.Change{Op: connector.OpDelete, ID: h.MissingID, Soft: h.SoftDelete})
 	if !errors.Is(res[0].Err, connector.ErrNotFound) {
 		t.Errorf("update of a missing record: %v, want ErrNotFound", res[0].Err)
@@ -86,35 +86,35 @@ func testWrite(t *testing.T, h Harness) {
 		t.Errorf("delete of a missing record: %v, want ErrNotFound", res[2].Err)
 	}
 	want[b] = map[string]any{"name": "Second", "email": recs[1]["email"], "phone": recs[1]["phone"]}
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 
 	// Repeating an update changes nothing further.
-	res = write(t, w, connector.Change{Op: connector.OpUpdate, ID: b, Fields: map[string]any{"name": "Second"}})
+	res = write(t, w, connector.Change{Op: connector.OpUpdate, ID: b, Fields: h.named(map[string]any{"name": "Second"})})
 	wantApplied(t, res, 0, "repeated update")
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 
 	// Delete, then delete again: the second is harmless.
 	res = write(t, w, connector.Change{Op: connector.OpDelete, ID: a, Soft: h.SoftDelete})
 	wantApplied(t, res, 0, "delete")
 	delete(want, a)
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 	res = write(t, w, connector.Change{Op: connector.OpDelete, ID: a, Soft: h.SoftDelete})
 	if err := res[0].Err; err != nil && !errors.Is(err, connector.ErrNotFound) {
 		t.Errorf("repeated delete: %v, want success or ErrNotFound", err)
 	}
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 
 	// An update of the deleted record finds nothing.
-	res = write(t, w, connector.Change{Op: connector.OpUpdate, ID: a, Fields: map[string]any{"name": "Back"}})
+	res = write(t, w, connector.Change{Op: connector.OpUpdate, ID: a, Fields: h.named(map[string]any{"name": "Back"})})
 	if !errors.Is(res[0].Err, connector.ErrNotFound) {
 		t.Errorf("update of a deleted record: %v, want ErrNotFound", res[0].Err)
 	}
-	checkLive(t, src, want)
+	checkLive(t, h, src, want)
 }
 
 // checkLive fails the test unless a snapshot holds exactly the records
 // of want with those fields.
-func checkLive(t *testing.T, src connector.Source, want map[string]map[string]any) {
+func checkLive(t *testing.T, h Harness, src connector.Source, want map[string]map[string]any) {
 	t.Helper()
 	ids := make([]string, 0, len(want))
 	for id := range want {
@@ -124,7 +124,7 @@ func checkLive(t *testing.T, src connector.Source, want map[string]map[string]an
 	wantExactly(t, "Snapshot after write", r.records(), ids)
 	for _, rec := range r.records() {
 		if f, ok := want[rec.ID]; ok {
-			wantFields(t, rec, f)
+			wantFields(t, h, rec, f)
 		}
 	}
 }

@@ -51,7 +51,7 @@ func (s *contractStore) Open(t *testing.T) connector.Source {
 	for _, f := range connectortest.Fields {
 		fields = append(fields, suiteFields[f])
 	}
-	return &renamed{Source: openOn(t, s.srv, s.batchSize, fields)}
+	return openOn(t, s.srv, s.batchSize, fields)
 }
 
 func personOf(fields map[string]any) pipedrivetest.Person {
@@ -115,6 +115,7 @@ func TestContract(t *testing.T) {
 		// Deleted persons show in the recents feed, which Changes reads.
 		SoftDelete: true,
 		MissingID:  "987654321",
+		FieldNames: suiteFields,
 		New: func(t *testing.T) connectortest.Store {
 			srv := pipedrivetest.NewServer(pipedrivetest.Options{})
 			t.Cleanup(srv.Close)
