@@ -39,7 +39,7 @@ func (s *Source) body(ctx context.Context, fields map[string]any, cur *person) (
 		switch {
 		case f == fieldName || f == fieldFirstName || f == fieldLastName:
 		case readOnly[f]:
-			return nil, &FieldError{Field: f, Reason: "is set by Pipedrive and cannot be written; map it with direction: to-workspace"}
+			return nil, refuse(f, "is set by Pipedrive and cannot be written; map it with direction: to-workspace")
 		case f == fieldOrgID || f == fieldOwnerID:
 			if err := idInto(b, f, v); err != nil {
 				return nil, err
@@ -58,7 +58,7 @@ func (s *Source) body(ctx context.Context, fields map[string]any, cur *person) (
 			custom[strings.TrimPrefix(f, customPrefix)] = w
 		default:
 			if err := checkField(f); err != nil {
-				return nil, &FieldError{Field: f, Reason: err.Error()}
+				return nil, refuse(f, err.Error())
 			}
 			list, label, _ := strings.Cut(f, ".")
 			lists[list] = append(lists[list], label)
@@ -102,7 +102,7 @@ func (s *Source) nameInto(b map[string]any, fields map[string]any, cur *person) 
 	_, hasLast := fields[fieldLastName]
 	if !hasName && !hasFirst && !hasLast {
 		if cur == nil {
-			return &FieldError{Field: fieldName, Reason: "Pipedrive requires a name: map name, or first_name and last_name"}
+			return refuse(fieldName, "Pipedrive requires a name: map name, or first_name and last_name")
 		}
 		return nil
 	}
@@ -121,7 +121,7 @@ func (s *Source) nameInto(b map[string]any, fields map[string]any, cur *person) 
 		name = strings.TrimSpace(first + " " + last)
 	}
 	if name == "" {
-		return &FieldError{Field: fieldName, Reason: "Pipedrive requires a name and cannot clear it"}
+		return refuse(fieldName, "Pipedrive requires a name and cannot clear it")
 	}
 	b[fieldName] = name
 	return nil
@@ -133,14 +133,14 @@ func idInto(b map[string]any, f string, v any) error {
 	s := text(v)
 	if s == "" {
 		if f == fieldOwnerID {
-			return &FieldError{Field: f, Reason: "a person always has an owner; it cannot be cleared"}
+			return refuse(f, "a person always has an owner; it cannot be cleared")
 		}
 		b[f] = nil
 		return nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 1 {
-		return &FieldError{Field: f, Reason: fmt.Sprintf("%q is not an id", s)}
+		return refuse(f, fmt.Sprintf("%q is not an id", s))
 	}
 	b[f] = n
 	return nil

@@ -263,9 +263,9 @@ func TestCustomFields(t *testing.T) {
 	if err != nil || res[0].Err != nil {
 		t.Fatalf("write: %v %+v", err, res)
 	}
-	var fe *FieldError
-	if !errors.As(res[1].Err, &fe) || fe.Field != customPrefix+score {
-		t.Errorf("a number field given %q: %v, want a FieldError naming it", "lots", res[1].Err)
+	var re *connector.RefusedError
+	if !errors.As(res[1].Err, &re) || re.Field != customPrefix+score || !errors.Is(res[1].Err, connector.ErrRefused) {
+		t.Errorf("a number field given %q: %v, want a refusal naming it", "lots", res[1].Err)
 	}
 	p, _ := srv.Get(id)
 	if p.Custom[tier] != int64(1) || p.Custom[score] != 42.0 || fmt.Sprint(p.Custom[tags]) != "[2]" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/syncd-io/syncd/connector"
@@ -18,8 +19,9 @@ var (
 	// It wraps connector.ErrBudgetSpent.
 	ErrDailyBudget = fmt.Errorf("pipedrive daily api token budget: %w", connector.ErrBudgetSpent)
 	// ErrOutcomeUnknown marks a create whose outcome is unknown: the call
-	// failed (5xx, lost connection) after it may have been applied.
-	ErrOutcomeUnknown = errors.New("pipedrive write outcome unknown")
+	// failed (5xx, lost connection) after it may have been applied. It is
+	// connector.ErrOutcomeUnknown.
+	ErrOutcomeUnknown = connector.ErrOutcomeUnknown
 )
 
 // Error is an error answer of the Pipedrive API.
@@ -44,22 +46,32 @@ func (e *Error) Is(target error) bool {
 	return target == connector.ErrNotFound && e.StatusCode == http.StatusNotFound
 }
 
-// HTTPStatus returns the answer's status, so that callers outside the
-// package can tell a refusal (4xx: nothing was written) from the rest.
+// HTTPStatus returns the answer's status.
 func (e *Error) HTTPStatus() int { return e.StatusCode }
 
-// FieldError is a value Pipedrive cannot take, or a field the connector
-// cannot write: a change failing with it is refused for good, not retried.
-type FieldError struct {
-	Field  string // the record field, e.g. "custom_fields.<key>", "emails.work"
-	Reason string
+// refused reports whether Pipedrive refused the call with a definite
+// answer, so that nothing was written: a 4xx other than 408 and 429.
+func (e *Error) refused() bool {
+	s := e.StatusCode
+	return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
 }
 
-func (e *FieldError) Error() string { return fmt.Sprintf("field %s: %s", e.Field, e.Reason) }
+// refusal returns err as a *connector.RefusedError when it holds an
+// *Error Pipedrive refused the call with; else err.
+func refusal(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || !e.refused() || e.StatusCode == http.StatusNotFound {
+		return err
+	}
+	return &connector.RefusedError{Code: strconv.Itoa(e.StatusCode), Reason: e.Message, Err: err}
+}
 
-// HTTPStatus is 400: the change was refused before it was sent, as
-// Pipedrive's validation would refuse it; nothing was written.
-func (e *FieldError) HTTPStatus() int { return http.StatusBadRequest }
+// refuse is a change the connector refuses before sending it: a value
+// Pipedrive cannot take, or a field it cannot write. Nothing is written,
+// and the same change would be refused again.
+func refuse(field, reason string) error {
+	return &connector.RefusedError{Field: field, Reason: reason}
+}
 
 // parseError builds the error of a non-2xx answer. A body that is not
 // Pipedrive's JSON (Cloudflare's HTML page) becomes the message,

@@ -160,7 +160,7 @@ func (d *fieldDefs) fromWire(code string, raw json.RawMessage) any {
 func (d *fieldDefs) toWire(field, code string, v any) (any, error) {
 	f, ok := d.get(code)
 	if !ok || !f.Custom {
-		return nil, &FieldError{Field: field, Reason: "Pipedrive has no person custom field with this key (see syncd validate for the keys)"}
+		return nil, refuse(field, "Pipedrive has no person custom field with this key (see syncd validate for the keys)")
 	}
 	if v == nil || v == "" {
 		return nil, nil // null clears, also for set fields ([] is refused)
@@ -170,19 +170,19 @@ func (d *fieldDefs) toWire(field, code string, v any) (any, error) {
 	case "double", "monetary":
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, &FieldError{Field: field, Reason: fmt.Sprintf("%q is not a number (a %s field)", s, f.Type)}
+			return nil, refuse(field, fmt.Sprintf("%q is not a number (a %s field)", s, f.Type))
 		}
 		return n, nil
 	case "int":
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, &FieldError{Field: field, Reason: fmt.Sprintf("%q is not an integer", s)}
+			return nil, refuse(field, fmt.Sprintf("%q is not an integer", s))
 		}
 		return n, nil
 	case "enum":
 		n, ok := f.optionID(s)
 		if !ok {
-			return nil, &FieldError{Field: field, Reason: fmt.Sprintf("%q is not an option of %s", s, f.Name)}
+			return nil, refuse(field, fmt.Sprintf("%q is not an option of %s", s, f.Name))
 		}
 		return n, nil
 	case "set":
@@ -203,7 +203,7 @@ func (d *fieldDefs) setIDs(field string, f fieldDef, v any) (any, error) {
 		}
 		n, ok := f.optionID(l)
 		if !ok {
-			return nil, &FieldError{Field: field, Reason: fmt.Sprintf("%q is not an option of %s", l, f.Name)}
+			return nil, refuse(field, fmt.Sprintf("%q is not an option of %s", l, f.Name))
 		}
 		ids = append(ids, n)
 	}

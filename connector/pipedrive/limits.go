@@ -1,31 +1,28 @@
 package pipedrive
 
 import (
-	"context"
-	"crypto/sha256"
 	"fmt"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
-// limits are what the connectors using one API token share: Pipedrive's
-// burst limit is per token, so they share one limiter and one pause gate
-// (a 429 makes every call on the token wait), the tokens they spent
-// today (for tokenBudget) and the figures of the last answer's headers.
+// limits are what the connectors using one API token share besides
+// remote's limiter and pause gate: the tokens they spent today (for
+// tokenBudget), and the figures of the last answer's headers. Pipedrive's
+// burst limit is per token, so an answer announcing a lower limit than
+// configured lowers the shared limiter.
 type limits struct {
 	limiter *rate.Limiter
 
 	mu         sync.Mutex
-	configured int       // rateLimit of the settings
-	paused     time.Time // no call before
-	budget     int64     // tokenBudget; 0 none
-	day        string    // UTC date of spent
+	configured int    // rateLimit of the settings
+	budget     int64  // tokenBudget; 0 none
+	day        string // UTC date of spent
 	spent      int64
 	seen       bool // an answer with rate-limit headers came
 	limit      int64
@@ -37,80 +34,47 @@ type limits struct {
 	now        func() time.Time
 }
 
-type limitsKey struct {
-	baseURL string
-	token   [sha256.Size]byte
-}
-
 var registry = struct {
 	sync.Mutex
-	m map[limitsKey]*limits
-}{m: map[limitsKey]*limits{}}
+	m map[*rate.Limiter]*limits
+}{m: map[*rate.Limiter]*limits{}}
 
-// sharedLimits returns the limits of (baseURL, token), made or updated to
-// the settings. The registry keys on a hash of the token, never the
-// token itself.
-func sharedLimits(baseURL string, token connector.Secret, rateLimit int, budget int64) *limits {
-	k := limitsKey{baseURL: strings.TrimRight(baseURL, "/"), token: sha256.Sum256([]byte(token.Reveal()))}
+// limitsOf returns the limits of the connectors of a shared limiter
+// (remote.SharedLimiter: one per token), set to the settings.
+func limitsOf(limiter *rate.Limiter, rateLimit int, budget int64) *limits {
 	registry.Lock()
 	defer registry.Unlock()
-	l, ok := registry.m[k]
+	l, ok := registry.m[limiter]
 	if !ok {
-		l = &limits{limiter: newLimiter(rateLimit, burstWindow), now: time.Now}
-		registry.m[k] = l
+		l = &limits{limiter: limiter, now: time.Now}
+		registry.m[limiter] = l
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.configured != rateLimit {
-		l.configured = rateLimit
-		r, b := bucket(rateLimit, burstWindow)
-		l.limiter.SetLimit(r)
-		l.limiter.SetBurst(b)
-	}
-	l.budget = budget
+	l.configured, l.budget = rateLimit, budget
 	return l
 }
 
-// wait charges cost to the day's tokens (refusing when the budget would
-// be exceeded), then waits for the pause gate and the limiter.
-func (l *limits) wait(ctx context.Context, cost int64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// charge adds cost to the day's tokens, refusing when the budget would
+// be exceeded.
+func (l *limits) charge(cost int64) error {
 	l.mu.Lock()
-	now := l.now()
-	if day := now.UTC().Format(time.DateOnly); day != l.day {
+	defer l.mu.Unlock()
+	if day := l.now().UTC().Format(time.DateOnly); day != l.day {
 		l.day, l.spent = day, 0
 	}
 	if l.budget > 0 && l.spent+cost > l.budget {
-		spent, budget := l.spent, l.budget
-		l.mu.Unlock()
-		return fmt.Errorf("%w: %d of the %d tokens of tokenBudget spent today (UTC)", ErrDailyBudget, spent, budget)
+		return fmt.Errorf("%w: %d of the %d tokens of tokenBudget spent today (UTC)", ErrDailyBudget, l.spent, l.budget)
 	}
 	l.spent += cost
-	paused := l.paused.Sub(now)
-	l.mu.Unlock()
-	if paused > 0 {
-		if err := sleepCtx(ctx, paused); err != nil {
-			return err
-		}
-	}
-	return l.limiter.Wait(ctx)
-}
-
-// pause holds every call on the token until t.
-func (l *limits) pause(t time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if t.After(l.paused) {
-		l.paused = t
-	}
+	return nil
 }
 
 // observe reads an answer's rate-limit headers. A limit lower than the
 // configured one (another plan, or a token shared with other tools)
 // lowers the limiter to it; a higher one never raises it.
-func (l *limits) observe(h http.Header, now time.Time) {
+func (l *limits) observe(a remote.Answer) {
+	h, now := a.Header, l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n, ok := headerInt(h, "x-daily-requests-left"); ok {
@@ -125,7 +89,7 @@ func (l *limits) observe(h http.Header, now time.Time) {
 	reset, _ := headerInt(h, "x-ratelimit-reset")
 	l.resetAt = now.Add(time.Duration(reset) * time.Second)
 	if int(lim) < l.configured {
-		r, b := bucket(int(lim), burstWindow)
+		r, b := bucket(int(lim))
 		if l.limiter.Limit() != r {
 			l.limiter.SetLimit(r)
 			l.limiter.SetBurst(b)

@@ -84,6 +84,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
 // TypeName is the connector's `type:`.
@@ -154,12 +155,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	}
 	return &Source{
 		name: opts.Name,
-		c: &client{
-			baseURL: baseURL, token: token,
-			http:   &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
-			limits: sharedLimits(baseURL, token, set.RateLimit, set.TokenBudget),
-			paced:  opts.Limiter, log: log, sleep: sleepCtx,
-		},
+		c:    newClient(baseURL, token.Reveal(), set.RateLimit, set.TokenBudget, opts.Limiter, remote.Options{Log: log}),
 		want: want, pageSize: set.PageSize, lookback: set.Lookback, deletionsInterval: set.DeletionsInterval,
 		defs: &fieldDefs{}, log: log, orgs: map[int64]string{}, now: time.Now,
 	}, nil

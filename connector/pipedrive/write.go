@@ -169,15 +169,17 @@ func (s *Source) create(ctx context.Context, c connector.Change) (connector.Writ
 	return res, nil
 }
 
-// outcome sorts a call's error: a refusal of this change (4xx other than
-// 429) is the change's; anything else failed the whole call.
+// outcome sorts a call's error: a refusal of this change (a 4xx other
+// than 401, 408 and 429) is the change's; anything else failed the whole
+// call.
 func (s *Source) outcome(res connector.WriteResult, what string, err error) (connector.WriteResult, error) {
 	if err == nil {
 		return res, nil
 	}
 	var pe *Error
-	if errors.As(err, &pe) && pe.StatusCode >= 400 && pe.StatusCode < 500 && pe.StatusCode != http.StatusTooManyRequests && pe.StatusCode != http.StatusUnauthorized {
-		res.Err = fmt.Errorf("%s: %w", what, err)
+	if errors.As(err, &pe) && pe.StatusCode >= 400 && pe.StatusCode < 500 && pe.StatusCode != http.StatusTooManyRequests &&
+		pe.StatusCode != http.StatusUnauthorized && pe.StatusCode != http.StatusRequestTimeout {
+		res.Err = fmt.Errorf("%s: %w", what, refusal(err))
 		return res, nil
 	}
 	return res, fmt.Errorf("%s: %w", what, err)
@@ -186,8 +188,7 @@ func (s *Source) outcome(res connector.WriteResult, what string, err error) (con
 // passThrough returns the errors of building a body that are not the
 // change's own (reading organizations failed).
 func passThrough(err error) error {
-	var fe *FieldError
-	if errors.As(err, &fe) {
+	if errors.Is(err, connector.ErrRefused) {
 		return nil
 	}
 	return err
