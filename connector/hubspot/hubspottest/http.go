@@ -89,11 +89,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	a := s.handleLocked(route, r, body)
-	s.stats.Requests[route]++
-	if s.stats.Responses[route] == nil {
-		s.stats.Responses[route] = map[int]int{}
-	}
-	s.stats.Responses[route][a.status]++
+	s.stats.Add(route, a.status)
 	s.mu.Unlock()
 
 	for k, vs := range a.header {
@@ -121,9 +117,7 @@ func (s *Server) handleLocked(route Route, r *http.Request, body []byte) answer 
 		return a
 	}
 	var fault *Fault
-	if q := s.faults[route]; len(q) > 0 {
-		f := q[0]
-		s.faults[route] = q[1:]
+	if f, ok := s.faults.Pop(route); ok {
 		if f.Status != 0 {
 			fault = &f
 		}

@@ -31,6 +31,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/fakeapi"
 )
 
 // Route names one endpoint of the server, for Stats and Inject.
@@ -131,13 +133,9 @@ type Fault struct {
 	AfterApply bool
 }
 
-// Stats counts the requests the server received.
-type Stats struct {
-	// Requests counts every request by route, whatever its answer.
-	Requests map[Route]int
-	// Responses counts answers by route and status.
-	Responses map[Route]map[int]int
-}
+// Stats counts the requests the server received (Requests by route,
+// whatever the answer; Responses by route and status).
+type Stats struct{ fakeapi.Counts[Route] }
 
 // RateLimited returns the number of 429 answers on route.
 func (s Stats) RateLimited(r Route) int { return s.Responses[r][http.StatusTooManyRequests] }
@@ -158,7 +156,7 @@ type Server struct {
 	contacts map[int64]*contact
 	order    []*contact // by ascending id
 	props    map[string]bool
-	faults   map[Route][]Fault
+	faults   fakeapi.Faults[Route, Fault]
 	stats    Stats
 	calls    []time.Time // real times of counted calls, for RateLimit
 	searches []time.Time // real times of searches, for SearchPerSecond
@@ -202,7 +200,7 @@ func NewServer(opts Options) *Server {
 		rng:      rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		contacts: map[int64]*contact{},
 		props:    map[string]bool{},
-		faults:   map[Route][]Fault{},
+		faults:   fakeapi.Faults[Route, Fault]{},
 		emails:   map[string]int64{},
 	}
 	s.nextID = 1000 + int64(s.rng.IntN(1000))
@@ -347,24 +345,14 @@ func (s *Server) Contacts() []Contact {
 func (s *Server) Inject(r Route, faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults[r] = append(s.faults[r], faults...)
+	s.faults.Push(r, faults...)
 }
 
 // Stats returns a copy of the request counts.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}}
-	for r, n := range s.stats.Requests {
-		out.Requests[r] = n
-	}
-	for r, m := range s.stats.Responses {
-		out.Responses[r] = map[int]int{}
-		for st, n := range m {
-			out.Responses[r][st] = n
-		}
-	}
-	return out
+	return Stats{s.stats.Clone()}
 }
 
 // ResetStats zeroes the request counts.
@@ -375,7 +363,7 @@ func (s *Server) ResetStats() {
 }
 
 func (s *Server) resetStatsLocked() {
-	s.stats = Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}}
+	s.stats = Stats{fakeapi.NewCounts[Route]()}
 }
 
 func (c *contact) export() Contact {

@@ -98,11 +98,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	a := s.handleLocked(route, id, r, body)
-	s.stats.Requests[route]++
-	if s.stats.Responses[route] == nil {
-		s.stats.Responses[route] = map[int]int{}
-	}
-	s.stats.Responses[route][a.status]++
+	s.stats.Add(route, a.status)
 	s.mu.Unlock()
 
 	for k, vs := range a.header {
@@ -129,9 +125,7 @@ func (s *Server) handleLocked(route Route, id string, r *http.Request, body []by
 	}
 	if route == RouteUnknown {
 		a = fail(http.StatusNotFound, "Unknown method .")
-	} else if q := s.faults[route]; len(q) > 0 {
-		f := q[0]
-		s.faults[route] = q[1:]
+	} else if f, found := s.faults.Pop(route); found {
 		if f.AfterApply {
 			s.routeLocked(route, id, r, body)
 		}

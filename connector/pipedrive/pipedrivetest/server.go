@@ -39,6 +39,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/fakeapi"
 )
 
 // Route names one endpoint of the server, for Stats and Inject.
@@ -125,21 +127,13 @@ type Fault struct {
 	AfterApply bool
 }
 
-// Stats counts the requests the server received.
+// Stats counts the requests the server received (Requests by route,
+// whatever the answer; Responses by route and status) and the tokens
+// they cost.
 type Stats struct {
-	Requests  map[Route]int
-	Responses map[Route]map[int]int
+	fakeapi.Counts[Route]
 	// TokensSpent is the token cost of the requests charged today.
 	TokensSpent int64
-}
-
-// RateLimited returns the number of 429 answers over every route.
-func (s Stats) RateLimited() int {
-	n := 0
-	for _, m := range s.Responses {
-		n += m[http.StatusTooManyRequests]
-	}
-	return n
 }
 
 // Server is a running fake Pipedrive API.
@@ -158,7 +152,7 @@ type Server struct {
 	orgs     map[int64]string
 	nextOrg  int64
 	fields   []CustomField
-	faults   map[Route][]Fault
+	faults   fakeapi.Faults[Route, Fault]
 	stats    Stats
 	calls    []time.Time // real times of the burst window's requests
 	postPuts int
@@ -185,10 +179,10 @@ func NewServer(opts Options) *Server {
 		nextOrg:  1,
 		persons:  map[int64]*Person{},
 		orgs:     map[int64]string{},
-		faults:   map[Route][]Fault{},
+		faults:   fakeapi.Faults[Route, Fault]{},
 		index:    map[string]sortedIndex{},
 		answered: map[int64][]byte{},
-		stats:    Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}},
+		stats:    Stats{Counts: fakeapi.NewCounts[Route]()},
 	}
 	for i, f := range opts.CustomFields {
 		if f.Key == "" {
@@ -393,24 +387,14 @@ func (s *Server) addOrgLocked(name string) int64 {
 func (s *Server) Inject(r Route, faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults[r] = append(s.faults[r], faults...)
+	s.faults.Push(r, faults...)
 }
 
 // Stats returns a copy of the request counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Stats{Requests: map[Route]int{}, Responses: map[Route]map[int]int{}, TokensSpent: s.stats.TokensSpent}
-	for k, v := range s.stats.Requests {
-		out.Requests[k] = v
-	}
-	for k, m := range s.stats.Responses {
-		out.Responses[k] = map[int]int{}
-		for st, n := range m {
-			out.Responses[k][st] = n
-		}
-	}
-	return out
+	return Stats{Counts: s.stats.Clone(), TokensSpent: s.stats.TokensSpent}
 }
 
 // changedLocked notes that p changed: the sort indexes and its cached
