@@ -272,3 +272,23 @@ func TestCustomFields(t *testing.T) {
 		t.Errorf("custom fields written %v", p.Custom)
 	}
 }
+
+// TestTwoUpdatesOfOnePerson: two changes of one person in one Write
+// build on each other; neither undoes the other's list item.
+func TestTwoUpdatesOfOnePerson(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	id := srv.Add(pipedrivetest.Person{Name: "Ada", Emails: []pipedrivetest.Item{{Value: "a@work.example", Label: "work"}}})
+	src := openOn(t, srv, 10, []string{"emails.work", "emails.home"})
+	res, err := src.Write(context.Background(), []connector.Change{
+		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{"emails.home": "a@home.example"}},
+		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{"emails.work": "b@work.example"}},
+	})
+	if err != nil || res[0].Err != nil || res[1].Err != nil {
+		t.Fatalf("write: %v %+v", err, res)
+	}
+	p, _ := srv.Get(id)
+	if fmt.Sprint(p.Emails) != fmt.Sprint([]pipedrivetest.Item{{Value: "b@work.example", Label: "work", Primary: true}, {Value: "a@home.example", Label: "home"}}) {
+		t.Errorf("emails %+v", p.Emails)
+	}
+}

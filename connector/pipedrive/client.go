@@ -64,6 +64,7 @@ func newClient(baseURL, token string, rateLimit int, budget int64, paced *rate.L
 		opts.HTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	opts.Budget = remote.Budget{Retries: maxAttempts, Waits: maxLimitAttempts}
+	opts.AttemptTimeout = requestTimeout
 	opts.AllowEmpty = true
 	return &client{api: remote.New(opts), http: opts.HTTP, limits: l, paced: paced}
 }

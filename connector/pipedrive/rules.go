@@ -17,6 +17,7 @@ import (
 const (
 	maxAttempts      = 5  // for 5xx and transport failures of idempotent calls
 	maxLimitAttempts = 10 // for burst 429s
+	requestTimeout   = 60 * time.Second
 )
 
 // Token costs of Pipedrive's documented endpoint types.

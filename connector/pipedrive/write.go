@@ -129,7 +129,13 @@ func (s *Source) apply(ctx context.Context, c connector.Change, current map[stri
 		if len(body) == 0 {
 			return res, nil
 		}
-		err = s.c.do(ctx, call{method: http.MethodPatch, path: "/api/v2/persons/" + c.ID, body: body, route: "PATCH /api/v2/persons/{id}", idempotent: true}, nil)
+		var ans struct {
+			Data *person `json:"data"`
+		}
+		err = s.c.do(ctx, call{method: http.MethodPatch, path: "/api/v2/persons/" + c.ID, body: body, route: "PATCH /api/v2/persons/{id}", idempotent: true}, &ans)
+		if err == nil && ans.Data != nil && ans.Data.ID != 0 {
+			current[c.ID] = *ans.Data // a later change of the same person builds on this one
+		}
 		return s.outcome(res, "update person "+c.ID, err)
 	case connector.OpDelete:
 		err := s.c.do(ctx, call{method: http.MethodDelete, path: "/api/v2/persons/" + c.ID, route: "DELETE /api/v2/persons/{id}", idempotent: true}, nil)
