@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/syncd-io/syncd/connector/pipedrive"
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -22,10 +24,10 @@ type pipedriveEnv struct {
 	m   *mapping.Mapper
 }
 
-func newPipedriveEnv(t *testing.T, pageSize int) *pipedriveEnv {
+func newPipedriveEnv(t *testing.T, pageSize int, opts pipedrivetest.Options) *pipedriveEnv {
 	t.Helper()
 	e := &pipedriveEnv{env: newEnv(t, 0, emulator.Options{})}
-	e.srv = pipedrivetest.NewServer(pipedrivetest.Options{})
+	e.srv = pipedrivetest.NewServer(opts)
 	t.Cleanup(e.srv.Close)
 	e.srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
@@ -50,6 +52,16 @@ func newPipedriveEnv(t *testing.T, pageSize int) *pipedriveEnv {
 
 func (e *pipedriveEnv) run() Summary {
 	e.t.Helper()
+	sum, err := e.try()
+	if err != nil {
+		e.t.Fatalf("run: %v (summary %v)", err, sum)
+	}
+	return sum
+}
+
+// try runs one pass and returns its error.
+func (e *pipedriveEnv) try() (Summary, error) {
+	e.t.Helper()
 	typ, _ := connector.Lookup(pipedrive.TypeName)
 	r, err := New(Options{
 		Connector: "pd", Source: "custom-pipedrive", Type: typ, Reader: e.src, Mapper: e.m,
@@ -59,11 +71,7 @@ func (e *pipedriveEnv) run() Summary {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	sum, err := r.Run(context.Background())
-	if err != nil {
-		e.t.Fatalf("run: %v (summary %v)", err, sum)
-	}
-	return sum
+	return r.Run(context.Background())
 }
 
 // contactsByExt returns the workspace contacts of the connector by
@@ -91,7 +99,7 @@ func person(i int) pipedrivetest.Person {
 // contacts, none twice; a second pass changes nothing.
 func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 	const total, shared, from = 2000, 600, 750
-	e := newPipedriveEnv(t, 100)
+	e := newPipedriveEnv(t, 100, pipedrivetest.Options{})
 	for i := range total {
 		if i < from || i >= from+shared {
 			e.srv.Advance(time.Second)
@@ -126,7 +134,7 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 // survivor's), and one merged into a person with a contact is a
 // duplicate, deleted.
 func TestPipedriveDeleteAndMerge(t *testing.T) {
-	e := newPipedriveEnv(t, 10)
+	e := newPipedriveEnv(t, 10, pipedrivetest.Options{})
 	e.policy = DeleteRemove
 	ids := make([]string, 4)
 	for i := range ids {
@@ -168,5 +176,38 @@ func TestPipedriveDeleteAndMerge(t *testing.T) {
 	}
 	if len(after) != 2 {
 		t.Errorf("%d contacts left, want 2 (%s, %s)", len(after), ids[3], late)
+	}
+}
+
+// TestPipedriveDailyBudget: a pass that meets the company's spent daily
+// token budget stops (Stopped budget) keeping what it recorded; the
+// next day's pass reads on from there, each person once.
+func TestPipedriveDailyBudget(t *testing.T) {
+	const total = 500
+	// 20 tokens a list page: 4 pages of 100 fit in 80.
+	e := newPipedriveEnv(t, 100, pipedrivetest.Options{DailyTokens: 80, BurstLimit: 1000})
+	for i := range total {
+		e.srv.Advance(time.Second)
+		e.srv.Add(person(i))
+	}
+	e.srv.Advance(time.Second)
+	sum, err := e.try()
+	if !errors.Is(err, connector.ErrBudgetSpent) || sum.Stopped != state.StoppedBudget {
+		t.Fatalf("first pass: %v, %v; want it stopped at the budget", sum, err)
+	}
+	if sum.Created != 400 {
+		t.Errorf("first pass created %d, want the 400 of the pages read", sum.Created)
+	}
+	e.srv.NewDay()
+	reads := e.srv.Stats().Requests[pipedrivetest.RouteListPersons]
+	if sum := e.run(); sum.Created != total-400 || sum.Stopped != "" {
+		t.Errorf("next day's pass %v, want %d created", sum, total-400)
+	}
+	if got := e.srv.Stats().Requests[pipedrivetest.RouteListPersons] - reads; got != 1 {
+		t.Errorf("the next day's pass made %d list calls, want 1 (the one page left)", got)
+	}
+	byExt := e.contactsByExt()
+	if len(byExt) != total {
+		t.Errorf("%d contacts, want %d", len(byExt), total)
 	}
 }

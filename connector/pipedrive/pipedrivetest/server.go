@@ -382,6 +382,14 @@ func (s *Server) addOrgLocked(name string) int64 {
 	return id
 }
 
+// NewDay resets the daily token budget and POST/PUT count, as midnight
+// does.
+func (s *Server) NewDay() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.TokensSpent, s.postPuts = 0, 0
+}
+
 // Inject queues faults on a route: its next requests answer them, in
 // order, before it answers normally again.
 func (s *Server) Inject(r Route, faults ...Fault) {
