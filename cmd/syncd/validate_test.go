@@ -79,8 +79,11 @@ func TestValidateExampleBlocks(t *testing.T) {
 		}
 		name = ""
 	}
-	if len(blocks) != 3 {
-		t.Fatalf("found examples %v, want postgres, hubspot and pipedrive", blocks)
+	// Every connector type but csv (the file's own connector) has one.
+	for _, typ := range connector.Types() {
+		if _, ok := blocks[typ]; !ok && typ != "csv" {
+			t.Errorf("config.example.yaml has no example block for connector type %s", typ)
+		}
 	}
 	checked := 0
 	for typ, block := range blocks {
