@@ -69,12 +69,14 @@ func newClient(baseURL, token string, rateLimit int, budget int64, paced *rate.L
 	return &client{api: remote.New(opts), http: opts.HTTP, limits: l, paced: paced}
 }
 
-// bucket is a token bucket that never lets more than n requests through
-// in any 2-second window: it holds a quarter of n and refills the rest
-// over the window (n=20: 5 at once, then 7.5 per second).
+// bucket is a token bucket that lets at most n-1 requests through in any
+// 2-second window (one short of the limit, for requests that arrive
+// closer together than they were sent): it holds a tenth of n and
+// refills the rest over the window (n=20: 2 at once, then 8.5 per
+// second).
 func bucket(n int) (rate.Limit, int) {
-	b := max(1, n/4)
-	r := float64(n-b) / burstWindow.Seconds()
+	b := max(1, n/10)
+	r := float64(n-1-b) / burstWindow.Seconds()
 	if r <= 0 {
 		r = 0.5
 	}
