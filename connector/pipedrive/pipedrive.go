@@ -59,10 +59,11 @@
 //
 // # Limits
 //
-// Every call waits for the limiter shared by the connectors of one token
-// (rateLimit requests per 2-second window, lowered to the x-ratelimit-limit
-// Pipedrive announces). A burst 429 holds every call on the token until
-// x-ratelimit-reset has passed; a 429 while the window still has requests
+// Calls go through internal/remote's request loop. Every call waits for
+// the limiter shared by the connectors of one token (remote.SharedLimiter:
+// one short of rateLimit requests per 2-second window, lowered to the
+// x-ratelimit-limit Pipedrive announces). A burst 429 holds every call on
+// the token (remote's pause gate) until x-ratelimit-reset has passed; a 429 while the window still has requests
 // left means the daily token budget is spent, and the pass stops with
 // ErrDailyBudget (connector.ErrBudgetSpent). Calls are counted in tokens
 // by Pipedrive's documented costs against tokenBudget, and the quotas seen
