@@ -86,7 +86,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if len(deletes) > 0 {
 		// A merge moves a link before the survivor's record, perhaps in
 		// this very batch, is looked up by it.
-		mctx, cancel := writeContext(ctx)
+		mctx, cancel := p.writeContext(ctx)
 		var err error
 		deletes, err = p.relinkMerged(mctx, deletes)
 		cancel()
