@@ -71,8 +71,9 @@ func (l *limits) charge(cost int64) error {
 }
 
 // observe reads an answer's rate-limit headers. A limit lower than the
-// configured one (another plan, or a token shared with other tools)
-// lowers the limiter to it; a higher one never raises it.
+// configured one (another plan) lowers the limiter to it; a higher one
+// never raises it. A window left with no request (spent by others on the
+// token) pauses every call until it resets.
 func (l *limits) observe(a remote.Answer) {
 	h, now := a.Header, l.now()
 	l.mu.Lock()
@@ -94,6 +95,11 @@ func (l *limits) observe(a remote.Answer) {
 			l.limiter.SetLimit(r)
 			l.limiter.SetBurst(b)
 		}
+	}
+	if a.Status/100 == 2 && l.remaining <= 0 {
+		// Others on the token (the app's users count too) spent the
+		// window: hold every call until it resets rather than meet a 429.
+		remote.GateFor(l.limiter).PauseUntil(l.resetAt)
 	}
 }
 

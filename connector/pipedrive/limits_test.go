@@ -157,3 +157,47 @@ func quiet() *logrus.Entry {
 	l.SetOutput(io.Discard)
 	return logrus.NewEntry(l)
 }
+
+// TestBurstShared: while someone else spends most of the token's window
+// (the app's users count against it too), a pass reading 17 pages meets
+// at most a handful of 429s and still finishes.
+func TestBurstShared(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 20, Token: "shared-token"})
+	t.Cleanup(srv.Close)
+	for i := range 160 {
+		srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P", i)})
+	}
+	src := openWith(t, srv, func(s *Settings) { s.RateLimit = 20 })
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // another tool: 6 requests a second on the same token
+		defer close(done)
+		tick := time.NewTicker(time.Second / 6)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/v2/personFields", nil)
+				req.Header.Set("x-api-token", srv.Token())
+				if res, err := http.DefaultClient.Do(req); err == nil {
+					res.Body.Close()
+				}
+			}
+		}
+	}()
+	err := src.Snapshot(context.Background(), func(context.Context, connector.Batch) error { return nil })
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := srv.Stats()
+	n := st.Responses[pipedrivetest.RouteListPersons][http.StatusTooManyRequests]
+	if n > 5 {
+		t.Errorf("the pass met %d 429s, want at most a handful", n)
+	}
+	t.Logf("%d list calls, %d answered 429; the other tool: %d calls, %d answered 429", st.Requests[pipedrivetest.RouteListPersons], n,
+		st.Requests[pipedrivetest.RoutePersonFields], st.Responses[pipedrivetest.RoutePersonFields][http.StatusTooManyRequests])
+}
