@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
@@ -62,6 +63,21 @@ func (cp checkpoint) String() string {
 	return string(b)
 }
 
+// maxCustomKeys is the most custom field keys a list may name.
+const maxCustomKeys = 15
+
+// customKeys are the keys of the custom fields the records carry; nil
+// when they carry every field.
+func (s *Source) customKeys() []string {
+	var keys []string
+	for _, f := range s.want {
+		if k, ok := strings.CutPrefix(f, customPrefix); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // page is one answer of GET /api/v2/persons.
 type page struct {
 	Data           []person `json:"data"`
@@ -80,6 +96,10 @@ func (p page) next() string {
 func (s *Source) listPersons(ctx context.Context, q url.Values) (page, error) {
 	var pg page
 	q.Set("limit", strconv.Itoa(s.pageSize))
+	if keys := s.customKeys(); len(keys) > 0 && len(keys) <= maxCustomKeys {
+		// Only the mapped custom fields: a smaller, faster answer.
+		q.Set("custom_fields", strings.Join(keys, ","))
+	}
 	err := s.c.do(ctx, call{method: http.MethodGet, path: "/api/v2/persons", query: q, route: "GET /api/v2/persons", idempotent: true}, &pg)
 	return pg, err
 }
