@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -90,16 +92,25 @@ func person(i int) pipedrivetest.Person {
 	return pipedrivetest.Person{
 		Name:   fmt.Sprintf("First%d Last%d", i, i),
 		Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}},
-		Phones: []pipedrivetest.Item{{Value: fmt.Sprintf("+1415555%04d", i), Label: "mobile"}},
+		Phones: []pipedrivetest.Item{{Value: fmt.Sprintf("+1415%07d", 2000000+i), Label: "mobile"}},
 	}
 }
 
-// TestPipedriveSharedUpdateTimeAllLinked: 2,000 persons, 600 of them
-// sharing one update_time across pages of 100, become 2,000 linked
+// TestPipedriveSharedUpdateTimeAllLinked: 2,000 persons (or
+// SYNCD_PIPEDRIVE_PERSONS, e.g. the 20,000), 15% of them sharing
+// one update_time across page boundaries, become as many linked
 // contacts, none twice; a second pass changes nothing.
 func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
-	const total, shared, from = 2000, 600, 750
-	e := newPipedriveEnv(t, 100, pipedrivetest.Options{})
+	total := 2000
+	if v := os.Getenv("SYNCD_PIPEDRIVE_PERSONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 {
+			t.Fatalf("SYNCD_PIPEDRIVE_PERSONS=%q: want a number of persons, at least 100", v)
+		}
+		total = n
+	}
+	shared, from, pageSize := 3*total/20, total*87/200, min(pipedrive.MaxPageSize, total/20)
+	e := newPipedriveEnv(t, pageSize, pipedrivetest.Options{})
 	for i := range total {
 		if i < from || i >= from+shared {
 			e.srv.Advance(time.Second)
@@ -107,9 +118,12 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 		e.srv.Add(person(i))
 	}
 	e.srv.Advance(time.Second)
+	start := time.Now()
 	if sum := e.run(); sum.Created != total || sum.Failed != 0 {
 		t.Fatalf("first pass %v, want %d created", sum, total)
 	}
+	t.Logf("%d persons (%d on one update_time, pages of %d): first pass %s, %d list calls", total, shared, pageSize,
+		time.Since(start).Round(time.Millisecond), e.srv.Stats().Requests[pipedrivetest.RouteListPersons])
 	byExt := e.contactsByExt()
 	if len(byExt) != total {
 		t.Errorf("%d externalIds in the workspace, want %d", len(byExt), total)
