@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/syncd-io/syncd/config"
@@ -25,47 +27,91 @@ func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int) e
 	defer emu.Close()
 	pd := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 20})
 	defer pd.Close()
-	ids := make([]string, 0, rows)
-	for i, p := range demoPeople(rows) {
-		org := pd.AddOrg(p[5])
-		ids = append(ids, pd.Add(pipedrivetest.Person{Name: p[1] + " " + p[2], OrgID: org,
-			Emails: []pipedrivetest.Item{{Value: p[3], Label: "work"}, {Value: fmt.Sprintf("home%d@example.net", i+1), Label: "home"}},
-			Phones: []pipedrivetest.Item{{Value: p[4], Label: "mobile"}}}))
-	}
+	ids := addDemoPersons(pd, rows)
 	fmt.Fprintf(out, "1. Started a workspace emulator at %s and a Pipedrive test server at %s with %d persons (work and home e-mail each)\n", emu.URL, pd.URL, rows)
 	time.Sleep(1100 * time.Millisecond) // read windows end at whole seconds of the clock
 
-	hook, err := freeAddr()
+	cfg, d, stop, err := c.startPipedriveDaemon(ctx, dir, emu.URL, pd)
 	if err != nil {
 		return err
 	}
-	cfgPath := filepath.Join(dir, "syncd.yaml")
-	if err := os.WriteFile(cfgPath, []byte(pipedriveDemoConfig(emu.URL, pd.URL, pd.Token(), hook, dir)), 0o600); err != nil {
-		return err
-	}
-	cfg, err := config.Load(cfgPath, c.m.Getenv)
-	if err != nil {
-		return err
-	}
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: newLogger(c.m, config.LogConfig{Level: "warn"})})
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	rev, err := d.StartReverse(ctx)
-	if err != nil {
-		return err
-	}
-	defer rev.Stop()
-	fmt.Fprintf(out, "2. Wrote %s (direction: both, onSourceDelete: delete)\n", cfgPath)
+	defer stop()
+	fmt.Fprintf(out, "2. Wrote %s (direction: both, onSourceDelete: delete)\n", filepath.Join(dir, "syncd.yaml"))
 
 	sums, err := d.RunOnce(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "3. Forward pass: every Pipedrive person becomes a workspace contact (source custom-pipedrive)\n   %s\n", sums[0])
+	if err := demoEmailEdits(ctx, out, emu, pd); err != nil {
+		return err
+	}
 
-	// A person edits three work e-mail addresses in the workspace's app.
+	time.Sleep(1100 * time.Millisecond)
+	wsBefore := emu.Stats()
+	if sums, err = d.RunOnce(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "5. Forward pass reads those persons back (their update_time moved): recognised as syncd's own writes, %d PATCH\n   %s\n",
+		emu.Stats().Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact], sums[0])
+
+	if err := deleteAndMerge(pd, ids); err != nil {
+		return err
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if sums, err = d.RunOnce(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "6. A person deleted and two merged in Pipedrive: the deleted one's contact and the merged-away duplicate are deleted (onSourceDelete: delete), the survivor read again\n   %s\n", sums[0])
+	if err := demoQuotas(ctx, out, d, pd); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "8. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
+	return nil
+}
+
+// addDemoPersons stores the demo's people as persons with a work and a
+// home e-mail address, a mobile number and an organization.
+func addDemoPersons(pd *pipedrivetest.Server, rows int) []string {
+	ids := make([]string, 0, rows)
+	for i, p := range demoPeople(rows) {
+		ids = append(ids, pd.Add(pipedrivetest.Person{Name: p[1] + " " + p[2], OrgID: pd.AddOrg(p[5]),
+			Emails: []pipedrivetest.Item{{Value: p[3], Label: "work"}, {Value: fmt.Sprintf("home%d@example.net", i+1), Label: "home"}},
+			Phones: []pipedrivetest.Item{{Value: p[4], Label: "mobile"}}}))
+	}
+	return ids
+}
+
+// startPipedriveDaemon writes the demo's configuration and starts a
+// daemon on it with its reverse direction; stop closes both.
+func (c *DemoCommand) startPipedriveDaemon(ctx context.Context, dir, wsURL string, pd *pipedrivetest.Server) (*config.Config, *daemon.Daemon, func(), error) {
+	hook, err := freeAddr()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfgPath := filepath.Join(dir, "syncd.yaml")
+	if err := os.WriteFile(cfgPath, []byte(pipedriveDemoConfig(wsURL, pd.URL, pd.Token(), hook, dir)), 0o600); err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := config.Load(cfgPath, c.m.Getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: newLogger(c.m, config.LogConfig{Level: "warn"})})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rev, err := d.StartReverse(ctx)
+	if err != nil {
+		d.Close()
+		return nil, nil, nil, err
+	}
+	return cfg, d, func() { rev.Stop(); d.Close() }, nil
+}
+
+// demoEmailEdits edits three work e-mail addresses in the workspace's
+// app and reports how they reached Pipedrive.
+func demoEmailEdits(ctx context.Context, out io.Writer, emu *demoEmulator, pd *pipedrivetest.Server) error {
 	before := pd.Stats()
 	start := time.Now()
 	contacts := emu.Contacts()
@@ -84,45 +130,39 @@ func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int) e
 	for _, p := range pd.Persons() {
 		kept = kept && len(p.Emails) == 2
 	}
-	after := pd.Stats()
 	fmt.Fprintf(out, "4. Three e-mail edits made in the workspace app reached Pipedrive: %v, after %s, in %d PATCH; every unmapped home address kept: %v\n",
-		reached, time.Since(start).Round(time.Millisecond), after.Requests[pipedrivetest.RouteUpdatePerson]-before.Requests[pipedrivetest.RouteUpdatePerson], kept)
+		reached, time.Since(start).Round(time.Millisecond), pd.Stats().Requests[pipedrivetest.RouteUpdatePerson]-before.Requests[pipedrivetest.RouteUpdatePerson], kept)
+	return nil
+}
 
-	time.Sleep(1100 * time.Millisecond)
-	wsBefore := emu.Stats()
-	if sums, err = d.RunOnce(ctx); err != nil {
+// deleteAndMerge deletes the last person and merges the one before into
+// the one before that, as users do in Pipedrive.
+func deleteAndMerge(pd *pipedrivetest.Server, ids []string) error {
+	if len(ids) < 3 {
+		return nil
+	}
+	if err := pd.Delete(ids[len(ids)-1]); err != nil {
 		return err
 	}
-	wsAfter := emu.Stats()
-	fmt.Fprintf(out, "5. Forward pass reads those persons back (their update_time moved): recognised as syncd's own writes, %d PATCH\n   %s\n",
-		wsAfter.Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact], sums[0])
+	return pd.Merge(ids[len(ids)-2], ids[len(ids)-3])
+}
 
-	// In Pipedrive: one person deleted, two merged.
-	if len(ids) >= 3 {
-		if err := pd.Delete(ids[len(ids)-1]); err != nil {
-			return err
-		}
-		if err := pd.Merge(ids[len(ids)-2], ids[len(ids)-3]); err != nil {
-			return err
-		}
-	}
-	time.Sleep(1100 * time.Millisecond)
-	if sums, err = d.RunOnce(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "6. A person deleted and two merged in Pipedrive: the deleted one's contact and the merged-away duplicate are deleted (onSourceDelete: delete), the survivor read again\n   %s\n", sums[0])
-
+// demoQuotas prints what Pipedrive saw and the quotas /status shows.
+func demoQuotas(ctx context.Context, out io.Writer, d *daemon.Daemon, pd *pipedrivetest.Server) error {
 	st, err := d.Status(ctx)
 	if err != nil {
 		return err
 	}
 	all := pd.Stats()
+	calls := 0
+	for _, n := range all.Requests {
+		calls += n
+	}
 	fmt.Fprintf(out, "7. Pipedrive saw %d API calls (%d tokens by its documented costs), %d answered 429; quotas in /status:\n",
-		total(all.Requests), all.TokensSpent, all.RateLimited())
+		calls, all.TokensSpent, all.RateLimited())
 	for _, q := range st.Connectors[0].Quotas {
 		fmt.Fprintf(out, "   %s: %d of %d used, %d remaining\n", q.Name, q.Used, q.Limit, q.Remaining)
 	}
-	fmt.Fprintf(out, "8. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
 	return nil
 }
 
@@ -130,18 +170,10 @@ func countNewWork(pd *pipedrivetest.Server) int {
 	n := 0
 	for _, p := range pd.Persons() {
 		for _, e := range p.Emails {
-			if e.Label == "work" && len(e.Value) > 4 && e.Value[:4] == "new." {
+			if e.Label == "work" && strings.HasPrefix(e.Value, "new.") {
 				n++
 			}
 		}
-	}
-	return n
-}
-
-func total(m map[pipedrivetest.Route]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
 	}
 	return n
 }
