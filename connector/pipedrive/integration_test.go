@@ -1,0 +1,81 @@
+//go:build integration
+
+package pipedrive
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// TestRealAccount reads from a real Pipedrive company, read-only: the
+// person fields, one page of persons and one page of the recents feed.
+// Run it with
+//
+//	PIPEDRIVE_API_TOKEN=... go test -tags integration -run TestRealAccount ./connector/pipedrive/
+//
+// (PIPEDRIVE_BASE_URL picks the company domain URL).
+func TestRealAccount(t *testing.T) {
+	token := os.Getenv("PIPEDRIVE_API_TOKEN")
+	if token == "" {
+		t.Fatal("PIPEDRIVE_API_TOKEN is not set: set it to a personal API token of a user with access to the persons")
+	}
+	set := NewSettings()
+	set.APIToken = connector.Secret(token)
+	if u := os.Getenv("PIPEDRIVE_BASE_URL"); u != "" {
+		set.BaseURL = u
+	}
+	set.PageSize = 10
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src, err := Open(ctx, connector.Options{Name: "integration", Settings: set, Fields: []string{fieldName, "emails.primary", fieldOrgName}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+
+	names, err := src.Fields(ctx)
+	if err != nil {
+		t.Fatalf("person fields: %v", err)
+	}
+	for _, want := range []string{fieldName, "emails.work", fieldUpdateTime} {
+		if !slices.Contains(names, want) {
+			t.Errorf("fields lack %q", want)
+		}
+	}
+	labels, err := src.FieldNames(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d custom person fields", len(labels))
+
+	stop := errors.New("one page read")
+	var page *connector.Batch
+	err = src.Changes(ctx, "", func(_ context.Context, b connector.Batch) error {
+		page = &b
+		return stop
+	})
+	if err != nil && !errors.Is(err, stop) {
+		t.Fatalf("changes: %v", err)
+	}
+	if page == nil {
+		t.Log("the company has no persons: nothing to check")
+		return
+	}
+	for _, r := range page.Records {
+		if r.ID == "" || r.UpdatedAt.IsZero() || r.Deleted {
+			t.Errorf("record %+v", r)
+		}
+	}
+	if _, err := parseCheckpoint(page.Checkpoint); err != nil {
+		t.Error(err)
+	}
+	if q := src.Quotas(); len(q) == 0 || q[0].Limit == 0 {
+		t.Errorf("quotas %+v: the answers carried no x-ratelimit-limit", q)
+	}
+}
