@@ -62,6 +62,9 @@ type ClientOptions struct {
 	// Observer, when set, is called after every HTTP attempt (metrics,
 	// run statistics). It must not block.
 	Observer func(RequestInfo)
+	// CustomFieldValues is the form custom field values are written in:
+	// ValuesTyped (the default) or ValuesArrays. See EncodeValue.
+	CustomFieldValues string
 }
 
 // String describes the options without the API key.
@@ -91,6 +94,7 @@ type Client struct {
 	maxRetryAfter time.Duration
 	log           *logrus.Entry
 	rc            *remote.Client
+	fields        customFields // definitions and value form, see client_fields.go
 }
 
 // NewClient checks opts and returns a Client.
@@ -111,6 +115,12 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.RateLimit < 0 || opts.Burst < 0 {
 		return nil, errors.New("new workspace client: rate limit and burst must not be negative")
 	}
+	if opts.CustomFieldValues == "" {
+		opts.CustomFieldValues = ValuesTyped
+	}
+	if !ValidValueForm(opts.CustomFieldValues) {
+		return nil, fmt.Errorf("new workspace client: custom field values %q: want %s or %s", opts.CustomFieldValues, ValuesTyped, ValuesArrays)
+	}
 	c := &Client{
 		baseURL:       strings.TrimRight(opts.BaseURL, "/"),
 		apiKey:        opts.APIKey,
@@ -122,6 +132,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		backoff:       backoff{base: backoffBase, max: backoffMax},
 		maxRetryAfter: maxRetryAfter,
 		log:           opts.Log,
+		fields:        customFields{form: opts.CustomFieldValues},
 	}
 	if c.limiter == nil {
 		limit, burst := opts.RateLimit, opts.Burst

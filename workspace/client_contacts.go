@@ -25,15 +25,31 @@ func get[T any](ctx context.Context, c *Client, r request) (T, error) {
 // anything else that leaves the outcome open (transport failure, lost or
 // undecodable answer, 5xx) returns an error wrapping ErrOutcomeUnknown:
 // look the contact up by its externalId before creating it again.
+// Custom field values are sent in the client's form for their field's
+// type (a value that does not fit is a *FieldValueError, before any call);
+// a refusal naming a custom field reloads the definitions, and the create
+// is sent once more when a field's type changed.
 func (c *Client) CreateContact(ctx context.Context, in ContactCreate) (Contact, error) {
-	ct, err := get[Contact](ctx, c, request{route: RouteCreateContact, body: in})
-	if err == nil && ct.ID == "" {
-		err = fmt.Errorf("%w: answer holds no contact id", ErrOutcomeUnknown)
+	ct, err := c.createContact(ctx, in)
+	if err != nil && c.refreshAfter(ctx, err, in.CustomFields) {
+		ct, err = c.createContact(ctx, in)
 	}
 	if err != nil {
 		return Contact{}, fmt.Errorf("create contact: %w", err)
 	}
 	return ct, nil
+}
+
+func (c *Client) createContact(ctx context.Context, in ContactCreate) (Contact, error) {
+	var err error
+	if in.CustomFields, err = c.encodeFields(in.CustomFields); err != nil {
+		return Contact{}, err
+	}
+	ct, err := get[Contact](ctx, c, request{route: RouteCreateContact, body: in})
+	if err == nil && ct.ID == "" {
+		err = fmt.Errorf("%w: answer holds no contact id", ErrOutcomeUnknown)
+	}
+	return ct, err
 }
 
 // GetContact returns the contact with id (GET /v1/contacts/{id}).
@@ -46,13 +62,25 @@ func (c *Client) GetContact(ctx context.Context, id string) (Contact, error) {
 }
 
 // UpdateContact applies the partial update p (PATCH /v1/contacts/{id}) and
-// returns the contact as the service holds it afterwards.
+// returns the contact as the service holds it afterwards. Custom field
+// values are sent as CreateContact sends them.
 func (c *Client) UpdateContact(ctx context.Context, id string, p ContactPatch) (Contact, error) {
-	ct, err := get[Contact](ctx, c, request{route: RouteUpdateContact, args: []string{id}, body: p})
+	ct, err := c.updateContact(ctx, id, p)
+	if err != nil && c.refreshAfter(ctx, err, p.CustomFields) {
+		ct, err = c.updateContact(ctx, id, p)
+	}
 	if err != nil {
 		return Contact{}, fmt.Errorf("patch contact %s: %w", id, err)
 	}
 	return ct, nil
+}
+
+func (c *Client) updateContact(ctx context.Context, id string, p ContactPatch) (Contact, error) {
+	var err error
+	if p.CustomFields, err = c.encodeFields(p.CustomFields); err != nil {
+		return Contact{}, err
+	}
+	return get[Contact](ctx, c, request{route: RouteUpdateContact, args: []string{id}, body: p})
 }
 
 // DeleteContact deletes the contact with id (DELETE /v1/contacts/{id}).

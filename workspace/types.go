@@ -122,21 +122,25 @@ type Item struct {
 	Value string `json:"value"`
 }
 
-// CustomField is a custom field value on a contact as returned by the API.
+// CustomField is a custom field value on a contact as returned by the API:
+// Type is the field's type, Value in either form (see FieldValue).
 type CustomField struct {
-	ID    string   `json:"id,omitempty"`
-	Key   string   `json:"key"`
-	Name  string   `json:"name,omitempty"`
-	Type  string   `json:"type,omitempty"`
-	Value []string `json:"value"`
+	ID    string     `json:"id,omitempty"`
+	Key   string     `json:"key"`
+	Name  string     `json:"name,omitempty"`
+	Type  string     `json:"type,omitempty"`
+	Value FieldValue `json:"value"`
 }
 
 // CustomFieldValue is a custom field in a create or update request. ID is
-// optional and only meaningful on update.
+// optional and only meaningful on update. The client sends Value in the
+// form its workspace takes (ClientOptions.CustomFieldValues), converted
+// by the field's type: callers may give the text of any value as
+// ListValue.
 type CustomFieldValue struct {
-	ID    string   `json:"id,omitempty"`
-	Key   string   `json:"key,omitempty"`
-	Value []string `json:"value"`
+	ID    string     `json:"id,omitempty"`
+	Key   string     `json:"key,omitempty"`
+	Value FieldValue `json:"value"`
 }
 
 // ContactCreate is the body of POST /v1/contacts.
@@ -222,7 +226,7 @@ type ContactPage struct {
 type CustomFieldDefinition struct {
 	Name string `json:"name"`
 	Key  string `json:"key"`
-	Type string `json:"type"` // address, boolean, date, multi-select, number, string, url
+	Type string `json:"type"` // one of FieldTypes
 }
 
 // Organization is the workspace's organization resource.

@@ -80,11 +80,11 @@ func (e *Emulator) applyPatch(c workspace.Contact, p *workspace.ContactPatch, ap
 				continue
 			}
 		}
-		if fe := checkFieldValue(path+"/value", d.Type, cf.Value); fe != nil {
+		if fe := e.checkFieldValue(path+"/value", d.Type, cf.Value, app); fe != nil {
 			errs = append(errs, *fe)
 			continue
 		}
-		c.CustomFields = setCustomField(c.CustomFields, d, cf.ID, cf.Value, e.state)
+		c.CustomFields = e.setCustomField(c.CustomFields, d, cf.ID, cf.Value)
 	}
 	return c, errs
 }

@@ -27,27 +27,20 @@ var ReservedSourcePrefixes = []string{ServiceName, "csv"}
 
 // Custom field types of the facts note.
 const (
-	FieldAddress     = "address"
-	FieldBoolean     = "boolean"
-	FieldDate        = "date"
-	FieldMultiSelect = "multi-select"
-	FieldNumber      = "number"
-	FieldString      = "string"
-	FieldURL         = "url"
+	FieldAddress     = workspace.FieldAddress
+	FieldBoolean     = workspace.FieldBoolean
+	FieldDate        = workspace.FieldDate
+	FieldMultiSelect = workspace.FieldMultiSelect
+	FieldNumber      = workspace.FieldNumber
+	FieldString      = workspace.FieldString
+	FieldURL         = workspace.FieldURL
 )
 
 // FieldTypes lists the custom field types.
-var FieldTypes = []string{FieldAddress, FieldBoolean, FieldDate, FieldMultiSelect, FieldNumber, FieldString, FieldURL}
+var FieldTypes = workspace.FieldTypes
 
 // ValidFieldType reports whether t is one of FieldTypes.
-func ValidFieldType(t string) bool {
-	for _, ft := range FieldTypes {
-		if t == ft {
-			return true
-		}
-	}
-	return false
-}
+func ValidFieldType(t string) bool { return workspace.ValidFieldType(t) }
 
 // Request schemas of the contact operations.
 var (
@@ -72,7 +65,7 @@ var (
 		}, "firstName"),
 		"customFields": array(object(map[string]*node{
 			"key":   str(1, 0),
-			"value": array(str(0, 0), 0, 0),
+			"value": anyValue, // its form is checked by checkFieldValue
 		}, "key", "value"), 0, 0).orNull(),
 		"createdByUserId": str(1, 0),
 		"source":          str(1, workspace.MaxSourceLenCreate),
@@ -92,7 +85,7 @@ var (
 		"customFields": array(object(map[string]*node{
 			"id":    str(1, 0),
 			"key":   str(1, 0),
-			"value": array(str(0, 0), 0, 0),
+			"value": anyValue,
 		}, "value"), 0, 0),
 		"source":     str(1, workspace.MaxSourceLenUpdate).orNull(),
 		"sourceUrl":  str(1, workspace.MaxSourceURLLen).withFormat("uri").orNull(),
@@ -161,12 +154,21 @@ func (e *Emulator) unknownKey(path, key string) workspace.FieldError {
 
 var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
-// checkFieldValue validates the values of a custom field of type typ: one
-// value at most for every type but multi-select, and the value's form for
-// boolean, number, date and url. Empty clears the field.
-func checkFieldValue(path, typ string, value []string) *workspace.FieldError {
+// checkFieldValue validates the value of a custom field of type typ. Its
+// form first: in the typed form (ValuesTyped) the JSON kind the field's
+// type takes, or null; in the arrays form an array of strings. The app
+// (app true) may use either. Then its text: one value at most for every
+// type but multi-select, and the value's form for boolean, number, date
+// and url. Empty clears the field.
+func (e *Emulator) checkFieldValue(path, typ string, v workspace.FieldValue, app bool) *workspace.FieldError {
+	value := v.Text()
+	if !app {
+		if fe := checkValueForm(path, typ, v, e.opts.CustomFieldValues); fe != nil {
+			return fe
+		}
+	}
 	bad := func(msg string) *workspace.FieldError {
-		return &workspace.FieldError{Path: path, Message: msg, Value: value, Schema: map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "x-field-type": typ}}
+		return &workspace.FieldError{Path: path, Message: msg, Value: v, Schema: valueSchema(typ, e.opts.CustomFieldValues)}
 	}
 	if typ == FieldMultiSelect || len(value) == 0 {
 		return nil
@@ -174,26 +176,64 @@ func checkFieldValue(path, typ string, value []string) *workspace.FieldError {
 	if len(value) > 1 {
 		return bad(fmt.Sprintf("Expected at most one value for a %s field", typ))
 	}
-	v := value[0]
+	s := value[0]
 	switch typ {
 	case FieldBoolean:
-		if v != "true" && v != "false" {
+		if s != "true" && s != "false" {
 			return bad("Expected 'true' or 'false' for a boolean field")
 		}
 	case FieldNumber:
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
+		if _, err := strconv.ParseFloat(s, 64); err != nil {
 			return bad("Expected a number for a number field")
 		}
 	case FieldDate:
-		if _, err := time.Parse(time.RFC3339, v); err != nil && !isoDate.MatchString(v) {
+		if _, err := time.Parse(time.RFC3339, s); err != nil && !isoDate.MatchString(s) {
 			return bad("Expected an ISO 8601 date or date-time for a date field")
 		}
 	case FieldURL:
-		if !isAbsoluteURI(v) {
+		if !isAbsoluteURI(s) {
 			return bad("Expected an absolute URI for a url field")
 		}
 	}
 	return nil
+}
+
+// checkValueForm refuses a value whose JSON kind the form does not take
+// for a field of type typ.
+func checkValueForm(path, typ string, v workspace.FieldValue, form string) *workspace.FieldError {
+	sch := valueSchema(typ, form)
+	if form == workspace.ValuesArrays {
+		if v.Kind() != "array" {
+			return &workspace.FieldError{Path: path, Message: "Expected array", Value: v, Schema: sch}
+		}
+		return nil
+	}
+	if !workspace.FitsType(typ, v) {
+		msg := fmt.Sprintf("Expected %s for a %s field", sch["type"], typ)
+		if typ == FieldDate {
+			msg = "Expected a date-time string for a date field"
+		}
+		return &workspace.FieldError{Path: path, Message: msg, Value: v, Schema: sch}
+	}
+	return nil
+}
+
+// valueSchema describes the value a field of type typ takes in form, as
+// the published document's schema does.
+func valueSchema(typ, form string) map[string]any {
+	if form == workspace.ValuesArrays || typ == FieldMultiSelect {
+		return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "nullable": form != workspace.ValuesArrays, "x-field-type": typ}
+	}
+	m := map[string]any{"type": "string", "nullable": true, "x-field-type": typ}
+	switch typ {
+	case FieldBoolean:
+		m["type"] = "boolean"
+	case FieldNumber:
+		m["type"] = "number"
+	case FieldDate:
+		m["format"] = "date-time"
+	}
+	return m
 }
 
 // checkCreate applies the rules beyond the schema to a create body.
@@ -211,7 +251,7 @@ func (e *Emulator) checkCreate(in *contactCreateIn, app bool) []workspace.FieldE
 			errs = append(errs, e.unknownKey(fmt.Sprintf("/customFields/%d/key", i), cf.Key))
 			continue
 		}
-		if fe := checkFieldValue(fmt.Sprintf("/customFields/%d/value", i), d.Type, cf.Value); fe != nil {
+		if fe := e.checkFieldValue(fmt.Sprintf("/customFields/%d/value", i), d.Type, cf.Value, app); fe != nil {
 			errs = append(errs, *fe)
 		}
 	}
@@ -247,7 +287,7 @@ func (e *Emulator) buildContact(in *contactCreateIn, app bool, now time.Time) wo
 	defs := e.fieldDefs()
 	c.CustomFields = []workspace.CustomField{}
 	for _, cf := range in.CustomFields {
-		c.CustomFields = setCustomField(c.CustomFields, defs[cf.Key], "", cf.Value, s)
+		c.CustomFields = e.setCustomField(c.CustomFields, defs[cf.Key], "", cf.Value)
 	}
 	return c
 }
@@ -267,19 +307,24 @@ func (e *Emulator) newItems(in []workspace.Item) []workspace.Item {
 }
 
 // setCustomField sets (or, with an empty value, removes) the field of
-// definition d in fields; id, when given, is the existing field's id.
-func setCustomField(fields []workspace.CustomField, d workspace.CustomFieldDefinition, id string, value []string, s *state) []workspace.CustomField {
+// definition d in fields; id, when given, is the existing field's id. The
+// value is kept in the emulator's form, whichever form it came in.
+func (e *Emulator) setCustomField(fields []workspace.CustomField, d workspace.CustomFieldDefinition, id string, value workspace.FieldValue) []workspace.CustomField {
+	v, err := workspace.EncodeValue(d.Type, e.opts.CustomFieldValues, value.Text())
+	if err != nil { // checked before: only the app's odd values land here
+		v = workspace.ListValue(value.Text())
+	}
 	for i, f := range fields {
 		if f.Key == d.Key || (id != "" && f.ID == id) {
-			if len(value) == 0 {
+			if v.IsEmpty() {
 				return append(fields[:i:i], fields[i+1:]...)
 			}
-			fields[i].Value = append([]string{}, value...)
+			fields[i].Value = v
 			return fields
 		}
 	}
-	if len(value) == 0 {
+	if v.IsEmpty() {
 		return fields
 	}
-	return append(fields, workspace.CustomField{ID: s.hexID("CF", 6), Key: d.Key, Name: d.Name, Type: d.Type, Value: append([]string{}, value...)})
+	return append(fields, workspace.CustomField{ID: e.state.hexID("CF", 6), Key: d.Key, Name: d.Name, Type: d.Type, Value: v})
 }

@@ -61,7 +61,7 @@ func (e *Emulator) createContact(r *http.Request, app bool) answer {
 		return fail(aerr)
 	}
 	if errs = merge(errs, e.checkCreate(&in, app)); len(errs) > 0 {
-		return fail(e.validationError(areaContacts, errs))
+		return fail(e.contactError(errs))
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -101,7 +101,7 @@ func (e *Emulator) patchContact(r *http.Request, app bool) answer {
 	}
 	c, more := e.applyPatch(rec.c, &p, app)
 	if errs = merge(errs, more); len(errs) > 0 {
-		return fail(e.validationError(areaContacts, errs))
+		return fail(e.contactError(errs))
 	}
 	c.UpdatedAt = bumpUpdatedAt(rec.c.UpdatedAt, e.now())
 	e.state.replaceContact(rec, c)

@@ -21,7 +21,9 @@ func TestCreateContactValidation(t *testing.T) {
 		return m
 	}
 	item := func(name, value string) map[string]any { return map[string]any{"name": name, "value": value} }
-	cf := func(key string, vals ...string) map[string]any { return map[string]any{"key": key, "value": vals} }
+	cf := func(key string, vals ...string) map[string]any {
+		return map[string]any{"key": key, "value": fieldValue(key, vals...)}
+	}
 	tests := []struct {
 		name      string
 		body      any
@@ -93,8 +95,8 @@ func TestCreateContactValidation(t *testing.T) {
 				return
 			}
 			eb := errorBody(t, r, http.StatusBadRequest)
-			if eb.Code != "0400400" || eb.Title != "Bad Request" {
-				t.Errorf("code %q title %q, want 0400400 Bad Request", eb.Code, eb.Title)
+			if code, title := wantErrorCode(tt.wantPaths); eb.Code != code || eb.Title != title {
+				t.Errorf("code %q title %q, want %s %s", eb.Code, eb.Title, code, title)
 			}
 			if got := paths(eb); !reflect.DeepEqual(got, tt.wantPaths) {
 				t.Fatalf("errors[].path = %q, want %q (%s)", got, tt.wantPaths, r.body)
@@ -115,7 +117,7 @@ func TestCreateContactDefaults(t *testing.T) {
 	s := newServer(t, emulator.Options{})
 	c := createContact(t, s.URL, map[string]any{"defaultFields": map[string]any{
 		"firstName": "Ada", "emails": []any{map[string]any{"name": "work", "value": "ada@example.com"}},
-	}, "customFields": []any{map[string]any{"key": "plan", "value": []string{"gold"}}, map[string]any{"key": "vip", "value": []string{}}}})
+	}, "customFields": []any{map[string]any{"key": "plan", "value": fieldValue("plan", "gold")}, map[string]any{"key": "vip", "value": fieldValue("vip")}}})
 	if c.Source == nil || *c.Source != emulator.DefaultSource {
 		t.Errorf("source = %v, want %q when omitted on the API", c.Source, emulator.DefaultSource)
 	}
@@ -125,7 +127,8 @@ func TestCreateContactDefaults(t *testing.T) {
 	if len(c.DefaultFields.Emails) != 1 || c.DefaultFields.Emails[0].ID == "" {
 		t.Errorf("email item without id: %+v", c.DefaultFields.Emails)
 	}
-	want := []workspace.CustomField{{Key: "plan", Name: "Plan", Type: "string", Value: []string{"gold"}}}
+	plan, _ := workspace.EncodeValue("string", testForm, []string{"gold"})
+	want := []workspace.CustomField{{Key: "plan", Name: "Plan", Type: "string", Value: plan}}
 	if len(c.CustomFields) != 1 || c.CustomFields[0].ID == "" {
 		t.Fatalf("custom fields = %+v, want plan only, with an id", c.CustomFields)
 	}

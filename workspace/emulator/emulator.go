@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,13 @@ type Options struct {
 	// CustomFields are the workspace's custom field definitions (made in
 	// the product's app only, so taken from configuration).
 	CustomFields []workspace.CustomFieldDefinition
+	// CustomFieldValues is the form of custom field values the API takes
+	// and answers: workspace.ValuesTyped (typed by the field's type, as the
+	// published OpenAPI document has them) or workspace.ValuesArrays (every
+	// value an array of strings, as the spec). Empty means
+	// $SYNCD_TEST_CUSTOM_FIELD_VALUES when that is set (so that a test
+	// suite runs in either form), else typed.
+	CustomFieldValues string
 	// OrganizationName names the organization (DefaultOrgName).
 	OrganizationName string
 	// Webhook deliveries: a failed attempt is retried after RetryBase
@@ -91,7 +99,23 @@ type Options struct {
 	Log logrus.FieldLogger
 }
 
+// TestValuesEnv names the environment variable that chooses the form of
+// custom field values of emulators whose options leave it empty.
+const TestValuesEnv = "SYNCD_TEST_CUSTOM_FIELD_VALUES"
+
+// TestCustomFieldValues is the form test suites run in: the value of
+// TestValuesEnv when it names one, else workspace.ValuesTyped.
+func TestCustomFieldValues() string {
+	if f := os.Getenv(TestValuesEnv); workspace.ValidValueForm(f) {
+		return f
+	}
+	return workspace.ValuesTyped
+}
+
 func (o Options) withDefaults() Options {
+	if o.CustomFieldValues == "" {
+		o.CustomFieldValues = TestCustomFieldValues()
+	}
 	if o.APIKey == "" {
 		o.APIKey = DefaultAPIKey
 	}

@@ -167,3 +167,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // dataOf wraps a resource as the service does: {"data": v}.
 func dataOf(v any) map[string]any { return map[string]any{"data": v} }
+
+// The 400 refusing custom field items, as the published OpenAPI document
+// of the service has it for create and update (code 0801400: kind 01 of
+// its contacts area; title and description "Invalid Custom Field Item").
+const (
+	titleInvalidCustomField = "Invalid Custom Field Item"
+	kindCustomField         = "01"
+)
+
+// contactError is the 400 of a contact create or update: the custom field
+// body when every error is a custom field item's, else validationError's.
+func (e *Emulator) contactError(errs []workspace.FieldError) *apiError {
+	ae := e.validationError(areaContacts, errs)
+	for _, fe := range errs {
+		if !strings.HasPrefix(fe.Path, "/customFields/") {
+			return ae
+		}
+	}
+	ae.body.Code = areaContacts.code(kindCustomField, http.StatusBadRequest)
+	ae.body.Title = titleInvalidCustomField
+	ae.body.Description = titleInvalidCustomField
+	return ae
+}

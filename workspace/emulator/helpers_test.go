@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,3 +173,67 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// testForm is the form of custom field values the emulators of these
+// tests take ($SYNCD_TEST_CUSTOM_FIELD_VALUES, typed by default).
+var testForm = emulator.TestCustomFieldValues()
+
+// fieldValue is vals as the value of the test field key in testForm: in
+// the typed form the JSON kind of the field's type when vals fit it (no
+// value is null), else vals as they are, so that refusals can be tested.
+func fieldValue(key string, vals ...string) any {
+	typ := ""
+	for _, d := range testFields {
+		if d.Key == key {
+			typ = d.Type
+		}
+	}
+	if testForm == workspace.ValuesArrays || typ == workspace.FieldMultiSelect {
+		return append([]string{}, vals...)
+	}
+	switch {
+	case len(vals) == 0:
+		return nil
+	case len(vals) > 1:
+		return vals
+	}
+	v := vals[0]
+	switch typ {
+	case workspace.FieldBoolean:
+		if v == "true" || v == "false" {
+			return v == "true"
+		}
+	case workspace.FieldNumber:
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return json.Number(v)
+		}
+	case workspace.FieldDate:
+		if len(v) == len(time.DateOnly) {
+			if _, err := time.Parse(time.DateOnly, v); err == nil {
+				return v + "T00:00:00.000Z"
+			}
+		}
+	}
+	return v
+}
+
+// fieldTexts returns the text of each custom field of c by key.
+func fieldTexts(c workspace.Contact) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range c.CustomFields {
+		out[f.Key] = f.Value.Text()
+	}
+	return out
+}
+
+// wantErrorCode is the code and title of the 400 refusing errors at
+// paths: the published document's "Invalid Custom Field Item" when they
+// are all custom field items', else the general one.
+func wantErrorCode(paths []string) (code, title string) {
+	for _, p := range paths {
+		if !strings.HasPrefix(p, "/customFields/") {
+			return "0400400", "Bad Request"
+		}
+	}
+	return "0401400", "Invalid Custom Field Item"
+}

@@ -37,6 +37,9 @@ type node struct {
 	starClears bool
 }
 
+// anyValue is a node any JSON value (null included) satisfies.
+var anyValue = &node{typ: "any", nullable: true}
+
 func str(minLen, maxLen int) *node { return &node{typ: "string", minLen: minLen, maxLen: maxLen} }
 
 func (n *node) orNull() *node { c := *n; c.nullable = true; return &c }
@@ -109,6 +112,7 @@ func (n *node) validate(path string, v any, errs *[]workspace.FieldError) {
 		return
 	}
 	switch n.typ {
+	case "any":
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {

@@ -153,7 +153,7 @@ func cloneContact(c workspace.Contact) workspace.Contact {
 	d.PhoneNumbers = append([]workspace.Item{}, d.PhoneNumbers...)
 	cfs := make([]workspace.CustomField, len(c.CustomFields))
 	for i, cf := range c.CustomFields {
-		cf.Value = append([]string{}, cf.Value...)
+		cf.Value = cf.Value.Clone()
 		cfs[i] = cf
 	}
 	c.CustomFields = cfs
