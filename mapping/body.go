@@ -34,7 +34,7 @@ func CreateBody(source string, m Mapped) workspace.ContactCreate {
 		case kindPhone:
 			c.DefaultFields.PhoneNumbers = append(c.DefaultFields.PhoneNumbers, workspace.Item{Name: t.label, Value: v})
 		case kindCustom:
-			c.CustomFields = append(c.CustomFields, workspace.CustomFieldValue{Key: t.label, Value: splitMulti(v)})
+			c.CustomFields = append(c.CustomFields, workspace.CustomFieldValue{Key: t.label, Value: workspace.ListValue(splitMulti(v))})
 		}
 	}
 	return c
@@ -44,7 +44,9 @@ func CreateBody(source string, m Mapped) workspace.ContactCreate {
 // one holding new: only the changed targets. A removed simple field is
 // cleared with null; a removed e-mail or phone item is removed (value
 // null), addressed by its item id when itemIDs (from ItemIDs) knows it,
-// else by its label; a removed custom field is set to an empty list.
+// else by its label; a removed custom field is cleared (NullValue). Custom
+// field values are their text: the workspace client sends them in the form
+// of each field's type.
 func PatchBody(old, new Fields, itemIDs map[string]string) workspace.ContactPatch {
 	set, removed := Diff(old, new)
 	var p workspace.ContactPatch
@@ -88,11 +90,11 @@ func PatchBody(old, new Fields, itemIDs map[string]string) workspace.ContactPatc
 				df.PhoneNumbers = append(df.PhoneNumbers, ip)
 			}
 		case kindCustom:
-			vals := []string{}
+			val := workspace.NullValue()
 			if isSet {
-				vals = splitMulti(v)
+				val = workspace.ListValue(splitMulti(v))
 			}
-			p.CustomFields = append(p.CustomFields, workspace.CustomFieldValue{Key: t.label, Value: vals})
+			p.CustomFields = append(p.CustomFields, workspace.CustomFieldValue{Key: t.label, Value: val})
 		}
 	}
 	if !df.IsEmpty() {

@@ -38,7 +38,7 @@ func TestFromContactCanonical(t *testing.T) {
 			Emails:       []workspace.Item{{ID: "e1", Name: "home", Value: "h@x.com"}, {ID: "e2", Name: "work", Value: "ann@x.com"}},
 			PhoneNumbers: []workspace.Item{{ID: "p1", Name: "mobile", Value: "+14155550100"}},
 		},
-		CustomFields: []workspace.CustomField{{Key: "tags", Value: []string{"vip", "b2b"}}, {Key: "lifecycle", Value: []string{"lead"}}},
+		CustomFields: []workspace.CustomField{{Key: "tags", Value: workspace.ListValue([]string{"vip", "b2b"})}, {Key: "lifecycle", Value: workspace.ListValue([]string{"lead"})}},
 	}
 	c2 := workspace.Contact{
 		DefaultFields: workspace.DefaultFields{
@@ -46,7 +46,7 @@ func TestFromContactCanonical(t *testing.T) {
 			Emails:       []workspace.Item{{ID: "e2", Name: "work", Value: " Ann@X.com "}, {ID: "e1", Name: "home", Value: "other@x.com"}},
 			PhoneNumbers: []workspace.Item{{ID: "p1", Name: "mobile", Value: "(415) 555-0100"}},
 		},
-		CustomFields: []workspace.CustomField{{Key: "lifecycle", Value: []string{" lead"}}, {Key: "tags", Value: []string{"b2b", "vip", "vip"}}},
+		CustomFields: []workspace.CustomField{{Key: "lifecycle", Value: workspace.ListValue([]string{" lead"})}, {Key: "tags", Value: workspace.ListValue([]string{"b2b", "vip", "vip"})}},
 	}
 	f1, f2 := m.FromContact(c1), m.FromContact(c2)
 	want := Fields{"firstName": "Ann", "lastName": "Lee", "emails.work": "ann@x.com", "phoneNumbers.mobile": "+14155550100",
@@ -103,7 +103,8 @@ func TestPatchBody(t *testing.T) {
 	want := `{"defaultFields":{"company":"Acme","lastName":"Li","role":null,` +
 		`"emails":[{"id":"E2","name":"home","value":null},{"id":"E1","name":"work","value":"ann@x.com"}],` +
 		`"phoneNumbers":[{"name":"office","value":"+14155550199"}]},` +
-		`"customFields":[{"key":"stage","value":[]},{"key":"tags","value":["b2b","vip"]}]}`
+		`"customFields":[{"key":"stage","value":null},{"key":"tags","value":["b2b","vip"]}]}` // the client sends each in its form
+
 	if string(got) != want {
 		t.Fatalf("PatchBody =\n%s\nwant\n%s", got, want)
 	}

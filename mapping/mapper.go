@@ -72,6 +72,7 @@ type Mapper struct {
 	sourceFields []string // record fields the sourceUrl template reads
 	fields       []field  // sorted by target
 	fallback     []string
+	types        CustomFieldTypes // see customtypes.go
 }
 
 var defaultFallback = []string{"@email", "@phone"}
@@ -387,7 +388,7 @@ func (m *Mapper) ToContact(r connector.Record) (Mapped, error) {
 		v, err := runChain(toValue(r.Fields[f.from]), f.steps, f.region)
 		if err == nil {
 			var s string
-			if s, err = canonical(f.target, v, f.region); err == nil && s != "" {
+			if s, err = m.canonical(f.target, v, f.region); err == nil && s != "" {
 				out.Fields[f.target.key] = s
 			}
 		}

@@ -17,7 +17,7 @@ func (m *Mapper) FromContact(c workspace.Contact) Fields {
 	out := Fields{}
 	read := func(t target, region string) {
 		v := contactValue(c, t)
-		s, err := canonical(t, v, region)
+		s, err := m.canonical(t, v, region)
 		if err != nil {
 			s, _ = single(v)
 			s = strings.TrimSpace(s)
@@ -75,7 +75,7 @@ func contactValue(c workspace.Contact, t target) value {
 	case kindCustom:
 		for _, cf := range c.CustomFields {
 			if cf.Key == t.label {
-				return listOf(cf.Value)
+				return listOf(cf.Value.Text())
 			}
 		}
 	}
