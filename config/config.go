@@ -80,6 +80,10 @@ type WorkspaceConfig struct {
 	Version       string  `yaml:"version"`
 	RateLimit     float64 `yaml:"rateLimit"` // requests per second, shared by every connector
 	Burst         int     `yaml:"burst"`
+	// CustomFieldValues is the form custom field values are written in:
+	// typed (by the field's type, the published document's form) or
+	// arrays (every value an array of strings).
+	CustomFieldValues string `yaml:"customFieldValues"`
 }
 
 // StateConfig is where syncd keeps its state.
@@ -150,10 +154,11 @@ type ConnectorConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Workspace: WorkspaceConfig{
-			VersionHeader: workspace.DefaultVersionHeader,
-			Version:       workspace.DefaultVersion,
-			RateLimit:     workspace.DefaultRateLimit,
-			Burst:         workspace.DefaultBurst,
+			VersionHeader:     workspace.DefaultVersionHeader,
+			Version:           workspace.DefaultVersion,
+			RateLimit:         workspace.DefaultRateLimit,
+			Burst:             workspace.DefaultBurst,
+			CustomFieldValues: workspace.ValuesTyped,
 		},
 		State:    StateConfig{Path: DefaultStatePath},
 		Webhooks: WebhooksConfig{Path: DefaultWebhooksPath, SecretGrace: DefaultSecretGrace, MaxBodyBytes: DefaultMaxBodyBytes},

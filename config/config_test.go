@@ -54,6 +54,7 @@ func TestDefaults(t *testing.T) {
 		{"log.format", c.Log.Format, "text"},
 		{"workspace.versionHeader", c.Workspace.VersionHeader, "Service-Api-Version"},
 		{"workspace.rateLimit", c.Workspace.RateLimit, 10.0},
+		{"workspace.customFieldValues", c.Workspace.CustomFieldValues, "typed"},
 		{"schedule", cc.Schedule, "@every 5m"},
 		{"direction", cc.Direction, "to-workspace"},
 		{"conflict", cc.Conflict, "newest-wins"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace"
 )
 
 // secretWords mark keys whose values are secrets wherever they appear
@@ -55,6 +56,7 @@ func (c *Config) Redacted() string {
 	w := c.Workspace
 	fmt.Fprintf(&b, "workspace: %s (%s: %s), %v requests/s, burst %d, apiKey %s\n",
 		redactURL(w.BaseURL), w.VersionHeader, w.Version, w.RateLimit, w.Burst, setOrNot(w.APIKey))
+	fmt.Fprintf(&b, "workspace custom field values: %s\n", valueFormHelp(w.CustomFieldValues))
 	fmt.Fprintf(&b, "state: %s\n", c.State.Path)
 	wh := c.Webhooks
 	if wh.Listen == "" {
@@ -159,4 +161,15 @@ func redactIfURL(s string) string {
 		return redactURL(s)
 	}
 	return s
+}
+
+// valueFormHelp says what a custom field value form sends.
+func valueFormHelp(form string) string {
+	switch form {
+	case workspace.ValuesTyped:
+		return "typed (booleans, numbers, date-times, strings, arrays for multi-select; null clears)"
+	case workspace.ValuesArrays:
+		return "arrays (every value an array of strings; [] clears)"
+	}
+	return form
 }

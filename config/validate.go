@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace"
 )
 
 var (
@@ -75,6 +76,10 @@ func (c *Config) validateWorkspace(ps *problems) {
 	}
 	if w.Burst < 1 {
 		ps.add("workspace.burst", "use at least 1; the default is 10", "must be at least 1, not %d", w.Burst)
+	}
+	if !workspace.ValidValueForm(w.CustomFieldValues) {
+		ps.add("workspace.customFieldValues", "use typed (values typed by their field's type, the default) or arrays (every value an array of strings)",
+			"unknown form %q", w.CustomFieldValues)
 	}
 	if strings.TrimSpace(c.State.Path) == "" {
 		ps.add("state.path", "name the state file, such as ./syncd.db", "required")

@@ -99,12 +99,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 		Burst:         cfg.Workspace.Burst,
 		Log:           logrus.NewEntry(log).WithField("component", "workspace"),
 		Observer:      d.ops.observe,
+		// Custom field values are written in this form, by each field's type.
+		CustomFieldValues: cfg.Workspace.CustomFieldValues,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("workspace client: %w", err)
 	}
+	customKeys, err := d.loadCustomFields(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, cc := range cfg.Connectors {
-		c, err := d.openConnector(ctx, cc, opts)
+		c, err := d.openConnector(ctx, cc, opts, customKeys)
 		if err != nil {
 			return nil, fmt.Errorf("connector %s: %w", cc.Name, err)
 		}
@@ -116,16 +122,17 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	return d, nil
 }
 
-func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, opts Options) (*Connector, error) {
+func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, opts Options, customKeys []string) (*Connector, error) {
 	t, ok := connector.Lookup(cc.Type)
 	if !ok {
 		return nil, fmt.Errorf("unknown connector type %q (known: %v)", cc.Type, connector.Types())
 	}
 	log := logrus.NewEntry(d.log).WithField("connector", cc.Name)
-	m, err := mapping.Compile(cc.Mapping, cc.Direction, nil)
+	m, err := mapping.Compile(cc.Mapping, cc.Direction, customKeys)
 	if err != nil {
 		return nil, fmt.Errorf("mapping: %w", err)
 	}
+	m.SetCustomFieldTypes(d.ws)
 	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields(), Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)

@@ -67,6 +67,7 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	version := fs.String("api-version", workspace.DefaultVersion, "the API version required on webhook operations")
 	legacy := fs.Bool("legacy-signature", false, "also sign deliveries with the older openphone-signature header")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	values := fs.String("custom-field-values", workspace.ValuesTyped, "form of custom field values taken and answered: typed (by the field's type, as the published OpenAPI document) or arrays (every value an array of strings, as the spec)")
 	var fields customFieldFlags
 	fs.Var(&fields, "custom-field", "a custom field definition key:type:name (repeatable); types: "+strings.Join(emulator.FieldTypes, ", "))
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +80,9 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	if *apiKey == "" {
 		fs.Usage()
 		return fmt.Errorf("--api-key is required: %w", ErrUsage)
+	}
+	if !workspace.ValidValueForm(*values) {
+		return fmt.Errorf("--custom-field-values %q: want %s or %s: %w", *values, workspace.ValuesTyped, workspace.ValuesArrays, ErrUsage)
 	}
 	if *faultRate < 0 || *faultRate > 1 {
 		return fmt.Errorf("--fault-rate %v: want a probability in [0,1]: %w", *faultRate, ErrUsage)
@@ -97,14 +101,14 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 		VersionHeader: *versionHeader, Version: *version,
 		Rate: *rate, Burst: *burst, RetryAfter: *retryAfter,
 		FaultRate: *faultRate, FaultLatency: *faultLatency, Latency: *latency,
-		Seed: *seed, CustomFields: fields, LegacySignature: *legacy,
+		Seed: *seed, CustomFields: fields, CustomFieldValues: *values, LegacySignature: *legacy,
 		Log: entry,
 	})
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
 	entry.WithField("url", srv.URL).WithField("rate", *rate).WithField("fault_rate", *faultRate).
-		WithField("custom_fields", len(fields)).Info("emulator listening")
+		WithField("custom_fields", len(fields)).WithField("custom_field_values", *values).Info("emulator listening")
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -45,6 +45,7 @@ func TestEmulatorCommandFlags(t *testing.T) {
 		{name: "custom field without name", args: []string{"--api-key", "k", "--custom-field", "plan:string"}, wantErr: "key:type:name"},
 		{name: "custom field of unknown type", args: []string{"--api-key", "k", "--custom-field", "plan:colour:Plan"}, wantErr: "colour"},
 		{name: "custom field twice", args: []string{"--api-key", "k", "--custom-field", "a:string:A", "--custom-field", "a:number:B"}, wantErr: "twice"},
+		{name: "unknown custom field values form", args: []string{"--api-key", "k", "--custom-field-values", "strings"}, wantErr: "--custom-field-values"},
 		{name: "stray argument", args: []string{"--api-key", "k", "extra"}, wantErr: "unexpected arguments"},
 		{name: "bad listen address", args: []string{"--api-key", "k", "--listen", "256.0.0.1:99999"}, wantErr: "listen"},
 	}
@@ -65,7 +66,7 @@ func TestEmulatorCommandServes(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- m.Run(ctx, []string{"emulator", "--listen", "127.0.0.1:0", "--api-key", "k", "--rate", "100",
-			"--custom-field", "plan:string:Plan: tier", "--custom-field", "vip:boolean:VIP"})
+			"--custom-field", "plan:string:Plan: tier", "--custom-field", "vip:boolean:VIP", "--custom-field-values", "arrays"})
 	}()
 	urlRE := regexp.MustCompile(`url="?(http://[0-9.:]+)`)
 	var base string
@@ -100,6 +101,20 @@ func TestEmulatorCommandServes(t *testing.T) {
 	want := []workspace.CustomFieldDefinition{{Name: "Plan: tier", Key: "plan", Type: "string"}, {Name: "VIP", Key: "vip", Type: "boolean"}}
 	if len(defs.Data) != 2 || defs.Data[0] != want[0] || defs.Data[1] != want[1] {
 		t.Errorf("custom fields = %+v, want %+v", defs.Data, want)
+	}
+	create := func(vip string) int {
+		req, _ := http.NewRequest("POST", base+"/v1/contacts", strings.NewReader(`{"defaultFields":{"firstName":"Ada"},"customFields":[{"key":"vip","value":`+vip+`}]}`))
+		req.Header.Set("Authorization", "k")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if typed, arrays := create("true"), create(`["true"]`); typed != http.StatusBadRequest || arrays != http.StatusCreated {
+		t.Errorf("--custom-field-values arrays: a typed boolean got %d (want 400), an array %d (want 201)", typed, arrays)
 	}
 	if status, _ := get("/organization", "wrong"); status != http.StatusUnauthorized {
 		t.Errorf("wrong key: %d", status)
