@@ -59,6 +59,7 @@ func (e *pgEnv) reconciler() *Reconciler {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	m.SetCustomFieldTypes(e.ws)
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
 		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),

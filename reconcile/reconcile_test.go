@@ -47,9 +47,13 @@ func newEnv(t *testing.T, rows int, emuOpts emulator.Options) *env {
 	ws, err := workspace.NewClient(workspace.ClientOptions{
 		BaseURL: emu.URL, APIKey: "test-key", RateLimit: 1000, Burst: 100,
 		Limiter: nil, MaxRetries: 8,
-		Log: quietLog(),
+		Log:               quietLog(),
+		CustomFieldValues: emulator.TestCustomFieldValues(),
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.LoadCustomFields(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, emu: emu, ws: ws, dir: t.TempDir(), policy: DeleteIgnore}
@@ -128,6 +132,7 @@ func (e *env) reconciler() *Reconciler {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	m.SetCustomFieldTypes(e.ws)
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
 		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy,
