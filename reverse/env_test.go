@@ -235,10 +235,15 @@ var testSpec = mapping.Spec{
 
 func newEnv(t *testing.T, mod func(*Target)) *env {
 	t.Helper()
-	emu := emulator.NewServer(emulator.Options{Rate: -1, APIKey: "k", RetryBase: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, MaxAttempts: 20})
+	emu := emulator.NewServer(emulator.Options{Rate: -1, APIKey: "k", RetryBase: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, MaxAttempts: 20,
+		CustomFields: testCustomFields})
 	t.Cleanup(emu.Close)
-	ws, err := workspace.NewClient(workspace.ClientOptions{BaseURL: emu.URL, APIKey: "k", RateLimit: 1000, Burst: 100, Log: quietLog()})
+	ws, err := workspace.NewClient(workspace.ClientOptions{BaseURL: emu.URL, APIKey: "k", RateLimit: 1000, Burst: 100, Log: quietLog(),
+		CustomFieldValues: emulator.TestCustomFieldValues()})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.LoadCustomFields(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, emu: emu, ws: ws, mem: newMem(), path: filepath.Join(t.TempDir(), "state.db")}
@@ -246,6 +251,7 @@ func newEnv(t *testing.T, mod func(*Target)) *env {
 	if e.mapper, err = mapping.Compile(testSpec, mapping.Both, nil); err != nil {
 		t.Fatal(err)
 	}
+	e.mapper.SetCustomFieldTypes(ws)
 	e.target = &Target{Name: "mem", Source: testSource, Mapper: e.mapper, Writer: e.mem, Direction: mapping.Both,
 		OnWorkspaceCreate: "ignore", OnWorkspaceDelete: "ignore"}
 	if mod != nil {
