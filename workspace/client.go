@@ -132,7 +132,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		backoff:       backoff{base: backoffBase, max: backoffMax},
 		maxRetryAfter: maxRetryAfter,
 		log:           opts.Log,
-		fields:        customFields{form: opts.CustomFieldValues},
+		fields:        customFields{form: opts.CustomFieldValues, reloadEvery: reloadEvery},
 	}
 	if c.limiter == nil {
 		limit, burst := opts.RateLimit, opts.Burst

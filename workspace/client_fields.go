@@ -13,11 +13,12 @@ import (
 // the form values are written in, and the definitions (by key) once
 // loaded.
 type customFields struct {
-	form     string
-	mu       sync.RWMutex
-	defs     map[string]CustomFieldDefinition // nil until loaded
-	loadedAt time.Time
-	reload   sync.Mutex // one reload at a time
+	form        string
+	reloadEvery time.Duration // least time between reloads after refusals
+	mu          sync.RWMutex
+	defs        map[string]CustomFieldDefinition // nil until loaded
+	loadedAt    time.Time
+	reload      sync.Mutex // one reload at a time
 }
 
 // reloadEvery bounds reloads of the definitions after refusals naming a
@@ -121,7 +122,7 @@ func (c *Client) refreshAfter(ctx context.Context, err error, fs []CustomFieldVa
 	c.fields.reload.Lock()
 	defer c.fields.reload.Unlock()
 	c.fields.mu.RLock()
-	loaded, recent := c.fields.defs != nil, time.Since(c.fields.loadedAt) < reloadEvery
+	loaded, recent := c.fields.defs != nil, time.Since(c.fields.loadedAt) < c.fields.reloadEvery
 	c.fields.mu.RUnlock()
 	if !loaded || recent {
 		return false
