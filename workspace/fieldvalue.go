@@ -32,7 +32,8 @@ func ValidFieldType(t string) bool {
 	return false
 }
 
-// The two forms of custom field values (see docs/custom-fields.md).
+// The two forms of custom field values (see custom-fields.md beside this
+// file, which cites the published document).
 const (
 	// ValuesTyped is the form of the service's published OpenAPI
 	// document: a value typed by its field's type (a boolean, a number,

@@ -148,3 +148,36 @@ func TestEncodeValue(t *testing.T) {
 		t.Errorf("two values for a string field: %v, want ErrSeveralValue", err)
 	}
 }
+
+// FuzzFieldValue: whatever decodes encodes back to a value that decodes
+// to the same kind and text, and its canonical text for any type is
+// stable (canonical of canonical is itself).
+func FuzzFieldValue(f *testing.F) {
+	for _, s := range []string{`null`, `true`, `43.50`, `"2023-01-02"`, `["a","b"]`, `[]`, `"x"`, `-1e3`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var v FieldValue
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("%s: marshal: %v", raw, err)
+		}
+		var back FieldValue
+		if err := json.Unmarshal(out, &back); err != nil || back.Kind() != v.Kind() || !reflect.DeepEqual(back.Text(), v.Text()) {
+			t.Fatalf("%s -> %s -> %+v, %v", raw, out, back, err)
+		}
+		for _, typ := range FieldTypes {
+			c, err := CanonicalText(typ, v.Text())
+			if err != nil {
+				continue
+			}
+			again, err := CanonicalText(typ, c)
+			if err != nil || !reflect.DeepEqual(again, c) {
+				t.Fatalf("%s as %s: canonical %q, again %q, %v", raw, typ, c, again, err)
+			}
+		}
+	})
+}

@@ -15,7 +15,7 @@ func TestValidateExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config.example.yaml does not validate with no environment:\n%s%v", serr, err)
 	}
-	for _, want := range []string{"config.example.yaml is valid.", "connectors: ", "type csv", "schedule", "direction to-workspace", "firstName <- ", "apiKey set"} {
+	for _, want := range []string{"config.example.yaml is valid.", "connectors: ", "type csv", "schedule", "direction to-workspace", "firstName <- ", "apiKey set", "workspace custom field values: typed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
