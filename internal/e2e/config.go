@@ -9,6 +9,7 @@ import (
 
 	_ "github.com/syncd-io/syncd/connector/postgres" // the connector of these configurations
 	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // Connector and Source name the connector of the configurations made
@@ -62,7 +63,8 @@ type ConfigOptions struct {
 }
 
 // WriteConfig writes the configuration to dir/syncd.yaml and returns
-// its path. The connector syncs the table both ways: creates and deletes
+// its path. Custom field values are written in the form the tests'
+// emulators take (emulator.TestCustomFieldValues). The connector syncs the table both ways: creates and deletes
 // on either side follow on the other (soft deletes in the table), newest
 // change wins a conflict, and the mass-delete guard is off.
 func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
@@ -97,6 +99,7 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
   apiKey: %s
   rateLimit: %g
   burst: %d
+  customFieldValues: %s
 state:
   path: %s
 webhooks:
@@ -120,7 +123,7 @@ connectors:
       table: %s
       deletedAtColumn: deleted_at
       batchSize: %d
-%s`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, o.StatePath, o.Listen, o.LogLevel, Connector, o.Direction, policies,
+%s`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, emulator.TestCustomFieldValues(), o.StatePath, o.Listen, o.LogLevel, Connector, o.Direction, policies,
 		o.Workers, o.BatchSize, DSN(), o.Table, o.BatchSize, Mapping)
 	path := filepath.Join(dir, "syncd.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
