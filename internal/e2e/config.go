@@ -63,10 +63,11 @@ type ConfigOptions struct {
 }
 
 // WriteConfig writes the configuration to dir/syncd.yaml and returns
-// its path. Custom field values are written in the form the tests'
-// emulators take (emulator.TestCustomFieldValues). The connector syncs the table both ways: creates and deletes
+// its path. The connector syncs the table both ways: creates and deletes
 // on either side follow on the other (soft deletes in the table), newest
-// change wins a conflict, and the mass-delete guard is off.
+// change wins a conflict, and the mass-delete guard is off. Custom field
+// values are written in the form the tests' emulators take
+// (emulator.TestCustomFieldValues).
 func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 	t.Helper()
 	if o.APIKey == "" {
