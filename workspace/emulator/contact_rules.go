@@ -65,7 +65,7 @@ var (
 		}, "firstName"),
 		"customFields": array(object(map[string]*node{
 			"key":   str(1, 0),
-			"value": anyValue, // its form is checked by checkFieldValue
+			"value": fieldValue,
 		}, "key", "value"), 0, 0).orNull(),
 		"createdByUserId": str(1, 0),
 		"source":          str(1, workspace.MaxSourceLenCreate),
@@ -85,7 +85,7 @@ var (
 		"customFields": array(object(map[string]*node{
 			"id":    str(1, 0),
 			"key":   str(1, 0),
-			"value": anyValue,
+			"value": fieldValue,
 		}, "value"), 0, 0),
 		"source":     str(1, workspace.MaxSourceLenUpdate).orNull(),
 		"sourceUrl":  str(1, workspace.MaxSourceURLLen).withFormat("uri").orNull(),

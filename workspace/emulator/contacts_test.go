@@ -77,6 +77,8 @@ func TestCreateContactValidation(t *testing.T) {
 		{name: "date field not a date", body: person("Ada", map[string]any{"customFields": []any{cf("renewal", "tomorrow")}}), wantPaths: []string{"/customFields/0/value"}},
 		{name: "url field not a URI", body: person("Ada", map[string]any{"customFields": []any{cf("site", "nope")}}), wantPaths: []string{"/customFields/0/value"}},
 		{name: "string field with two values", body: person("Ada", map[string]any{"customFields": []any{cf("plan", "a", "b")}}), wantPaths: []string{"/customFields/0/value"}},
+		{name: "custom field value an object", body: person("Ada", map[string]any{"customFields": []any{map[string]any{"key": "plan", "value": map[string]any{"a": 1}}}}), wantPaths: []string{"/customFields/0/value"}, wantMsg: "Expected array of strings, string"},
+		{name: "custom field value a list of numbers", body: person("Ada", map[string]any{"customFields": []any{map[string]any{"key": "tags", "value": []int{1}}}}), wantPaths: []string{"/customFields/0/value"}},
 		{name: "custom field without value", body: person("Ada", map[string]any{"customFields": []any{map[string]any{"key": "plan"}}}), wantPaths: []string{"/customFields/0/value"}},
 		{name: "every error listed", body: map[string]any{"defaultFields": df("emails", []any{item("w", "bad")}), "externalId": long(80), "source": "csv"},
 			wantPaths: []string{"/defaultFields/emails/0/value", "/externalId", "/source"}},

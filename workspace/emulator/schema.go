@@ -37,8 +37,11 @@ type node struct {
 	starClears bool
 }
 
-// anyValue is a node any JSON value (null included) satisfies.
-var anyValue = &node{typ: "any", nullable: true}
+// fieldValue is the node of a custom field value: any of the kinds the
+// published document allows in a request (an array of strings, a string,
+// a boolean, a number, null); which one its field takes is checked by
+// checkFieldValue.
+var fieldValue = &node{typ: "fieldValue", nullable: true}
 
 func str(minLen, maxLen int) *node { return &node{typ: "string", minLen: minLen, maxLen: maxLen} }
 
@@ -64,6 +67,9 @@ func enum(values ...string) *node { return &node{typ: "string", enum: values} }
 
 // schemaMap describes n in errors[].schema.
 func (n *node) schemaMap() map[string]any {
+	if n.typ == "fieldValue" {
+		return map[string]any{"type": []string{"array", "string", "boolean", "number", "null"}, "items": map[string]any{"type": "string"}}
+	}
 	m := map[string]any{"type": n.typ}
 	if n.nullable {
 		m["nullable"] = true
@@ -112,7 +118,21 @@ func (n *node) validate(path string, v any, errs *[]workspace.FieldError) {
 		return
 	}
 	switch n.typ {
-	case "any":
+	case "fieldValue":
+		ok := true
+		switch v := v.(type) {
+		case bool, string, json.Number:
+		case []any:
+			for _, e := range v {
+				_, isString := e.(string)
+				ok = ok && isString
+			}
+		default:
+			ok = false
+		}
+		if !ok {
+			add("Expected array of strings, string, boolean, number or null", v)
+		}
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
