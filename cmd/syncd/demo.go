@@ -139,7 +139,8 @@ func startDemoEmulator() (*demoEmulator, error) {
 		return nil, fmt.Errorf("demo emulator: %w", err)
 	}
 	emu := emulator.New(emulator.Options{APIKey: demoAPIKey, Rate: 50, Burst: 10, Seed: 1,
-		CustomFields: []workspace.CustomFieldDefinition{{Name: "Company size", Key: "size", Type: "string"}}})
+		CustomFields:      []workspace.CustomFieldDefinition{{Name: "Company size", Key: "size", Type: "string"}},
+		CustomFieldValues: workspace.ValuesTyped}) // the configuration's default form
 	srv := &http.Server{Handler: emu.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return &demoEmulator{Emulator: emu, URL: "http://" + ln.Addr().String(), srv: srv}, nil
