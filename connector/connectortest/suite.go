@@ -38,6 +38,7 @@ var checks = []check{
 	{name: "writer matches the type's Writable flag", run: testWritableFlag},
 	{name: "write back", applies: func(h Harness) bool { return h.Type.Writable }, run: testWrite},
 	{name: "field lister names the record fields", run: testFieldLister},
+	{name: "counter counts what a read delivers", run: testCount},
 }
 
 // RunSourceSuite runs every contract check that applies to the harness's

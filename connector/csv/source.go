@@ -37,6 +37,9 @@ type Source struct {
 	fields []string
 	log    *logrus.Entry
 	closed atomic.Bool
+	// exactScanMax overrides the size up to which Count scans the whole
+	// file (tests); 0 means the default.
+	exactScanMax int64
 }
 
 // Changes reads the whole file, whatever the checkpoint: a file keeps no

@@ -19,6 +19,9 @@ type queries struct {
 	after string
 	// snapshotFirst and snapshotAfter ($2: id) read live rows by id.
 	snapshotFirst, snapshotAfter string
+	// countFromStart, countAfter ($1, $2: cursor and id), countFrom ($1:
+	// cursor) and countSnapshot count what the reads above deliver.
+	countFromStart, countAfter, countFrom, countSnapshot string
 }
 
 // Every read selects, in order: the id as text, the cursor as text,
@@ -64,7 +67,9 @@ func buildQueries(t *table) queries {
 	for _, c := range t.fetch {
 		items = append(items, selectExpr(c))
 	}
-	sel := "SELECT " + strings.Join(items, ", ") + " FROM " + t.name + " AS " + rowAlias + " WHERE " + id + " IS NOT NULL"
+	from := " FROM " + t.name + " AS " + rowAlias + " WHERE " + id + " IS NOT NULL"
+	sel := "SELECT " + strings.Join(items, ", ") + from
+	count := "SELECT count(*)" + from
 	order := fmt.Sprintf(" ORDER BY %s, %s LIMIT $1", cursor, id)
 
 	return queries{
@@ -75,6 +80,10 @@ func buildQueries(t *table) queries {
 		after:            fmt.Sprintf("SELECT $1::%[1]s > $2::%[1]s", t.updated.typ),
 		snapshotFirst:    sel + " AND " + live + " ORDER BY " + id + " LIMIT $1",
 		snapshotAfter:    sel + " AND " + live + fmt.Sprintf(" AND %s > $2::%s", id, t.id.typ) + " ORDER BY " + id + " LIMIT $1",
+		countFromStart:   count + changes,
+		countAfter:       count + changes + fmt.Sprintf(" AND (%s, %s) > ($1::%s, $2::%s)", cursor, id, t.updated.typ, t.id.typ),
+		countFrom:        count + changes + fmt.Sprintf(" AND %s >= $1::%s", cursor, t.updated.typ),
+		countSnapshot:    count + " AND " + live,
 	}
 }
 

@@ -1,0 +1,69 @@
+package csv_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/csv"
+)
+
+func TestCountIsTheRowsARead(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+	}{
+		{"plain", "id,name\n1,a\n2,b\n3,c\n"},
+		{"no final line break", "id,name\n1,a\n2,b"},
+		{"crlf and blank lines", "id,name\r\n1,a\r\n\r\n2,b\r\n\n"},
+		{"quoted line breaks and quotes", "id,name\n1,\"two\nlines\"\n2,\"say \"\"hi\"\"\nthere\"\n3,c\n"},
+		{"header only", "id,name\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.csv")
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			src := open(t, settingsFor(path))
+			recs, err := readAll(context.Background(), src.Snapshot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := src.(connector.Counter).Count(context.Background(), "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := connector.Total{N: int64(len(recs)), Known: true}
+			if got != want {
+				t.Errorf("Count = %+v, the read delivered %d records", got, len(recs))
+			}
+		})
+	}
+}
+
+func TestCountEstimatesALargeFileFromItsSize(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,name,email\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "%d,Person %d,p%d@example.com\n", i+1, i, i)
+	}
+	path := filepath.Join(t.TempDir(), "c.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := open(t, settingsFor(path))
+	csv.SetExactScanMax(src, 1000)
+	got, err := src.(connector.Counter).Count(context.Background(), "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Known || !got.Estimate {
+		t.Fatalf("Count = %+v, want a known estimate", got)
+	}
+	if got.N < 19000 || got.N > 21000 {
+		t.Errorf("estimate %d is not within 5%% of the 20000 rows", got.N)
+	}
+}
