@@ -27,6 +27,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -115,6 +116,8 @@ type Options struct {
 	Drain time.Duration
 	// Log is the connector's logger.
 	Log *logrus.Entry
+	// Progress, when set, follows each pass (see progress.go).
+	Progress *progress.Tracker
 	// Now is the clock (tests).
 	Now func() time.Time
 }

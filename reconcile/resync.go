@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -61,7 +62,7 @@ func (r *Reconciler) Resync(ctx context.Context, o ResyncOptions) (Summary, erro
 	return p.finish(start, calls, err)
 }
 
-func (p *pass) resync(ctx context.Context, progress func(int)) error {
+func (p *pass) resync(ctx context.Context, report func(int)) error {
 	r := p.r
 	// The links are derived from the workspace: drop them and rebuild.
 	// A crash in between leaves no links, which the next run rebuilds the
@@ -69,6 +70,7 @@ func (p *pass) resync(ctx context.Context, progress func(int)) error {
 	if err := r.opts.Store.DropLinks(r.opts.Connector); err != nil {
 		return fmt.Errorf("drop links: %w", err)
 	}
+	p.phase(progress.PhaseListing)
 	if err := p.listWorkspace(ctx); err != nil {
 		return err
 	}
@@ -78,19 +80,23 @@ func (p *pass) resync(ctx context.Context, progress func(int)) error {
 	}
 	p.linked = linked
 	var done atomic.Int64
+	p.phase(progress.PhaseReading)
+	p.countTotal(ctx, "", true)
 	err = r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
 		if err := p.batch(ctx, b.Records); err != nil {
 			return err
 		}
+		p.progressed(len(b.Records))
 		n := done.Add(int64(len(b.Records)))
-		if progress != nil {
-			progress(int(n))
+		if report != nil {
+			report(int(n))
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("read snapshot: %w", err)
 	}
+	p.phase(progress.PhaseSweeping)
 	return p.sweepUnseen(ctx)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -59,6 +60,7 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	if p.known, err = r.loadDeadLetters(); err != nil {
 		return nil, err
 	}
+	r.opts.Progress.Start(kind)
 	return p, nil
 }
 
@@ -94,6 +96,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		// First sync, or the state file was lost: rebuild the links from
 		// one listing of the connector's source, so that nothing that
 		// already exists is created again.
+		p.phase(progress.PhaseListing)
 		if err := p.exclusive(func() error { return p.listWorkspace(ctx) }); err != nil {
 			return err
 		}
@@ -116,10 +119,13 @@ func (p *pass) runChanges(ctx context.Context) error {
 			return fmt.Errorf("read checkpoint: %w", err)
 		}
 	}
+	p.phase(progress.PhaseReading)
+	p.countTotal(ctx, checkpoint, false)
 	err = r.opts.Reader.Changes(ctx, checkpoint, func(ctx context.Context, b connector.Batch) error {
 		if err := p.guardedBatch(ctx, b.Records); err != nil {
 			return err
 		}
+		p.progressed(len(b.Records))
 		if r.opts.Type.Incremental && b.Checkpoint != "" {
 			if err := r.opts.Store.SetCheckpoint(r.opts.Connector, "", b.Checkpoint); err != nil {
 				return fmt.Errorf("save checkpoint: %w", err)
@@ -133,6 +139,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 	if !r.opts.Type.Incremental {
 		// The connector read everything: linked records it did not see
 		// were deleted at the source.
+		p.phase(progress.PhaseSweeping)
 		return p.exclusive(func() error { return p.sweepUnseen(ctx) })
 	}
 	return nil
@@ -149,6 +156,7 @@ func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) 
 	}
 	sum := p.sum
 	p.mu.Unlock()
+	r.opts.Progress.Finish()
 	run := p.run
 	run.FinishedAt = r.opts.Now()
 	run.Created, run.Updated, run.Unchanged = sum.Created, sum.Updated, sum.Unchanged
