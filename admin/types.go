@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 )
@@ -44,6 +45,9 @@ type ConnectorStatus struct {
 	Schedule  string `json:"schedule"`
 	// Running is true while a pass of the connector is in progress.
 	Running bool `json:"running"`
+	// Progress is the running pass's progress (done, total, ETA...), when
+	// this process runs it.
+	Progress *progress.Snapshot `json:"progress,omitempty"`
 	// LastRun is the newest pass in the run history, finished or not.
 	LastRun *Run `json:"lastRun,omitempty"`
 	// LastSuccess is when the newest pass that ended without error

@@ -18,6 +18,7 @@ import (
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -69,6 +70,7 @@ type Connector struct {
 	hasLast  bool
 	schedule string
 	ops      *ops
+	tracker  *progress.Tracker
 }
 
 // New opens the state, the workspace client and every connector.
@@ -119,6 +121,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	if err := d.initOps(); err != nil {
 		return nil, fmt.Errorf("read run history: %w", err)
 	}
+	d.startHistory()
 	return d, nil
 }
 
@@ -138,6 +141,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	guard := &reconcile.Guard{}
+	tracker := d.newTracker()
 	rec, err := reconcile.New(reconcile.Options{
 		Connector:           cc.Name,
 		Source:              cc.Source,
@@ -159,12 +163,13 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		Guard:               guard,
 		Drain:               ShutdownBudget,
 		Log:                 log,
+		Progress:            tracker,
 	})
 	if err != nil {
 		src.Close()
 		return nil, err
 	}
-	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, log: log, schedule: cc.Schedule, ops: d.ops}, nil
+	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, log: log, schedule: cc.Schedule, ops: d.ops, tracker: tracker}, nil
 }
 
 // Store returns the daemon's state.
@@ -191,6 +196,7 @@ func (d *Daemon) Connector(name string) (*Connector, bool) {
 
 // Close closes every connector and the state file.
 func (d *Daemon) Close() error {
+	d.ops.history.close()
 	var errs []error
 	for _, c := range d.connectors {
 		if err := c.Source.Close(); err != nil {

@@ -31,6 +31,8 @@ type ops struct {
 
 	probeMu sync.Mutex // serialises the workspace probes of readiness
 	probe   probeResult
+
+	history *history // the health page's charts, see history.go
 }
 
 type readyCheck struct {
@@ -54,6 +56,9 @@ func newOps(version string) *ops {
 // the readiness of the workspace.
 func (o *ops) observe(info workspace.RequestInfo) {
 	o.metrics.ObserveRequest(info)
+	if info.Status == 429 && o.history != nil {
+		o.history.throttled.Add(1)
+	}
 	if reachable(info.Status) {
 		o.lastReachable.Store(time.Now().UnixNano())
 	}
@@ -72,6 +77,7 @@ func (o *ops) ranPass(sum reconcile.Summary, err error) {
 		return
 	}
 	o.metrics.ObserveRun(sum, err, time.Now())
+	o.history.sample()
 }
 
 // Metrics returns the daemon's metrics (served by the admin server).

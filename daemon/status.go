@@ -118,6 +118,7 @@ func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
 			}
 		}
 	}
+	d.addProgress(&out)
 	return out, nil
 }
 
