@@ -81,6 +81,9 @@ type pageData struct {
 	ConflictsErr  string
 	Notice        string
 	TokenRequired bool
+	Running       []runningPass // see progress_ui.go
+	Charts        *pageCharts
+	ChartsErr     string
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +115,10 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		d.Conflicts = cs
 	}
 	d.Notice = notice(r.URL.Query(), st)
+	d.Running = runningPasses(st)
+	if d.Charts, err = s.charts(ctx, d.Now); err != nil {
+		d.ChartsErr = err.Error()
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	// No scripts, styles only inline, no framing by other sites.
