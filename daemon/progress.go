@@ -29,3 +29,6 @@ func (d *Daemon) addProgress(st *admin.Status) {
 		}
 	}
 }
+
+// Tracker returns the tracker of the connector's passes.
+func (c *Connector) Tracker() *progress.Tracker { return c.tracker }

@@ -2,8 +2,8 @@
 // done against the total the connector announced, the writes made so far
 // by kind, the rate, and the time left.
 //
-// The reconciler feeds a Tracker (Start, Phase, Total, Add, SetWrites,
-// Finish); the status API, the health page and the command line read
+// The reconciler feeds a Tracker (Start, Phase, Total, Step, Add,
+// SetWrites, Finish); the status API, the health page and the command line read
 // Snapshots from it at their own pace, so that watching costs the pass
 // nothing but a mutex.
 //
@@ -31,6 +31,8 @@ const (
 	PhaseReading = "reading"
 	// PhaseSweeping is the handling of records gone from a complete read.
 	PhaseSweeping = "sweeping"
+	// PhaseFinished is the phase of a Final snapshot.
+	PhaseFinished = "finished"
 )
 
 // Snapshot is a pass's progress at one moment, as /status shows it.
@@ -109,6 +111,9 @@ type Tracker struct {
 	calls0   int64
 	samples  []sample // oldest first, spanning about RateWindow
 	lastSamp time.Time
+	final    *Snapshot // the last finished pass, as it ended
+	base     int64     // records of the batches done
+	inBatch  int64     // records of the batch in flight, by Step
 }
 
 // New returns a Tracker.
@@ -135,7 +140,7 @@ func (t *Tracker) Start(kind string) {
 	calls := t.calls()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.running, t.known, t.total, t.calls0 = true, false, 0, calls
+	t.running, t.known, t.total, t.calls0, t.base, t.inBatch = true, false, 0, calls, 0, 0
 	t.snap = Snapshot{Kind: kind, Phase: PhaseStarting, Writes: map[string]int64{}, StartedAt: now}
 	t.samples = []sample{{at: now, calls: calls}}
 	t.lastSamp = now
@@ -166,7 +171,8 @@ func (t *Tracker) Total(n int64, estimate bool) {
 	}
 }
 
-// Add counts n more records handled.
+// Add counts a batch of n more records handled; it replaces the Steps
+// counted during the batch.
 func (t *Tracker) Add(n int) {
 	if t == nil {
 		return
@@ -178,7 +184,27 @@ func (t *Tracker) Add(n int) {
 	if !t.running {
 		return
 	}
-	t.snap.Done += int64(n)
+	t.base += int64(n)
+	t.snap.Done, t.inBatch = t.base, 0
+	t.record(now, calls)
+}
+
+// Step counts one record of the batch in flight handled, so that a batch
+// that takes minutes shows its progress; Add then counts the batch as a
+// whole.
+func (t *Tracker) Step() {
+	if t == nil {
+		return
+	}
+	now := t.opts.Now()
+	calls := t.calls()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.running {
+		return
+	}
+	t.inBatch++
+	t.snap.Done = t.base + t.inBatch
 	t.record(now, calls)
 }
 
@@ -202,14 +228,33 @@ func (t *Tracker) SetWrites(w map[string]int64) {
 }
 
 // Finish ends the pass: Snapshot reports nothing running until the next
-// Start.
+// Start, and Final reports the pass as it ended.
 func (t *Tracker) Finish() {
 	if t == nil {
 		return
 	}
+	s, ok := t.Snapshot()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.running = false
+	if ok {
+		s.Phase, s.ETASeconds = PhaseFinished, nil
+		t.final = &s
+	}
+}
+
+// Final returns the last finished pass as it ended (phase finished), and
+// false when none finished yet.
+func (t *Tracker) Final() (Snapshot, bool) {
+	if t == nil {
+		return Snapshot{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.final == nil {
+		return Snapshot{}, false
+	}
+	return *t.final, true
 }
 
 // record keeps a sample for the rate: at most one per second, and none

@@ -26,10 +26,17 @@ func TestNothingRunning(t *testing.T) {
 	if _, ok := tr.Snapshot(); ok {
 		t.Fatal("a tracker that never started reports a pass")
 	}
+	if _, ok := tr.Final(); ok {
+		t.Fatal("a tracker that never started reports a finished pass")
+	}
 	tr.Start("run")
+	tr.Add(3)
 	tr.Finish()
 	if _, ok := tr.Snapshot(); ok {
 		t.Fatal("a finished pass is still reported")
+	}
+	if f, ok := tr.Final(); !ok || f.Done != 3 || f.Phase != PhaseFinished || f.Kind != "run" {
+		t.Fatalf("Final = %+v, %v; want the run's 3 records, finished", f, ok)
 	}
 	var none *Tracker
 	none.Start("run")
@@ -120,5 +127,22 @@ func TestDonePastTheTotal(t *testing.T) {
 	s, _ := tr.Snapshot()
 	if s.Total == nil || *s.Total != 12 || *s.ETASeconds != 0 {
 		t.Errorf("total %v eta %v: want the 12 reached and no time left", s.Total, s.ETASeconds)
+	}
+}
+
+func TestStepsWithinABatch(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	tr := newTracker(c, 0)
+	tr.Start("run")
+	for range 3 {
+		tr.Step() // three of a batch's records written
+	}
+	if s, _ := tr.Snapshot(); s.Done != 3 {
+		t.Fatalf("done %d after 3 steps", s.Done)
+	}
+	tr.Add(100) // the batch of 100 is done (97 of them unchanged)
+	tr.Step()
+	if s, _ := tr.Snapshot(); s.Done != 101 {
+		t.Fatalf("done %d, want 100 + 1 step", s.Done)
 	}
 }

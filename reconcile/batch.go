@@ -253,6 +253,7 @@ func (p *pass) writeAll(ctx context.Context, items []*item) error {
 					errs <- err
 					return
 				}
+				p.wroteOne()
 			}
 		}()
 	}

@@ -47,9 +47,24 @@ func (p *pass) progressed(n int) {
 	if tr == nil {
 		return
 	}
-	p.mu.Lock()
-	w := p.sum.Writes()
-	p.mu.Unlock()
-	tr.SetWrites(w)
+	tr.SetWrites(p.writes())
 	tr.Add(n)
+}
+
+// wroteOne reports one record of the batch in flight written (or set
+// aside), so that progress moves within a batch, which can take minutes
+// at the API's pace.
+func (p *pass) wroteOne() {
+	tr := p.r.opts.Progress
+	if tr == nil {
+		return
+	}
+	tr.SetWrites(p.writes())
+	tr.Step()
+}
+
+func (p *pass) writes() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sum.Writes()
 }

@@ -84,10 +84,19 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer d.Close()
+	adminRun, err := d.Start(ctx, daemon.AdminPart)
+	if err != nil {
+		return err
+	}
+	defer func() { adminRun.Stop(); _ = adminRun.Wait() }()
+	addr := adminRun.AdminAddr
+	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/\n", addr)
 
 	step := func(n int, what string) error {
 		before := emu.Stats()
+		stopWatch := newPassWatcher(c.m.Stderr, log, d.Connectors()).start(ctx)
 		sums, err := d.RunOnce(ctx)
+		stopWatch()
 		if err != nil {
 			return err
 		}
@@ -118,7 +127,7 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "   (run 'syncd demo --serve' to keep it running)\n")
 		return nil
 	}
-	fmt.Fprintf(out, "7. Serving until interrupted: edit %s and watch the next pass (every 10s)\n", csvPath)
+	fmt.Fprintf(out, "7. Serving until interrupted: edit %s and watch the next pass (every 10s)\n   on the health page: http://%s/\n", csvPath, addr)
 	r, err := d.Start(ctx, daemon.ForwardPart)
 	if err != nil {
 		return err
@@ -194,7 +203,7 @@ workspace:
 state:
   path: %s
 admin:
-  listen: ""
+  listen: 127.0.0.1:0 # a free loopback port
 log:
   level: warn
 connectors:

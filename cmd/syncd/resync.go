@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -54,14 +53,13 @@ func (c *ResyncCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer d.Close()
-	progress := newProgress(c.m.Stderr, log)
 	o := reconcile.ResyncOptions{
-		DryRun:   *dryRun,
-		Plan:     func(e reconcile.PlanEntry) { printPlanEntry(c.m.Stdout, e) },
-		Progress: progress.update,
+		DryRun: *dryRun,
+		Plan:   func(e reconcile.PlanEntry) { printPlanEntry(c.m.Stdout, e) },
 	}
+	stopWatch := newPassWatcher(c.m.Stderr, log, d.Connectors()).start(ctx)
 	sums, err := d.Resync(ctx, *name, o)
-	progress.done()
+	stopWatch()
 	for _, s := range sums {
 		fmt.Fprintf(c.m.Stdout, "%s %s: %s\n", s.Connector, s.Kind, s)
 	}
@@ -98,44 +96,5 @@ func printPlanEntry(w io.Writer, e reconcile.PlanEntry) {
 		fmt.Fprintf(w, "create externalId=%s\n", e.ExternalID)
 	default:
 		fmt.Fprintf(w, "%s externalId=%s contact=%s\n", e.Action, e.ExternalID, e.ContactID)
-	}
-}
-
-// progress shows a resync's progress: a bar redrawn in place on a
-// terminal, a log line every few seconds otherwise.
-type progress struct {
-	w        io.Writer
-	terminal bool
-	log      interface{ Infof(string, ...any) }
-	last     time.Time
-	drew     bool
-}
-
-func newProgress(w io.Writer, log interface{ Infof(string, ...any) }) *progress {
-	p := &progress{w: w, log: log}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
-}
-
-func (p *progress) update(records int) {
-	if p.terminal {
-		spin := `|/-\`[records/100%4]
-		fmt.Fprintf(p.w, "\rresync %c %d records", spin, records)
-		p.drew = true
-		return
-	}
-	if time.Since(p.last) >= 5*time.Second {
-		p.last = time.Now()
-		p.log.Infof("resync progress: %d records", records)
-	}
-}
-
-func (p *progress) done() {
-	if p.drew {
-		fmt.Fprintln(p.w)
 	}
 }

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/progress"
+)
+
+// How often the watcher looks at the passes: a bar is redrawn at a
+// person's pace; a log line is written every 10 s, which is enough to
+// follow a pass in journald or docker logs without flooding them.
+const (
+	barEvery = 200 * time.Millisecond
+	logEvery = 10 * time.Second
+)
+
+// passWatcher shows the passes of `syncd run --once` and `syncd resync`
+// while they run: on a terminal, a progress bar per connector pass
+// (done/total, writes by kind, rate, time left); elsewhere (systemd,
+// Docker, CI), a log line with the same figures as fields.
+type passWatcher struct {
+	w        io.Writer
+	terminal bool
+	log      *logrus.Logger
+	conns    []*daemon.Connector
+	every    time.Duration
+
+	bars map[string]*passBar // by connector, while its pass runs
+}
+
+// passBar is the bar of one pass.
+type passBar struct {
+	bar     *progressbar.ProgressBar
+	started time.Time
+	total   int64 // the bar's max; -1 while unknown (a spinner)
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func newPassWatcher(w io.Writer, log *logrus.Logger, conns []*daemon.Connector) *passWatcher {
+	pw := &passWatcher{w: w, terminal: isTerminal(w), log: log, conns: conns, every: logEvery, bars: map[string]*passBar{}}
+	if pw.terminal {
+		pw.every = barEvery
+	}
+	return pw
+}
+
+// start watches until stop is called; stop draws the final state.
+func (pw *passWatcher) start(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(pw.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pw.tick()
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		if pw.terminal {
+			pw.tick() // close the bars of the passes that ended
+		}
+	}
+}
+
+func (pw *passWatcher) tick() {
+	for _, c := range pw.conns {
+		s, running := c.Progress()
+		if !pw.terminal {
+			if running {
+				pw.log.WithFields(progressFields(c.Name, s)).Info("sync pass progress")
+			}
+			continue
+		}
+		pb := pw.bars[c.Name]
+		if pb != nil && (!running || !s.StartedAt.Equal(pb.started)) {
+			// The pass drawn ended: draw it as it ended, then let go.
+			if f, ok := c.Tracker().Final(); ok && f.StartedAt.Equal(pb.started) {
+				pw.draw(c.Name, pb, f)
+			}
+			_ = pb.bar.Finish()
+			fmt.Fprintln(pw.w)
+			delete(pw.bars, c.Name)
+			pb = nil
+		}
+		if !running {
+			continue
+		}
+		if pb == nil {
+			pb = pw.newBar(s)
+			pw.bars[c.Name] = pb
+		}
+		pw.draw(c.Name, pb, s)
+	}
+}
+
+func (pw *passWatcher) newBar(s progress.Snapshot) *passBar {
+	b := progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(pw.w),
+		progressbar.OptionSetWidth(28),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(false), // the ETA is ours: it knows the API limit
+		progressbar.OptionSetElapsedTime(false),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionSetRenderBlankState(true),
+		progressbar.OptionThrottle(0),
+		progressbar.OptionUseANSICodes(true),
+	)
+	return &passBar{bar: b, started: s.StartedAt, total: -1}
+}
+
+func (pw *passWatcher) draw(name string, pb *passBar, s progress.Snapshot) {
+	if s.Total != nil && *s.Total != pb.total {
+		pb.total = *s.Total
+		pb.bar.ChangeMax64(max(pb.total, 1))
+		progressbar.OptionSetPredictTime(false)(pb.bar) // ChangeMax64 turned it back on
+	}
+	_ = pb.bar.Set64(s.Done)
+	pb.bar.Describe(barText(name, s))
+}
+
+// barText is what follows the bar: the pass, the rate, the time left and
+// the writes so far.
+func barText(name string, s progress.Snapshot) string {
+	parts := []string{name + " " + s.Kind}
+	if s.Phase != progress.PhaseReading {
+		parts = append(parts, s.Phase)
+	}
+	if s.Total == nil {
+		parts = append(parts, "total unknown")
+	} else if s.TotalIsEstimate {
+		parts = append(parts, "total estimated")
+	}
+	parts = append(parts, fmt.Sprintf("%.1f/s", s.RatePerSecond))
+	if eta, ok := s.ETA(); ok {
+		parts = append(parts, "ETA "+eta.Round(time.Second).String())
+	}
+	for _, k := range []string{"created", "updated", "adopted", "deleted", "unlinked", "held", "failed"} {
+		if n := s.Writes[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// progressFields are the figures of a pass as log fields.
+func progressFields(name string, s progress.Snapshot) logrus.Fields {
+	f := logrus.Fields{
+		"connector": name, "kind": s.Kind, "phase": s.Phase, "done": s.Done,
+		"total": "unknown", "total_is_estimate": s.TotalIsEstimate,
+		"rate_per_second": fmt.Sprintf("%.1f", s.RatePerSecond), "eta_seconds": "unknown", "api_calls": s.APICalls,
+	}
+	if s.Total != nil {
+		f["total"] = *s.Total
+	}
+	if eta, ok := s.ETA(); ok {
+		f["eta_seconds"] = int64(eta.Round(time.Second).Seconds())
+	}
+	for k, n := range s.Writes {
+		f[k] = n
+	}
+	return f
+}
