@@ -18,7 +18,7 @@ import (
 // Chart geometry, in SVG user units (the SVG scales to its box).
 const (
 	chartW, chartH                = 640, 190
-	padL, padR, padT, padB        = 52, 92, 12, 26
+	padL, padR, padT, padB        = 52, 104, 12, 26
 	plotW, plotH                  = chartW - padL - padR, chartH - padT - padB
 	minChartSpan                  = 15 * time.Minute
 	maxLabelledPasses             = 16
@@ -62,7 +62,8 @@ func (s *svg) yAxis(top float64, unit string) {
 		s.f(`<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eceef2"/>`, padL, padL+plotW, y, y)
 		s.text(padL-6, y+4, "end", "tick", thousands(int64(math.Round(v))))
 	}
-	s.text(12, padT+float64(plotH)/2, "middle", "unit", unit)
+	y := padT + float64(plotH)/2
+	s.f(`<text x="12" y="%.1f" text-anchor="middle" class="unit" transform="rotate(-90 12 %.1f)">%s</text>`, y, y, template.HTMLEscapeString(unit))
 }
 
 func yOf(v, top float64) float64 { return float64(padT+plotH) - v/top*float64(plotH) }
@@ -122,16 +123,18 @@ func apiCallsChart(h History, now time.Time) template.HTML {
 		if p.APICalls == 0 || p.Minute.Before(ax.start) {
 			continue
 		}
-		y := yOf(float64(p.APICalls), top)
-		fmt.Fprintf(&path, "M%.1f %.1fh%.1fV%dh%.1fZ", ax.x(p.Minute), y, barW, padT+plotH, -barW)
+		y, x := yOf(float64(p.APICalls), top), ax.x(p.Minute)
+		w := math.Min(barW, padL+plotW-x) // the current minute ends now
+		fmt.Fprintf(&path, "M%.1f %.1fh%.1fV%dh%.1fZ", x, y, w, padT+plotH, -w)
 	}
 	s.f(`<path class="calls" d="%s" fill="%s"><title>%s</title></path>`, path.String(), colorCalls, template.HTMLEscapeString(label))
 	if h.QuotaPerMinute > 0 {
 		y := yOf(h.QuotaPerMinute, top)
 		s.f(`<line class="quota" x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="5 4"/>`, padL, padL+plotW, y, y, colorQuota)
-		s.text(padL+plotW+6, y+4, "start", "quota-label", "quota "+thousands(int64(h.QuotaPerMinute))+"/min")
+		s.text(padL+plotW-4, y-4, "end", "quota-label", "quota "+thousands(int64(h.QuotaPerMinute))+"/min")
 	}
-	s.text(padL+plotW+6, padT+float64(plotH), "start", "peak-label", "peak "+thousands(peak.APICalls))
+	s.text(padL+plotW+6, padT+12, "start", "peak-label", "peak "+thousands(peak.APICalls))
+	s.text(padL+plotW+6, padT+26, "start", "peak-label", "total "+thousands(total))
 	return s.html()
 }
 
@@ -220,14 +223,14 @@ func problemsChart(h History, now time.Time) template.HTML {
 	return s.html()
 }
 
-// niceTop rounds v up to 1, 2 or 5 times a power of ten (at least 1),
-// for a readable axis.
+// niceTop rounds v up to a round multiple of a power of ten (at least
+// 1), for a readable axis.
 func niceTop(v float64) float64 {
 	if v <= 1 {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if m*p >= v {
 			return m * p
 		}

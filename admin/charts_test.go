@@ -86,9 +86,9 @@ func TestAPICallsChart(t *testing.T) {
 	if len(quota) != 1 {
 		t.Fatalf("%d quota lines, want 1", len(quota))
 	}
-	// The axis tops at 1,000 (the quota rounded up): the quota line is at
-	// 60% of the plot's height.
-	if y, want := quota[0].num(t, "y1"), float64(padT+plotH)-0.6*plotH; math.Abs(y-want) > 0.1 {
+	// The axis tops at 600 (the quota, a round figure already): the quota
+	// line is at the top of the plot.
+	if y, want := quota[0].num(t, "y1"), float64(padT); math.Abs(y-want) > 0.1 {
 		t.Errorf("quota line at y=%.1f, want %.1f", y, want)
 	}
 	bars := svg.find(func(n node) bool { return n.attr("class") == "calls" })
@@ -112,16 +112,16 @@ func TestPassesChart(t *testing.T) {
 	if !strings.Contains(title, "crm run at") || !strings.Contains(title, "300 created, 20 updated, 0 adopted, 0 deleted, 5 failed") {
 		t.Errorf("title %q", title)
 	}
-	// The tallest pass (325 writes) sets the axis at 500: its created
-	// segment is 300/500 of the plot's height.
+	// The tallest pass (325 writes) sets the axis at 400: its created
+	// segment is 300/400 of the plot's height.
 	rects := passes[0].find(func(n node) bool { return n.attr("class") == "created" })
 	if len(rects) != 1 {
 		t.Fatalf("%d created segments", len(rects))
 	}
-	if got, want := rects[0].num(t, "height"), 300.0/500*plotH; math.Abs(got-want) > 0.1 {
+	if got, want := rects[0].num(t, "height"), 300.0/400*plotH; math.Abs(got-want) > 0.1 {
 		t.Errorf("created segment %.1f high, want %.1f", got, want)
 	}
-	if d := passes[1].find(func(n node) bool { return n.attr("class") == "deleted" }); len(d) != 1 || math.Abs(d[0].num(t, "height")-50.0/500*plotH) > 0.1 {
+	if d := passes[1].find(func(n node) bool { return n.attr("class") == "deleted" }); len(d) != 1 || math.Abs(d[0].num(t, "height")-50.0/400*plotH) > 0.1 {
 		t.Errorf("deleted segment of the resync: %v", d)
 	}
 }

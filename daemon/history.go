@@ -37,6 +37,7 @@ func (d *Daemon) startHistory() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &history{d: d, stop: cancel, done: make(chan struct{}), lastCalls: d.ws.Calls()}
 	d.ops.history = h
+	h.sample() // where the charts start
 	go func() {
 		defer close(h.done)
 		t := time.NewTicker(historyEvery)
