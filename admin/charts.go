@@ -17,11 +17,11 @@ import (
 
 // Chart geometry, in SVG user units (the SVG scales to its box).
 const (
-	chartW, chartH                = 640, 190
-	padL, padR, padT, padB        = 52, 104, 12, 26
+	chartW, chartH                = 420, 190
+	padL, padR, padT, padB        = 46, 96, 12, 26
 	plotW, plotH                  = chartW - padL - padR, chartH - padT - padB
 	minChartSpan                  = 15 * time.Minute
-	maxLabelledPasses             = 16
+	maxLabelledPasses             = 8
 	colorCalls, colorQuota        = "#1c4fa0", "#c0392b"
 	colorDeadLetters, colorConfls = "#c0392b", "#8a5a00"
 )
@@ -224,10 +224,10 @@ func problemsChart(h History, now time.Time) template.HTML {
 }
 
 // niceTop rounds v up to a round multiple of a power of ten (at least
-// 1), for a readable axis.
+// 4), for a readable axis.
 func niceTop(v float64) float64 {
-	if v <= 1 {
-		return 1
+	if v <= 4 {
+		return 4 // an axis of 0, 2, 4 rather than fractions
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
 	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {

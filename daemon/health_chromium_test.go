@@ -68,7 +68,9 @@ func TestHealthPageDuringAndAfterAPassInChromium(t *testing.T) {
 	}()
 	// Hold the pass a third of the way through, look, and let it go.
 	deadline := time.Now().Add(60 * time.Second)
-	var held int64
+	var held, heldCalls int64
+	var heldDead int
+	var err error
 	for {
 		p, ok := e.d.Connectors()[0].Progress()
 		if ok && p.Done >= rows/3 {
@@ -76,6 +78,10 @@ func TestHealthPageDuringAndAfterAPassInChromium(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // the writes in flight land
 			p, _ = e.d.Connectors()[0].Progress()
 			held = p.Done
+			heldCalls = e.d.Workspace().Calls()
+			if heldDead, err = e.d.Store().CountDeadLetters("crm"); err != nil {
+				t.Fatal(err)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -105,7 +111,13 @@ func TestHealthPageDuringAndAfterAPassInChromium(t *testing.T) {
 		`<figure id="figure-passes"><figcaption>Records written per pass, by kind</figcaption>`,
 		`<figure id="figure-problems"><figcaption>Dead letters and conflicts over time</figcaption>`,
 		`id="chart-api-calls"`, `id="chart-passes"`, `id="chart-problems"`,
+		// The charts are up to the moment, not to the last minute's sample.
+		fmt.Sprintf(": %s calls, peak ", thousands(heldCalls)), "no pass finished yet",
+		fmt.Sprintf("now %d dead letters, 0 conflicts", heldDead),
 	)
+	if heldDead < 1 {
+		t.Errorf("no dead letter yet when the pass was held at %d records", held)
+	}
 
 	res := <-done
 	if res.err != nil {

@@ -71,27 +71,54 @@ func (h *history) sample() {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	p, calls, throttled, err := h.current()
+	if err != nil {
+		h.d.log.WithError(err).Warn("history point not recorded: state unreadable")
+		return
+	}
+	if err := h.d.store.AddHistory(p); err != nil {
+		h.d.log.WithError(err).Warn("history point not recorded")
+		return
+	}
+	h.lastCalls, h.lastThrottled = calls, throttled
+}
+
+// current is the point a sample would add now, with the counters it
+// read. The caller holds h.mu.
+func (h *history) current() (p state.HistoryPoint, calls, throttled int64, err error) {
 	d := h.d
-	calls, throttled := d.ws.Calls(), h.throttled.Load()
-	p := state.HistoryPoint{Minute: time.Now(), APICalls: calls - h.lastCalls, Throttled: throttled - h.lastThrottled}
+	calls, throttled = d.ws.Calls(), h.throttled.Load()
+	p = state.HistoryPoint{Minute: time.Now().UTC().Truncate(time.Minute), APICalls: calls - h.lastCalls, Throttled: throttled - h.lastThrottled}
 	names := make([]string, len(d.connectors))
 	for i, c := range d.connectors {
 		names[i] = c.Name
 	}
 	g, err := stateGauges(d.store, names)
-	if err != nil {
-		d.log.WithError(err).Warn("history point not recorded: state unreadable")
-		return
-	}
 	for _, c := range g.Connectors {
 		p.DeadLetters += c.DeadLetters
 		p.Conflicts += c.Conflicts
 	}
-	if err := d.store.AddHistory(p); err != nil {
-		d.log.WithError(err).Warn("history point not recorded")
-		return
+	return p, calls, throttled, err
+}
+
+// withCurrent adds what was not sampled yet to points, as the point of
+// the current minute, so that the charts are up to date however recent
+// the last sample is.
+func (h *history) withCurrent(points []state.HistoryPoint) ([]state.HistoryPoint, error) {
+	h.mu.Lock()
+	p, _, _, err := h.current()
+	h.mu.Unlock()
+	if err != nil {
+		return points, err
 	}
-	h.lastCalls, h.lastThrottled = calls, throttled
+	if n := len(points); n > 0 && points[n-1].Minute.Equal(p.Minute) {
+		last := &points[n-1]
+		last.APICalls += p.APICalls
+		last.Throttled += p.Throttled
+		last.DeadLetters, last.Conflicts = p.DeadLetters, p.Conflicts
+		return points, nil
+	}
+	return append(points, p), nil
 }
 
 // History returns what the health page charts: the points of the minutes
@@ -102,6 +129,11 @@ func (d *Daemon) History(ctx context.Context, since time.Time) (admin.History, e
 	var err error
 	if out.Minutes, err = d.store.History(since); err != nil {
 		return out, err
+	}
+	if d.ops.history != nil {
+		if out.Minutes, err = d.ops.history.withCurrent(out.Minutes); err != nil {
+			return out, err
+		}
 	}
 	for _, c := range d.connectors {
 		runs, err := d.store.Runs(c.Name, chartPasses)
