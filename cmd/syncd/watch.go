@@ -19,10 +19,10 @@ import (
 // How often the watcher looks at the passes: a bar is redrawn at a
 // person's pace; a log line is written every 10 s, which is enough to
 // follow a pass in journald or docker logs without flooding them.
-const (
-	barEvery = 200 * time.Millisecond
-	logEvery = 10 * time.Second
-)
+const barEvery = 200 * time.Millisecond
+
+// logEvery is a variable for the tests only.
+var logEvery = 10 * time.Second
 
 // passWatcher shows the passes of `syncd run --once` and `syncd resync`
 // while they run: on a terminal, a progress bar per connector pass
@@ -35,6 +35,7 @@ type passWatcher struct {
 	conns    []*daemon.Connector
 	every    time.Duration
 
+	mu   sync.Mutex          // guards bars; held while drawing
 	bars map[string]*passBar // by connector, while its pass runs
 }
 
@@ -63,9 +64,18 @@ func newPassWatcher(w io.Writer, log *logrus.Logger, conns []*daemon.Connector) 
 	return pw
 }
 
-// start watches until stop is called; stop draws the final state.
+// start watches until stop is called; stop draws the final state. On a
+// terminal the logger writes through the watcher meanwhile, so that a log
+// line never lands in the middle of a bar.
 func (pw *passWatcher) start(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
+	if pw.terminal && pw.log.Out == pw.w {
+		pw.log.SetOutput(pw)
+		defer func() {
+			prev := stop
+			stop = func() { prev(); pw.log.SetOutput(pw.w) }
+		}()
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -90,7 +100,24 @@ func (pw *passWatcher) start(ctx context.Context) (stop func()) {
 	}
 }
 
+// Write writes a log line above the bar: the bar is cleared, the line
+// written, and the bar drawn again below it.
+func (pw *passWatcher) Write(p []byte) (int, error) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	for _, pb := range pw.bars {
+		_ = pb.bar.Clear()
+	}
+	n, err := pw.w.Write(p)
+	for _, pb := range pw.bars {
+		_ = pb.bar.Add(0)
+	}
+	return n, err
+}
+
 func (pw *passWatcher) tick() {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
 	for _, c := range pw.conns {
 		s, running := c.Progress()
 		if !pw.terminal {
@@ -103,7 +130,7 @@ func (pw *passWatcher) tick() {
 		if pb != nil && (!running || !s.StartedAt.Equal(pb.started)) {
 			// The pass drawn ended: draw it as it ended, then let go.
 			if f, ok := c.Tracker().Final(); ok && f.StartedAt.Equal(pb.started) {
-				pw.draw(c.Name, pb, f)
+				pw.draw(c.Name, pb, f, true)
 			}
 			_ = pb.bar.Finish()
 			fmt.Fprintln(pw.w)
@@ -117,7 +144,7 @@ func (pw *passWatcher) tick() {
 			pb = pw.newBar(s)
 			pw.bars[c.Name] = pb
 		}
-		pw.draw(c.Name, pb, s)
+		pw.draw(c.Name, pb, s, false)
 	}
 }
 
@@ -132,18 +159,26 @@ func (pw *passWatcher) newBar(s progress.Snapshot) *passBar {
 		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionThrottle(0),
 		progressbar.OptionUseANSICodes(true),
+		progressbar.OptionSetSpinnerChangeInterval(0), // our ticks redraw it
 	)
 	return &passBar{bar: b, started: s.StartedAt, total: -1}
 }
 
-func (pw *passWatcher) draw(name string, pb *passBar, s progress.Snapshot) {
+// draw shows s. A full bar is final (the library draws it once and no
+// more), so a running pass shows at most one record short of its total:
+// it is not over before its sweep and its records are.
+func (pw *passWatcher) draw(name string, pb *passBar, s progress.Snapshot, final bool) {
 	if s.Total != nil && *s.Total != pb.total {
 		pb.total = *s.Total
 		pb.bar.ChangeMax64(max(pb.total, 1))
 		progressbar.OptionSetPredictTime(false)(pb.bar) // ChangeMax64 turned it back on
 	}
-	_ = pb.bar.Set64(s.Done)
+	done := s.Done
+	if !final && pb.total > 0 {
+		done = min(done, pb.total-1)
+	}
 	pb.bar.Describe(barText(name, s))
+	_ = pb.bar.Set64(done)
 }
 
 // barText is what follows the bar: the pass, the rate, the time left and

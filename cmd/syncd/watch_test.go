@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+// progressConfig writes rows CSV rows and a configuration syncing them
+// into a rate-limited emulator (rate calls a second, the configured
+// limit too), so that a pass lasts a few seconds.
+func progressConfig(t *testing.T, rows int, rate float64) string {
+	t.Helper()
+	emu := emulator.NewServer(emulator.Options{Rate: rate, Burst: 10})
+	t.Cleanup(emu.Close)
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,first_name,last_name,email\n")
+	for i := 1; i <= rows; i++ {
+		fmt.Fprintf(&b, "%d,First%d,Last%d,p%d@example.com\n", i, i, i, i)
+	}
+	csvPath := filepath.Join(dir, "contacts.csv")
+	if err := os.WriteFile(csvPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "syncd.yaml")
+	yaml := fmt.Sprintf(`workspace:
+  baseURL: %s
+  apiKey: %s
+  rateLimit: %g
+  burst: 10
+state:
+  path: %s
+admin:
+  listen: ""
+connectors:
+  - name: crm
+    type: csv
+    schedule: "@every 1h"
+    settings:
+      path: %s
+      batchSize: 100
+    mapping:
+      externalId: id
+      fields:
+        firstName: first_name
+        lastName: last_name
+        emails.work: email
+`, emu.URL, emulator.DefaultAPIKey, rate, filepath.Join(dir, "syncd.db"), csvPath)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestRunOnceDrawsABarOnATerminal(t *testing.T) {
+	const rows = 500
+	cfg := progressConfig(t, rows, 200)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 160}); err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(&screen, ptmx) // ends when the terminal closes
+	}()
+	var out bytes.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: tty, Getenv: func(string) string { return "" }}
+	err = m.Run(context.Background(), []string{"run", "--once", "--config", cfg})
+	tty.Close()
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("run --once: %v\n%s", err, screen.String())
+	}
+	if !strings.Contains(out.String(), "crm: created=500") {
+		t.Errorf("the summary is missing from standard output:\n%s", out.String())
+	}
+	text := screen.String()
+	if strings.Contains(text, "sync pass progress") {
+		t.Error("a terminal got progress log lines instead of a bar")
+	}
+	// Each redraw starts with a carriage return: split the frames.
+	frame := regexp.MustCompile(`(\d+)% \|[^|]*\| \((\d+)/(\d+)\) crm run · ([^\r\n]*)`)
+	var dones []int
+	var mid string
+	for _, f := range frame.FindAllStringSubmatch(text, -1) {
+		if f[3] != strconv.Itoa(rows) {
+			t.Fatalf("a frame shows a total of %s, want %d: %q", f[3], rows, f[0])
+		}
+		n, _ := strconv.Atoi(f[2])
+		dones = append(dones, n)
+		if mid == "" && n > 0 && n < rows {
+			mid = f[0]
+		}
+	}
+	t.Logf("%d frames; one midway: %q", len(dones), mid)
+	if len(dones) < 5 || mid == "" {
+		t.Fatalf("want several frames of the bar, one midway; got %d:\n%q", len(dones), text)
+	}
+	for i := 1; i < len(dones); i++ {
+		if dones[i] < dones[i-1] {
+			t.Fatalf("the bar went back from %d to %d", dones[i-1], dones[i])
+		}
+	}
+	if !regexp.MustCompile(`/s · ETA \d+(\.\d+)?s · created \d+`).MatchString(mid) {
+		t.Errorf("a frame midway lacks rate, ETA and writes: %q", mid)
+	}
+	if !regexp.MustCompile(`100% \|█+\| \(500/500\) crm run · finished · [\d.]+/s · created 500`).MatchString(text) {
+		t.Errorf("the bar does not end full, with the pass's writes:\n%q", text[max(0, len(text)-600):])
+	}
+}
+
+func TestRunOnceLogsProgressWithoutATerminal(t *testing.T) {
+	defer func(d time.Duration) { logEvery = d }(logEvery)
+	logEvery = 300 * time.Millisecond
+	const rows = 500
+	cfg := progressConfig(t, rows, 200)
+	var out, errb syncBuffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+	if err := m.Run(context.Background(), []string{"run", "--once", "--config", cfg}); err != nil {
+		t.Fatalf("run --once: %v\n%s", err, errb.String())
+	}
+	logs := errb.String()
+	if strings.Contains(logs, "\r") || strings.Contains(logs, "█") {
+		t.Error("a bar was drawn into a log")
+	}
+	line := regexp.MustCompile(`level=info msg="sync pass progress" (.*)`)
+	lines := line.FindAllStringSubmatch(logs, -1)
+	if len(lines) < 3 {
+		t.Fatalf("%d progress lines, want one every %s of the pass:\n%s", len(lines), logEvery, logs)
+	}
+	field := func(l, k string) string {
+		m := regexp.MustCompile(`\b` + k + `=(\S+)`).FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("progress line lacks %s: %s", k, l)
+		}
+		return m[1]
+	}
+	last := -1
+	for _, l := range lines {
+		f := l[1]
+		if field(f, "connector") != "crm" || field(f, "kind") != "run" || field(f, "total") != "500" || field(f, "total_is_estimate") != "false" {
+			t.Errorf("progress line %s", f)
+		}
+		done, _ := strconv.Atoi(field(f, "done"))
+		if done < last {
+			t.Errorf("done went back from %d to %d", last, done)
+		}
+		last = done
+		field(f, "rate_per_second")
+		field(f, "eta_seconds")
+		field(f, "api_calls")
+	}
+	midway := 0
+	for _, l := range lines {
+		if d, _ := strconv.Atoi(field(l[1], "done")); d > 0 && d < rows {
+			midway++
+			if field(l[1], "eta_seconds") == "unknown" || field(l[1], "created") == "0" {
+				t.Errorf("a line midway lacks an ETA or the creates: %s", l[1])
+			}
+		}
+	}
+	if midway == 0 {
+		t.Errorf("no progress line midway through the pass:\n%s", logs)
+	}
+}
