@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -238,20 +239,5 @@ func niceTop(v float64) float64 {
 	return 10 * p
 }
 
-// thousands formats n with thin separators: 12,345.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// thousands formats n with separators: 12,345.
+func thousands(n int64) string { return progress.Thousands(n) }

@@ -2,9 +2,7 @@ package admin
 
 import (
 	"context"
-	"fmt"
 	"html/template"
-	"strings"
 	"time"
 
 	"github.com/syncd-io/syncd/progress"
@@ -37,53 +35,13 @@ func runningPasses(st Status) []runningPass {
 			continue
 		}
 		p := *c.Progress
-		rp := runningPass{Name: c.Name, P: p, Value: p.Done, Text: progressText(p)}
+		rp := runningPass{Name: c.Name, P: p, Value: p.Done, Text: p.String()}
 		if p.Total != nil {
 			rp.HasTotal, rp.Max = true, max(*p.Total, 1)
 		}
 		out = append(out, rp)
 	}
 	return out
-}
-
-// progressText is one line of figures: done of total, rate, time left,
-// writes by kind, API calls.
-func progressText(p progress.Snapshot) string {
-	var parts []string
-	switch {
-	case p.Total == nil:
-		parts = append(parts, thousands(p.Done)+" records, total unknown")
-	default:
-		about := ""
-		if p.TotalIsEstimate {
-			about = "about "
-		}
-		f, _ := p.Fraction()
-		parts = append(parts, fmt.Sprintf("%s of %s%s records (%d%%)", thousands(p.Done), about, thousands(*p.Total), int(f*100)))
-	}
-	parts = append(parts, fmt.Sprintf("%.1f records/s", p.RatePerSecond))
-	if eta, ok := p.ETA(); ok {
-		parts = append(parts, "about "+eta.Round(time.Second).String()+" left")
-	} else {
-		parts = append(parts, "time left unknown")
-	}
-	if w := writesText(p.Writes); w != "" {
-		parts = append(parts, w)
-	}
-	parts = append(parts, thousands(p.APICalls)+" API calls")
-	return strings.Join(parts, " · ")
-}
-
-// writesText lists the writes by kind in a fixed order: "created 12,
-// updated 3".
-func writesText(w map[string]int64) string {
-	var parts []string
-	for _, k := range []string{"created", "updated", "adopted", "deleted", "unlinked", "held", "failed", "unchanged"} {
-		if n := w[k]; n > 0 {
-			parts = append(parts, k+" "+thousands(n))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // charts renders the charts of the last chartSpan, when the daemon keeps

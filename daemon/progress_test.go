@@ -258,3 +258,59 @@ func TestStatusShowsProgressWithAnHonestETA(t *testing.T) {
 		t.Errorf("after the pass: running %v, progress %+v", c.Running, c.Progress)
 	}
 }
+
+func TestStatusShowsTheProgressOfAResyncStartedThroughTheAdminAPI(t *testing.T) {
+	const rows = 400
+	e := newSlowEnv(t, rows, 200, 0, 0)
+	e.pause() // the resync's listing of the workspace waits
+	cl := &admin.Client{BaseURL: e.api.URL}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cl.Resync(context.Background(), admin.ResyncRequest{Connector: "crm"})
+		done <- err
+	}()
+	// progressWhen polls /status until the crm connector's progress
+	// satisfies ok.
+	progressWhen := func(what string, ok func(statusProgress) bool) statusProgress {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			resp, err := http.Get(e.api.URL + "/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Connectors []struct {
+					Progress *struct {
+						Kind string `json:"kind"`
+						statusProgress
+					} `json:"progress"`
+				} `json:"connectors"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := st.Connectors[0].Progress; p != nil && ok(p.statusProgress) {
+				if p.Kind != "resync" {
+					t.Errorf("progress of kind %q, want resync", p.Kind)
+				}
+				return p.statusProgress
+			}
+		}
+		t.Fatalf("/status never showed the resync %s", what)
+		return statusProgress{}
+	}
+	listing := progressWhen("listing", func(p statusProgress) bool { return p.Phase == "listing" })
+	if listing.Done != 0 || listing.Total != nil || listing.ETASeconds != nil || listing.StartedAt.IsZero() {
+		t.Errorf("while the workspace listing waits: %+v, want nothing done, total and ETA unknown", listing)
+	}
+	e.resume()
+	reading := progressWhen("reading", func(p statusProgress) bool { return p.Phase == "reading" && p.Done > 0 })
+	if reading.Total == nil || *reading.Total != rows || reading.Writes["created"] == 0 {
+		t.Errorf("while reading: %+v, want the %d rows as total and creates", reading, rows)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

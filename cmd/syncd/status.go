@@ -122,6 +122,11 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 	}
 	tw.Flush()
 	for _, cs := range st.Connectors {
+		if p := cs.Progress; p != nil {
+			fmt.Fprintf(w, "\n%s: %s %s, %s\n", cs.Name, p.Kind, p.Phase, p)
+		}
+	}
+	for _, cs := range st.Connectors {
 		if r := cs.LastRun; r != nil && r.Stopped == state.StoppedBudget {
 			fmt.Fprintf(w, "\n%s: last run stopped at the API budget; the next scheduled pass resumes it", cs.Name)
 		} else if r != nil && r.Err != "" {

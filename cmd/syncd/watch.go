@@ -197,7 +197,7 @@ func barText(name string, s progress.Snapshot) string {
 	if eta, ok := s.ETA(); ok {
 		parts = append(parts, "ETA "+eta.Round(time.Second).String())
 	}
-	for _, k := range []string{"created", "updated", "adopted", "deleted", "unlinked", "held", "failed"} {
+	for _, k := range progress.WriteKinds[:len(progress.WriteKinds)-1] { // all but unchanged
 		if n := s.Writes[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}
