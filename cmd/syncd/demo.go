@@ -90,7 +90,7 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer func() { adminRun.Stop(); _ = adminRun.Wait() }()
 	addr := adminRun.AdminAddr
-	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/\n", addr)
+	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/ (kept up with --serve)\n", addr)
 
 	step := func(n int, what string) error {
 		before := emu.Stats()

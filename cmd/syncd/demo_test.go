@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The demos are the README's first command: what they print must stay
@@ -49,5 +54,49 @@ func TestDemos(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The csv demo serves the health page on a free loopback port and, with
+// --serve, keeps it up: the page shows the demo's three passes.
+func TestDemoServesTheHealthPage(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"demo", "--dir", t.TempDir(), "--rows", "30", "--serve"}) }()
+	url := regexp.MustCompile(`The sync health page \(progress, charts, failing records\): (http://127\.0\.0\.1:\d+/)`)
+	var page string
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo never served its passes' health page:\n%s\n%s", out.String(), errb.String())
+		}
+		mt := url.FindStringSubmatch(out.String())
+		if mt == nil || !strings.Contains(out.String(), "7. Serving until interrupted") {
+			continue
+		}
+		resp, err := http.Get(mt[1])
+		if err != nil {
+			t.Fatalf("health page: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if page = string(body); resp.StatusCode != http.StatusOK {
+			t.Fatalf("health page answered %d", resp.StatusCode)
+		}
+		break
+	}
+	if n := strings.Count(page, `<g class="pass" id="pass-`); n != 3 {
+		t.Errorf("the health page charts %d passes, want the demo's 3", n)
+	}
+	for _, want := range []string{`id="chart-api-calls"`, `id="chart-problems"`, `<tr id="connector-crm">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the health page lacks %q", want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("demo --serve after interruption: %v", err)
 	}
 }
