@@ -19,7 +19,7 @@ import (
 // Chart geometry, in SVG user units (the SVG scales to its box).
 const (
 	chartW, chartH                = 420, 190
-	padL, padR, padT, padB        = 46, 96, 12, 26
+	padL, padR, padT, padB        = 46, 104, 12, 26
 	plotW, plotH                  = chartW - padL - padR, chartH - padT - padB
 	minChartSpan                  = 15 * time.Minute
 	maxLabelledPasses             = 8

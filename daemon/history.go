@@ -2,32 +2,31 @@ package daemon
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/state"
 )
 
-// historyEvery is how often the daemon adds a point to the history the
+// historyEvery is how often the daemon adds its counts to the history the
 // health page charts (state.AddHistory keeps one point a minute).
 const historyEvery = time.Minute
 
 // chartPasses bounds the passes the health page charts.
 const chartPasses = 60
 
-// history samples, into the state file, the workspace calls made and the
-// dead letters and conflicts held: every minute while the daemon is open,
-// after each pass, and when it closes.
+// history counts the workspace calls of each minute as they are made, and
+// writes them, with the dead letters and conflicts held, into the state
+// file: every minute while the daemon is open, after each pass, and when
+// it closes.
 type history struct {
-	d         *Daemon
-	throttled atomic.Int64 // 429 answers, counted by ops.observe
+	d *Daemon
 
-	mu            sync.Mutex
-	lastCalls     int64
-	lastThrottled int64
+	mu      sync.Mutex
+	pending map[int64]state.HistoryPoint // calls not yet written, by Unix minute
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -35,7 +34,7 @@ type history struct {
 
 func (d *Daemon) startHistory() {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &history{d: d, stop: cancel, done: make(chan struct{}), lastCalls: d.ws.Calls()}
+	h := &history{d: d, pending: map[int64]state.HistoryPoint{}, stop: cancel, done: make(chan struct{})}
 	d.ops.history = h
 	h.sample() // where the charts start
 	go func() {
@@ -53,7 +52,24 @@ func (d *Daemon) startHistory() {
 	}()
 }
 
-// stopHistory ends the sampling and records what is left.
+// call counts one workspace call in the minute it was made.
+func (h *history) call(status int) {
+	if h == nil {
+		return
+	}
+	m := time.Now().UTC().Truncate(time.Minute)
+	h.mu.Lock()
+	p := h.pending[m.Unix()]
+	p.Minute = m
+	p.APICalls++
+	if status == 429 {
+		p.Throttled++
+	}
+	h.pending[m.Unix()] = p
+	h.mu.Unlock()
+}
+
+// close ends the sampling and records what is left.
 func (h *history) close() {
 	if h == nil {
 		return
@@ -63,62 +79,77 @@ func (h *history) close() {
 	h.sample()
 }
 
-// sample adds the calls made since the last sample, and the totals held
-// now, to the current minute's point.
+// sample writes the calls counted since the last sample, and the totals
+// held now as the current minute's.
 func (h *history) sample() {
 	if h == nil {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	p, calls, throttled, err := h.current()
+	points, err := h.unwritten()
 	if err != nil {
 		h.d.log.WithError(err).Warn("history point not recorded: state unreadable")
 		return
 	}
-	if err := h.d.store.AddHistory(p); err != nil {
+	if err := h.d.store.AddHistory(points...); err != nil {
 		h.d.log.WithError(err).Warn("history point not recorded")
 		return
 	}
-	h.lastCalls, h.lastThrottled = calls, throttled
+	clear(h.pending)
 }
 
-// current is the point a sample would add now, with the counters it
-// read. The caller holds h.mu.
-func (h *history) current() (p state.HistoryPoint, calls, throttled int64, err error) {
-	d := h.d
-	calls, throttled = d.ws.Calls(), h.throttled.Load()
-	p = state.HistoryPoint{Minute: time.Now().UTC().Truncate(time.Minute), APICalls: calls - h.lastCalls, Throttled: throttled - h.lastThrottled}
-	names := make([]string, len(d.connectors))
-	for i, c := range d.connectors {
+// unwritten is what a sample would write now: the pending minutes, oldest
+// first, the last of them (the current minute) with the totals held now.
+// The caller holds h.mu.
+func (h *history) unwritten() ([]state.HistoryPoint, error) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	cur := h.pending[now.Unix()]
+	cur.Minute = now
+	names := make([]string, len(h.d.connectors))
+	for i, c := range h.d.connectors {
 		names[i] = c.Name
 	}
-	g, err := stateGauges(d.store, names)
-	for _, c := range g.Connectors {
-		p.DeadLetters += c.DeadLetters
-		p.Conflicts += c.Conflicts
+	g, err := stateGauges(h.d.store, names)
+	if err != nil {
+		return nil, err
 	}
-	return p, calls, throttled, err
+	for _, c := range g.Connectors {
+		cur.DeadLetters += c.DeadLetters
+		cur.Conflicts += c.Conflicts
+	}
+	var out []state.HistoryPoint
+	for _, k := range slices.Sorted(maps.Keys(h.pending)) {
+		if k != now.Unix() {
+			// An earlier minute's totals were written by its own sample.
+			out = append(out, h.pending[k])
+		}
+	}
+	return append(out, cur), nil
 }
 
-// withCurrent adds what was not sampled yet to points, as the point of
-// the current minute, so that the charts are up to date however recent
-// the last sample is.
+// withCurrent merges what was not written yet into points, so that the
+// charts are up to date however recent the last sample is.
 func (h *history) withCurrent(points []state.HistoryPoint) ([]state.HistoryPoint, error) {
 	h.mu.Lock()
-	p, _, _, err := h.current()
+	extra, err := h.unwritten()
 	h.mu.Unlock()
 	if err != nil {
 		return points, err
 	}
-	if n := len(points); n > 0 && points[n-1].Minute.Equal(p.Minute) {
-		last := &points[n-1]
-		last.APICalls += p.APICalls
-		last.Throttled += p.Throttled
-		last.DeadLetters, last.Conflicts = p.DeadLetters, p.Conflicts
-		return points, nil
+	for _, p := range extra {
+		i, found := slices.BinarySearchFunc(points, p.Minute, func(a state.HistoryPoint, m time.Time) int { return a.Minute.Compare(m) })
+		if !found {
+			points = slices.Insert(points, i, p)
+			continue
+		}
+		points[i].APICalls += p.APICalls
+		points[i].Throttled += p.Throttled
+		if p.Minute.Equal(extra[len(extra)-1].Minute) {
+			points[i].DeadLetters, points[i].Conflicts = p.DeadLetters, p.Conflicts
+		}
 	}
-	return append(points, p), nil
+	return points, nil
 }
 
 // History returns what the health page charts: the points of the minutes

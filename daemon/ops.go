@@ -56,9 +56,7 @@ func newOps(version string) *ops {
 // the readiness of the workspace.
 func (o *ops) observe(info workspace.RequestInfo) {
 	o.metrics.ObserveRequest(info)
-	if info.Status == 429 && o.history != nil {
-		o.history.throttled.Add(1)
-	}
+	o.history.call(info.Status)
 	if reachable(info.Status) {
 		o.lastReachable.Store(time.Now().UnixNano())
 	}

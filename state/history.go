@@ -38,33 +38,43 @@ func historySlot(minute time.Time) []byte {
 	return u64(uint64(m % HistoryMinutes))
 }
 
-// AddHistory adds p to the point of its minute: calls add up, the totals
-// replace the ones recorded before in that minute. A point of a minute
-// one day older in the same slot is overwritten.
-func (s *Store) AddHistory(p HistoryPoint) error {
-	p.Minute = p.Minute.UTC().Truncate(time.Minute)
+// AddHistory adds each point to the point of its minute, in one
+// transaction: calls add up, the totals replace the ones recorded before
+// in that minute. A point of a minute one day older in the same slot is
+// overwritten.
+func (s *Store) AddHistory(points ...HistoryPoint) error {
 	return s.update("record history", func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketHistory)
 		if err != nil {
 			return err
 		}
-		key := historySlot(p.Minute)
-		if raw := b.Get(key); raw != nil {
-			var have HistoryPoint
-			if err := unmarshal(raw, &have); err != nil {
-				return fmt.Errorf("decode history point: %w", err)
-			}
-			if have.Minute.Equal(p.Minute) {
-				p.APICalls += have.APICalls
-				p.Throttled += have.Throttled
+		for _, p := range points {
+			if err := addPoint(b, p); err != nil {
+				return err
 			}
 		}
-		raw, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		return b.Put(key, raw)
+		return nil
 	})
+}
+
+func addPoint(b *bolt.Bucket, p HistoryPoint) error {
+	p.Minute = p.Minute.UTC().Truncate(time.Minute)
+	key := historySlot(p.Minute)
+	if raw := b.Get(key); raw != nil {
+		var have HistoryPoint
+		if err := unmarshal(raw, &have); err != nil {
+			return fmt.Errorf("decode history point: %w", err)
+		}
+		if have.Minute.Equal(p.Minute) {
+			p.APICalls += have.APICalls
+			p.Throttled += have.Throttled
+		}
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, raw)
 }
 
 // History returns the points of the minutes from since on, oldest first
