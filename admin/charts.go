@@ -132,7 +132,11 @@ func apiCallsChart(h History, now time.Time) template.HTML {
 	if h.QuotaPerMinute > 0 {
 		y := yOf(h.QuotaPerMinute, top)
 		s.f(`<line class="quota" x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="5 4"/>`, padL, padL+plotW, y, y, colorQuota)
-		s.text(padL+plotW-4, y-4, "end", "quota-label", "quota "+thousands(int64(h.QuotaPerMinute))+"/min")
+		ly := y - 4
+		if ly < padT+12 {
+			ly = y + 12 // below a line at the top of the plot
+		}
+		s.text(padL+plotW-4, ly, "end", "quota-label", "quota "+thousands(int64(h.QuotaPerMinute))+"/min")
 	}
 	s.text(padL+plotW+6, padT+12, "start", "peak-label", "peak "+thousands(peak.APICalls))
 	s.text(padL+plotW+6, padT+26, "start", "peak-label", "total "+thousands(total))

@@ -156,7 +156,6 @@ func (pw *passWatcher) newBar(s progress.Snapshot) *passBar {
 		progressbar.OptionSetPredictTime(false), // the ETA is ours: it knows the API limit
 		progressbar.OptionSetElapsedTime(false),
 		progressbar.OptionShowDescriptionAtLineEnd(),
-		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionThrottle(0),
 		progressbar.OptionUseANSICodes(true),
 		progressbar.OptionSetSpinnerChangeInterval(0), // our ticks redraw it
