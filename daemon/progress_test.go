@@ -3,13 +3,9 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +15,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -66,44 +63,10 @@ func newSlowEnv(t *testing.T, rows int, rate float64, latency time.Duration, bad
 		inner.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	csv := filepath.Join(dir, "contacts.csv")
-	var b strings.Builder
-	b.WriteString("id,first_name,last_name,email\n")
-	for i := 1; i <= rows; i++ {
-		email := fmt.Sprintf("p%d@example.com", i)
-		if badEvery > 0 && i%badEvery == 0 {
-			email = "not an address"
-		}
-		fmt.Fprintf(&b, "row-%d,First%d,Last%d,%s\n", i, i, i, email)
-	}
-	if err := os.WriteFile(csv, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: 20
-state:
-  path: %s
-admin:
-  listen: ""
-connectors:
-  - name: crm
-    type: csv
-    schedule: "@every 1h"
-    settings:
-      path: %s
-      batchSize: 100
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: email
-`, srv.URL, envAPIKey, rate, filepath.Join(dir, "syncd.db"), csv)
-	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return "" })
+	path := e2e.WriteCSVConfig(t, t.TempDir(), e2e.CSVOptions{
+		EmulatorURL: srv.URL, APIKey: envAPIKey, Rows: rows, BadEvery: badEvery, RateLimit: rate, Burst: 20,
+	})
+	cfg, err := config.Load(path, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

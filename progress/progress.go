@@ -174,25 +174,24 @@ func (t *Tracker) Total(n int64, estimate bool) {
 // Add counts a batch of n more records handled; it replaces the Steps
 // counted during the batch.
 func (t *Tracker) Add(n int) {
-	if t == nil {
-		return
-	}
-	now := t.opts.Now()
-	calls := t.calls()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.running {
-		return
-	}
-	t.base += int64(n)
-	t.snap.Done, t.inBatch = t.base, 0
-	t.record(now, calls)
+	t.count(func() {
+		t.base += int64(n)
+		t.snap.Done, t.inBatch = t.base, 0
+	})
 }
 
 // Step counts one record of the batch in flight handled, so that a batch
 // that takes minutes shows its progress; Add then counts the batch as a
 // whole.
 func (t *Tracker) Step() {
+	t.count(func() {
+		t.inBatch++
+		t.snap.Done = t.base + t.inBatch
+	})
+}
+
+// count applies f to the running pass's counters and samples the rate.
+func (t *Tracker) count(f func()) {
 	if t == nil {
 		return
 	}
@@ -203,8 +202,7 @@ func (t *Tracker) Step() {
 	if !t.running {
 		return
 	}
-	t.inBatch++
-	t.snap.Done = t.base + t.inBatch
+	f()
 	t.record(now, calls)
 }
 

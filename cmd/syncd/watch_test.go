@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/syncd-io/syncd/internal/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -26,44 +24,9 @@ func progressConfig(t *testing.T, rows int, rate float64) string {
 	t.Helper()
 	emu := emulator.NewServer(emulator.Options{Rate: rate, Burst: 10})
 	t.Cleanup(emu.Close)
-	dir := t.TempDir()
-	var b strings.Builder
-	b.WriteString("id,first_name,last_name,email\n")
-	for i := 1; i <= rows; i++ {
-		fmt.Fprintf(&b, "%d,First%d,Last%d,p%d@example.com\n", i, i, i, i)
-	}
-	csvPath := filepath.Join(dir, "contacts.csv")
-	if err := os.WriteFile(csvPath, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "syncd.yaml")
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: 10
-state:
-  path: %s
-admin:
-  listen: ""
-connectors:
-  - name: crm
-    type: csv
-    schedule: "@every 1h"
-    settings:
-      path: %s
-      batchSize: 100
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: email
-`, emu.URL, emulator.DefaultAPIKey, rate, filepath.Join(dir, "syncd.db"), csvPath)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return e2e.WriteCSVConfig(t, t.TempDir(), e2e.CSVOptions{
+		EmulatorURL: emu.URL, APIKey: emulator.DefaultAPIKey, Rows: rows, RateLimit: rate, Burst: 10,
+	})
 }
 
 func TestRunOnceDrawsABarOnATerminal(t *testing.T) {

@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/syncd-io/syncd/connector/csv" // the connector of these configurations
+)
+
+// CSVOptions describe a CSV export of generated people and a
+// configuration syncing it one way into a workspace.
+type CSVOptions struct {
+	EmulatorURL string
+	APIKey      string
+	// Rows of the export: row-1, row-2... with a name and an e-mail.
+	Rows int
+	// BadEvery makes every BadEvery-th row's e-mail invalid (0: none), so
+	// that it is set aside as a dead letter.
+	BadEvery int
+	// RateLimit and Burst of the workspace client (default 200 and 20).
+	RateLimit float64
+	Burst     int
+	// BatchSize of the file's reads (default 100).
+	BatchSize int
+}
+
+// WriteCSVConfig writes dir/contacts.csv and dir/syncd.yaml (state in
+// dir/syncd.db, no admin address, connector "crm") and returns the
+// configuration's path.
+func WriteCSVConfig(t testing.TB, dir string, o CSVOptions) string {
+	t.Helper()
+	if o.RateLimit == 0 {
+		o.RateLimit = 200
+	}
+	if o.Burst == 0 {
+		o.Burst = 20
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 100
+	}
+	var b strings.Builder
+	b.WriteString("id,first_name,last_name,email\n")
+	for i := 1; i <= o.Rows; i++ {
+		email := fmt.Sprintf("p%d@example.com", i)
+		if o.BadEvery > 0 && i%o.BadEvery == 0 {
+			email = "not an address"
+		}
+		fmt.Fprintf(&b, "row-%d,First%d,Last%d,%s\n", i, i, i, email)
+	}
+	csvPath := filepath.Join(dir, "contacts.csv")
+	if err := os.WriteFile(csvPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf(`workspace:
+  baseURL: %s
+  apiKey: %s
+  rateLimit: %g
+  burst: %d
+state:
+  path: %s
+admin:
+  listen: ""
+connectors:
+  - name: crm
+    type: csv
+    schedule: "@every 1h"
+    settings:
+      path: %s
+      batchSize: %d
+    mapping:
+      externalId: id
+      fields:
+        firstName: first_name
+        lastName: last_name
+        emails.work: email
+`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, filepath.Join(dir, "syncd.db"), csvPath, o.BatchSize)
+	cfg := filepath.Join(dir, "syncd.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
