@@ -140,7 +140,7 @@ func TestHealthPageDuringAndAfterAPassInChromium(t *testing.T) {
 		fmt.Sprintf(`<g class="pass" id="pass-%d"><title>crm run at`, runs[0].ID),
 		fmt.Sprintf(": %d created, 0 updated, 0 adopted, 0 deleted, %d failed (0 unchanged)</title>", sum.Created, sum.Failed),
 		`class="created"`, `class="failed"`,
-		fmt.Sprintf("API calls per minute since "),
+		"API calls per minute since ",
 		fmt.Sprintf(": %s calls, peak ", thousands(sum.APICalls)),
 		"quota 24,000 per minute", ">quota 24,000/min</text>",
 		fmt.Sprintf("now %d dead letters, 0 conflicts", rows/bad), fmt.Sprintf(">dead letters %d</text>", rows/bad),
