@@ -192,6 +192,9 @@ func problemsChart(h History, now time.Time) template.HTML {
 	var dead, confl int
 	top := 0.0
 	for _, p := range h.Minutes {
+		if p.NoTotals {
+			continue
+		}
 		top = math.Max(top, float64(max(p.DeadLetters, p.Conflicts)))
 		dead, confl = p.DeadLetters, p.Conflicts
 	}
@@ -204,8 +207,8 @@ func problemsChart(h History, now time.Time) template.HTML {
 		var pts strings.Builder
 		prev := -1.0
 		for _, p := range h.Minutes {
-			if p.Minute.Before(ax.start) {
-				continue
+			if p.Minute.Before(ax.start) || p.NoTotals {
+				continue // a minute of calls only: the line holds its level
 			}
 			x, y := ax.x(p.Minute), yOf(float64(v(p)), top)
 			if prev >= 0 {

@@ -23,7 +23,8 @@ const chartPasses = 60
 // file: every minute while the daemon is open, after each pass, and when
 // it closes.
 type history struct {
-	d *Daemon
+	d   *Daemon
+	now func() time.Time
 
 	mu      sync.Mutex
 	pending map[int64]state.HistoryPoint // calls not yet written, by Unix minute
@@ -34,7 +35,7 @@ type history struct {
 
 func (d *Daemon) startHistory() {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &history{d: d, pending: map[int64]state.HistoryPoint{}, stop: cancel, done: make(chan struct{})}
+	h := &history{d: d, now: time.Now, pending: map[int64]state.HistoryPoint{}, stop: cancel, done: make(chan struct{})}
 	d.ops.history = h
 	h.sample() // where the charts start
 	go func() {
@@ -57,7 +58,7 @@ func (h *history) call(status int) {
 	if h == nil {
 		return
 	}
-	m := time.Now().UTC().Truncate(time.Minute)
+	m := h.now().UTC().Truncate(time.Minute)
 	h.mu.Lock()
 	p := h.pending[m.Unix()]
 	p.Minute = m
@@ -103,7 +104,7 @@ func (h *history) sample() {
 // first, the last of them (the current minute) with the totals held now.
 // The caller holds h.mu.
 func (h *history) unwritten() ([]state.HistoryPoint, error) {
-	now := time.Now().UTC().Truncate(time.Minute)
+	now := h.now().UTC().Truncate(time.Minute)
 	cur := h.pending[now.Unix()]
 	cur.Minute = now
 	names := make([]string, len(h.d.connectors))
@@ -122,7 +123,9 @@ func (h *history) unwritten() ([]state.HistoryPoint, error) {
 	for _, k := range slices.Sorted(maps.Keys(h.pending)) {
 		if k != now.Unix() {
 			// An earlier minute's totals were written by its own sample.
-			out = append(out, h.pending[k])
+			p := h.pending[k]
+			p.NoTotals = true
+			out = append(out, p)
 		}
 	}
 	return append(out, cur), nil
@@ -145,8 +148,8 @@ func (h *history) withCurrent(points []state.HistoryPoint) ([]state.HistoryPoint
 		}
 		points[i].APICalls += p.APICalls
 		points[i].Throttled += p.Throttled
-		if p.Minute.Equal(extra[len(extra)-1].Minute) {
-			points[i].DeadLetters, points[i].Conflicts = p.DeadLetters, p.Conflicts
+		if !p.NoTotals {
+			points[i].DeadLetters, points[i].Conflicts, points[i].NoTotals = p.DeadLetters, p.Conflicts, false
 		}
 	}
 	return points, nil

@@ -28,9 +28,12 @@ type HistoryPoint struct {
 	// Throttled counts the calls the workspace answered 429.
 	Throttled int64 `json:"throttled,omitempty"`
 	// DeadLetters and Conflicts are the totals held at the minute's last
-	// sample.
+	// sample. A point added with NoTotals keeps those recorded before.
 	DeadLetters int `json:"deadLetters"`
 	Conflicts   int `json:"conflicts"`
+	// NoTotals marks a point that only adds calls (AddHistory); read
+	// points with it set had no sample of their totals.
+	NoTotals bool `json:"noTotals,omitempty"`
 }
 
 func historySlot(minute time.Time) []byte {
@@ -40,7 +43,7 @@ func historySlot(minute time.Time) []byte {
 
 // AddHistory adds each point to the point of its minute, in one
 // transaction: calls add up, the totals replace the ones recorded before
-// in that minute. A point of a minute one day older in the same slot is
+// in that minute (unless the point has NoTotals). A point of a minute one day older in the same slot is
 // overwritten.
 func (s *Store) AddHistory(points ...HistoryPoint) error {
 	return s.update("record history", func(tx *bolt.Tx) error {
@@ -68,6 +71,9 @@ func addPoint(b *bolt.Bucket, p HistoryPoint) error {
 		if have.Minute.Equal(p.Minute) {
 			p.APICalls += have.APICalls
 			p.Throttled += have.Throttled
+			if p.NoTotals {
+				p.DeadLetters, p.Conflicts, p.NoTotals = have.DeadLetters, have.Conflicts, have.NoTotals
+			}
 		}
 	}
 	raw, err := json.Marshal(p)
