@@ -73,7 +73,9 @@ func (c *ResyncCommand) viaDaemon(ctx context.Context, cfg *config.Config, req a
 	}
 	fmt.Fprintf(c.m.Stderr, "syncd: a daemon holds %s; asking it at %s\n", cfg.State.Path, cfg.Admin.Listen)
 	cl := &admin.Client{BaseURL: "http://" + cfg.Admin.Listen, Token: cfg.Admin.Token}
+	stopWatch := newWatcher(c.m.Stderr, newLogger(c.m, cfg.Log), newRemotePasses(ctx, cl), remoteEvery).start(ctx)
 	resp, err := cl.Resync(ctx, req)
+	stopWatch()
 	for _, e := range resp.Plan {
 		printPlanEntry(c.m.Stdout, e)
 	}

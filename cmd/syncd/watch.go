@@ -32,7 +32,7 @@ type passWatcher struct {
 	w        io.Writer
 	terminal bool
 	log      *logrus.Logger
-	conns    []*daemon.Connector
+	src      passSource
 	every    time.Duration
 
 	mu   sync.Mutex          // guards bars; held while drawing
@@ -56,8 +56,53 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
+// passSource tells the watcher about the passes of the connectors.
+type passSource interface {
+	// refresh is called once before each look at the passes.
+	refresh()
+	// names are the connectors, in order.
+	names() []string
+	// progress returns the connector's running pass, false when none.
+	progress(name string) (progress.Snapshot, bool)
+	// final returns the connector's last pass as it ended, false when
+	// that is not known.
+	final(name string) (progress.Snapshot, bool)
+}
+
+// localPasses are the passes of this process's daemon.
+type localPasses []*daemon.Connector
+
+func (l localPasses) refresh() {}
+
+func (l localPasses) names() []string {
+	out := make([]string, len(l))
+	for i, c := range l {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func (l localPasses) get(name string) *daemon.Connector {
+	for _, c := range l {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (l localPasses) progress(name string) (progress.Snapshot, bool) { return l.get(name).Progress() }
+
+func (l localPasses) final(name string) (progress.Snapshot, bool) {
+	return l.get(name).Tracker().Final()
+}
+
 func newPassWatcher(w io.Writer, log *logrus.Logger, conns []*daemon.Connector) *passWatcher {
-	pw := &passWatcher{w: w, terminal: isTerminal(w), log: log, conns: conns, every: logEvery, bars: map[string]*passBar{}}
+	return newWatcher(w, log, localPasses(conns), barEvery)
+}
+
+func newWatcher(w io.Writer, log *logrus.Logger, src passSource, barEvery time.Duration) *passWatcher {
+	pw := &passWatcher{w: w, terminal: isTerminal(w), log: log, src: src, every: logEvery, bars: map[string]*passBar{}}
 	if pw.terminal {
 		pw.every = barEvery
 	}
@@ -118,23 +163,19 @@ func (pw *passWatcher) Write(p []byte) (int, error) {
 func (pw *passWatcher) tick() {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	for _, c := range pw.conns {
-		s, running := c.Progress()
+	pw.src.refresh()
+	for _, name := range pw.src.names() {
+		s, running := pw.src.progress(name)
 		if !pw.terminal {
 			if running {
-				pw.log.WithFields(progressFields(c.Name, s)).Info("sync pass progress")
+				pw.log.WithFields(progressFields(name, s)).Info("sync pass progress")
 			}
 			continue
 		}
-		pb := pw.bars[c.Name]
+		pb := pw.bars[name]
 		if pb != nil && (!running || !s.StartedAt.Equal(pb.started)) {
-			// The pass drawn ended: draw it as it ended, then let go.
-			if f, ok := c.Tracker().Final(); ok && f.StartedAt.Equal(pb.started) {
-				pw.draw(c.Name, pb, f, true)
-			}
-			_ = pb.bar.Finish()
-			fmt.Fprintln(pw.w)
-			delete(pw.bars, c.Name)
+			pw.end(name, pb)
+			delete(pw.bars, name)
 			pb = nil
 		}
 		if !running {
@@ -142,10 +183,22 @@ func (pw *passWatcher) tick() {
 		}
 		if pb == nil {
 			pb = pw.newBar(s)
-			pw.bars[c.Name] = pb
+			pw.bars[name] = pb
 		}
-		pw.draw(c.Name, pb, s, false)
+		pw.draw(name, pb, s, false)
 	}
+}
+
+// end draws the pass as it ended, when that is known, and lets its bar
+// go; an end not known leaves the bar where it was.
+func (pw *passWatcher) end(name string, pb *passBar) {
+	if f, ok := pw.src.final(name); ok && f.StartedAt.Equal(pb.started) {
+		pw.draw(name, pb, f, true)
+		_ = pb.bar.Finish()
+	} else {
+		_ = pb.bar.Exit()
+	}
+	fmt.Fprintln(pw.w)
 }
 
 func (pw *passWatcher) newBar(s progress.Snapshot) *passBar {

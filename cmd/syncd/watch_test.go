@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/internal/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -145,5 +147,61 @@ func TestRunOnceLogsProgressWithoutATerminal(t *testing.T) {
 	}
 	if midway == 0 {
 		t.Errorf("no progress line midway through the pass:\n%s", logs)
+	}
+}
+
+// A resync handed to the running daemon shows the daemon's progress too,
+// read from its /status: here as log lines, since standard error is not
+// a terminal.
+func TestResyncThroughTheDaemonLogsItsProgress(t *testing.T) {
+	defer func(d time.Duration) { logEvery = d }(logEvery)
+	logEvery = 300 * time.Millisecond
+	const rows = 400
+	emu := emulator.NewServer(emulator.Options{Rate: 200, Burst: 10})
+	t.Cleanup(emu.Close)
+	dir := t.TempDir()
+	o := e2e.CSVOptions{EmulatorURL: emu.URL, APIKey: emulator.DefaultAPIKey, Rows: rows, RateLimit: 200, Burst: 10,
+		AdminListen: fmt.Sprintf("127.0.0.1:%d", freePort(t)), Company: "Old"}
+	cfg := e2e.WriteCSVConfig(t, dir, o)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	daemonDone := make(chan error, 1)
+	var daemonLog syncBuffer
+	go func() {
+		m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &daemonLog, Getenv: func(string) string { return "" }}
+		daemonDone <- m.Run(ctx, []string{"run", "--config", cfg})
+	}()
+	cl := &admin.Client{BaseURL: "http://" + o.AdminListen}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon's first pass never ended:\n%s", daemonLog.String())
+		}
+		if st, err := cl.Status(ctx); err == nil && st.Connectors[0].Links == rows && !st.Connectors[0].Running {
+			break
+		}
+	}
+
+	o.Company = "New" // every row changes: the resync patches them all
+	e2e.WriteCSVConfig(t, dir, o)
+	var out, errb syncBuffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+	if err := m.Run(context.Background(), []string{"resync", "--config", cfg}); err != nil {
+		t.Fatalf("resync: %v\n%s", err, errb.String())
+	}
+	cancel()
+	if err := <-daemonDone; err != nil {
+		t.Errorf("daemon: %v", err)
+	}
+	logs := errb.String()
+	if !strings.Contains(logs, "a daemon holds") || !strings.Contains(out.String(), "crm resync: created=0 updated=400") {
+		t.Fatalf("the resync was not handed to the daemon:\n%s\n%s", out.String(), logs)
+	}
+	lines := regexp.MustCompile(`msg="sync pass progress" .*connector=crm .*done=(\d+) .*kind=resync .*total=400 `).FindAllStringSubmatch(logs, -1)
+	if len(lines) < 2 {
+		t.Fatalf("%d progress lines of the daemon's resync, want several:\n%s", len(lines), logs)
+	}
+	if first, _ := strconv.Atoi(lines[0][1]); first >= rows {
+		t.Errorf("the first progress line already shows %d of %d done", first, rows)
 	}
 }

@@ -25,11 +25,15 @@ type CSVOptions struct {
 	Burst     int
 	// BatchSize of the file's reads (default 100).
 	BatchSize int
+	// AdminListen is admin.listen ("" for none).
+	AdminListen string
+	// Company is every row's company (a column the mapping carries).
+	Company string
 }
 
 // WriteCSVConfig writes dir/contacts.csv and dir/syncd.yaml (state in
-// dir/syncd.db, no admin address, connector "crm") and returns the
-// configuration's path.
+// dir/syncd.db, connector "crm") and returns the configuration's path.
+// Writing it again with another Company changes every row.
 func WriteCSVConfig(t testing.TB, dir string, o CSVOptions) string {
 	t.Helper()
 	if o.RateLimit == 0 {
@@ -42,13 +46,13 @@ func WriteCSVConfig(t testing.TB, dir string, o CSVOptions) string {
 		o.BatchSize = 100
 	}
 	var b strings.Builder
-	b.WriteString("id,first_name,last_name,email\n")
+	b.WriteString("id,first_name,last_name,email,company\n")
 	for i := 1; i <= o.Rows; i++ {
 		email := fmt.Sprintf("p%d@example.com", i)
 		if o.BadEvery > 0 && i%o.BadEvery == 0 {
 			email = "not an address"
 		}
-		fmt.Fprintf(&b, "row-%d,First%d,Last%d,%s\n", i, i, i, email)
+		fmt.Fprintf(&b, "row-%d,First%d,Last%d,%s,%s\n", i, i, i, email, o.Company)
 	}
 	csvPath := filepath.Join(dir, "contacts.csv")
 	if err := os.WriteFile(csvPath, []byte(b.String()), 0o600); err != nil {
@@ -62,7 +66,7 @@ func WriteCSVConfig(t testing.TB, dir string, o CSVOptions) string {
 state:
   path: %s
 admin:
-  listen: ""
+  listen: "%s"
 connectors:
   - name: crm
     type: csv
@@ -76,7 +80,8 @@ connectors:
         firstName: first_name
         lastName: last_name
         emails.work: email
-`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, filepath.Join(dir, "syncd.db"), csvPath, o.BatchSize)
+        company: company
+`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, filepath.Join(dir, "syncd.db"), o.AdminListen, csvPath, o.BatchSize)
 	cfg := filepath.Join(dir, "syncd.yaml")
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
