@@ -48,7 +48,11 @@ func (s *Source) Count(ctx context.Context, _ string, _ bool) (connector.Total, 
 		}
 		return connector.Total{N: max(n-1, 0), Known: true}, nil
 	}
-	n, read, err := countRows(ctx, f, sampleSize)
+	sample := s.sampleSize
+	if sample <= 0 {
+		sample = sampleSize
+	}
+	n, read, err := countRows(ctx, f, sample)
 	if err != nil {
 		return connector.Total{}, err
 	}

@@ -55,7 +55,7 @@ func TestCountEstimatesALargeFileFromItsSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := open(t, settingsFor(path))
-	csv.SetExactScanMax(src, 1000)
+	csv.SetCountLimits(src, 1000, 64<<10) // the first 64 KiB of about 660 KiB
 	got, err := src.(connector.Counter).Count(context.Background(), "", true)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,12 @@ func TestCountEstimatesALargeFileFromItsSize(t *testing.T) {
 	if !got.Known || !got.Estimate {
 		t.Fatalf("Count = %+v, want a known estimate", got)
 	}
-	if got.N < 19000 || got.N > 21000 {
-		t.Errorf("estimate %d is not within 5%% of the 20000 rows", got.N)
+	// The first rows have shorter ids than the rest: the estimate is a
+	// little high, as it is for any file whose rows grow.
+	if got.N < 18000 || got.N > 22000 {
+		t.Errorf("estimate %d is not within 10%% of the 20000 rows", got.N)
+	}
+	if got.N == 20000 {
+		t.Errorf("the estimate is the exact count: the file was not sampled")
 	}
 }

@@ -2,5 +2,9 @@ package csv
 
 import "github.com/syncd-io/syncd/connector"
 
-// SetExactScanMax makes Count estimate files larger than n bytes.
-func SetExactScanMax(src connector.Source, n int64) { src.(*Source).exactScanMax = n }
+// SetCountLimits makes Count estimate files larger than exact bytes from
+// their first sample bytes.
+func SetCountLimits(src connector.Source, exact, sample int64) {
+	s := src.(*Source)
+	s.exactScanMax, s.sampleSize = exact, sample
+}

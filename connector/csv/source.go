@@ -37,9 +37,10 @@ type Source struct {
 	fields []string
 	log    *logrus.Entry
 	closed atomic.Bool
-	// exactScanMax overrides the size up to which Count scans the whole
-	// file (tests); 0 means the default.
-	exactScanMax int64
+	// exactScanMax and sampleSize override, in tests, the size up to
+	// which Count scans the whole file and the sample it estimates a
+	// larger one from; 0 means the default.
+	exactScanMax, sampleSize int64
 }
 
 // Changes reads the whole file, whatever the checkpoint: a file keeps no
