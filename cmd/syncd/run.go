@@ -52,7 +52,9 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *once {
+		stopWatch := newPassWatcher(c.m.Stderr, log, d.Connectors()).start(ctx)
 		sums, err := d.RunOnce(ctx)
+		stopWatch()
 		for _, s := range sums {
 			fmt.Fprintf(c.m.Stdout, "%s: %s\n", s.Connector, s)
 		}
