@@ -53,11 +53,13 @@ func (c *ResyncCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer d.Close()
+	watch := newPassWatcher(c.m.Stderr, log, d.Connectors())
 	o := reconcile.ResyncOptions{
 		DryRun: *dryRun,
-		Plan:   func(e reconcile.PlanEntry) { printPlanEntry(c.m.Stdout, e) },
+		// The plan's lines go above the bar when both are on a terminal.
+		Plan: func(e reconcile.PlanEntry) { watch.above(func() { printPlanEntry(c.m.Stdout, e) }) },
 	}
-	stopWatch := newPassWatcher(c.m.Stderr, log, d.Connectors()).start(ctx)
+	stopWatch := watch.start(ctx)
 	sums, err := d.Resync(ctx, *name, o)
 	stopWatch()
 	for _, s := range sums {

@@ -147,17 +147,23 @@ func (pw *passWatcher) start(ctx context.Context) (stop func()) {
 
 // Write writes a log line above the bar: the bar is cleared, the line
 // written, and the bar drawn again below it.
-func (pw *passWatcher) Write(p []byte) (int, error) {
+func (pw *passWatcher) Write(p []byte) (n int, err error) {
+	pw.above(func() { n, err = pw.w.Write(p) })
+	return n, err
+}
+
+// above runs write, which prints to the terminal the bars are on, with
+// the bars cleared before and drawn again after.
+func (pw *passWatcher) above(write func()) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	for _, pb := range pw.bars {
 		_ = pb.bar.Clear()
 	}
-	n, err := pw.w.Write(p)
+	write()
 	for _, pb := range pw.bars {
 		_ = pb.bar.Add(0)
 	}
-	return n, err
 }
 
 func (pw *passWatcher) tick() {
