@@ -184,10 +184,33 @@ func TestResyncThroughTheDaemonLogsItsProgress(t *testing.T) {
 
 	o.Company = "New" // every row changes: the resync patches them all
 	e2e.WriteCSVConfig(t, dir, o)
+	// Meanwhile `syncd status` shows the resync's figures.
+	statusSaw := make(chan string, 1)
+	stopStatus := make(chan struct{})
+	go func() {
+		defer close(statusSaw)
+		for {
+			select {
+			case <-stopStatus:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			var sout syncBuffer
+			sm := &Main{Stdin: strings.NewReader(""), Stdout: &sout, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+			if sm.Run(ctx, []string{"status", "--config", cfg}) == nil && strings.Contains(sout.String(), "crm: resync reading, ") {
+				statusSaw <- sout.String()
+				return
+			}
+		}
+	}()
 	var out, errb syncBuffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	if err := m.Run(context.Background(), []string{"resync", "--config", cfg}); err != nil {
 		t.Fatalf("resync: %v\n%s", err, errb.String())
+	}
+	close(stopStatus)
+	if st := <-statusSaw; !regexp.MustCompile(`crm: resync reading, \d+ of 400 records \(\d+%\) · [\d.]+ records/s · `).MatchString(st) {
+		t.Errorf("syncd status during the resync did not show its progress:\n%s", st)
 	}
 	cancel()
 	if err := <-daemonDone; err != nil {
