@@ -133,6 +133,18 @@ func (t *Tracker) calls() int64 {
 
 // Start begins a pass of that kind (run, resync), forgetting the last.
 func (t *Tracker) Start(kind string) {
+	t.locked(func(now time.Time, calls int64) {
+		t.running, t.known, t.total, t.calls0, t.base, t.inBatch = true, false, 0, calls, 0, 0
+		t.snap = Snapshot{Kind: kind, Phase: PhaseStarting, Writes: map[string]int64{}, StartedAt: now}
+		t.samples = []sample{{at: now, calls: calls}}
+		t.lastSamp = now
+	})
+}
+
+// locked runs f under the lock with the time and the API calls so far
+// (read before the lock: Calls may take its own). A nil Tracker does
+// nothing.
+func (t *Tracker) locked(f func(now time.Time, calls int64)) {
 	if t == nil {
 		return
 	}
@@ -140,10 +152,7 @@ func (t *Tracker) Start(kind string) {
 	calls := t.calls()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.running, t.known, t.total, t.calls0, t.base, t.inBatch = true, false, 0, calls, 0, 0
-	t.snap = Snapshot{Kind: kind, Phase: PhaseStarting, Writes: map[string]int64{}, StartedAt: now}
-	t.samples = []sample{{at: now, calls: calls}}
-	t.lastSamp = now
+	f(now, calls)
 }
 
 // Phase sets the pass's phase.
@@ -192,18 +201,12 @@ func (t *Tracker) Step() {
 
 // count applies f to the running pass's counters and samples the rate.
 func (t *Tracker) count(f func()) {
-	if t == nil {
-		return
-	}
-	now := t.opts.Now()
-	calls := t.calls()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.running {
-		return
-	}
-	f()
-	t.record(now, calls)
+	t.locked(func(now time.Time, calls int64) {
+		if t.running {
+			f()
+			t.record(now, calls)
+		}
+	})
 }
 
 // SetWrites sets the writes made so far, by kind; kinds with no write
