@@ -87,8 +87,10 @@ func TestDemoServesTheHealthPage(t *testing.T) {
 		}
 		break
 	}
-	if n := strings.Count(page, `<g class="pass" id="pass-`); n != 3 {
-		t.Errorf("the health page charts %d passes, want the demo's 3", n)
+	// The demo's three passes, and the one serving starts with when it
+	// has ended already.
+	if n := strings.Count(page, `<g class="pass" id="pass-`); n != 3 && n != 4 {
+		t.Errorf("the health page charts %d passes, want the demo's 3 (or 4)", n)
 	}
 	for _, want := range []string{`id="chart-api-calls"`, `id="chart-problems"`, `<tr id="connector-crm">`} {
 		if !strings.Contains(page, want) {
