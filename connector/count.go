@@ -34,3 +34,12 @@ type Total struct {
 type Counter interface {
 	Count(ctx context.Context, checkpoint string, snapshot bool) (Total, error)
 }
+
+// Reestimator is implemented by Counters whose estimated totals get
+// better as a read goes on (a CSV file: its size over the bytes per row
+// read so far). Reestimate is called from within the read's BatchFunc
+// with the records delivered so far, and returns the total as it now
+// projects it, or false when it has nothing better than Count's.
+type Reestimator interface {
+	Reestimate(done int64) (Total, bool)
+}

@@ -180,6 +180,17 @@ func (t *Tracker) Total(n int64, estimate bool) {
 	}
 }
 
+// TotalIsEstimate reports whether the running pass's total is an
+// estimate (which a better one may replace).
+func (t *Tracker) TotalIsEstimate() bool {
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.running && t.known && t.snap.TotalIsEstimate
+}
+
 // Add counts a batch of n more records handled; it replaces the Steps
 // counted during the batch.
 func (t *Tracker) Add(n int) {

@@ -41,7 +41,8 @@ func (p *pass) countTotal(ctx context.Context, checkpoint string, snapshot bool)
 	}
 }
 
-// progressed reports a batch of n records handled.
+// progressed reports a batch of n records handled, and a better estimate
+// of the total when the connector has one.
 func (p *pass) progressed(n int) {
 	tr := p.r.opts.Progress
 	if tr == nil {
@@ -49,6 +50,13 @@ func (p *pass) progressed(n int) {
 	}
 	tr.SetWrites(p.writes())
 	tr.Add(n)
+	if re, ok := p.r.opts.Reader.(connector.Reestimator); ok && tr.TotalIsEstimate() {
+		if s, ok := tr.Snapshot(); ok {
+			if t, ok := re.Reestimate(s.Done); ok {
+				tr.Total(t.N, t.Estimate)
+			}
+		}
+	}
 }
 
 // wroteOne reports one record of the batch in flight written (or set

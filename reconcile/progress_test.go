@@ -88,3 +88,32 @@ func TestPassesFeedTheirProgress(t *testing.T) {
 		})
 	}
 }
+
+// estimatingSource estimates its total at 50 records and, once reading,
+// at twice what it delivered.
+type estimatingSource struct{ *watchedSource }
+
+func (e estimatingSource) Count(context.Context, string, bool) (connector.Total, error) {
+	return connector.Total{N: 50, Known: true, Estimate: true}, nil
+}
+
+func (e estimatingSource) Reestimate(done int64) (connector.Total, bool) {
+	return connector.Total{N: 2 * done, Known: true, Estimate: true}, true
+}
+
+func TestABetterEstimateReplacesTheTotal(t *testing.T) {
+	e := newEnv(t, 350, emulator.Options{})
+	r := e.reconciler()
+	tr := progress.New(progress.Options{Calls: e.ws.Calls})
+	w := &watchedSource{Source: r.opts.Reader, tr: tr}
+	r.opts.Reader, r.opts.Progress = estimatingSource{w}, tr
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{50, 200, 400, 600} // Count's, then twice the records done
+	for i, s := range w.snaps {
+		if s.Total == nil || *s.Total != want[i] || !s.TotalIsEstimate {
+			t.Errorf("batch %d: total %v (estimate %v), want about %d", i, s.Total, s.TotalIsEstimate, want[i])
+		}
+	}
+}

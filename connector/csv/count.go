@@ -5,11 +5,15 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/syncd-io/syncd/connector"
 )
 
-var _ connector.Counter = (*Source)(nil)
+var (
+	_ connector.Counter     = (*Source)(nil)
+	_ connector.Reestimator = (*Source)(nil)
+)
 
 // Counting limits: a file up to exactScanMax bytes is scanned whole (at
 // disk speed, without parsing fields), so its total is exact; a larger
@@ -104,4 +108,51 @@ func countRows(ctx context.Context, r io.Reader, limit int64) (rows, read int64,
 		}
 	}
 	return rows, read, nil
+}
+
+// readPosition is how far the read in progress is into its file.
+type readPosition struct {
+	size, read atomic.Int64
+}
+
+// track starts following a read of f and returns the reader to read it
+// through.
+func (p *readPosition) track(f *os.File) io.Reader {
+	p.read.Store(0)
+	p.size.Store(0)
+	if st, err := f.Stat(); err == nil {
+		p.size.Store(st.Size())
+	}
+	return &countingReader{r: f, n: &p.read}
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// Reestimate projects the rows of the file being read from the done rows
+// delivered so far and the share of the file read (a read-ahead of 64 KiB
+// at most): an estimate that converges on the count as the read goes on.
+// It answers false until a tenth of the file is read, and for files
+// Count does not estimate (those it counts).
+func (s *Source) Reestimate(done int64) (connector.Total, bool) {
+	size, read := s.pos.size.Load(), s.pos.read.Load()
+	limit := s.exactScanMax
+	if limit <= 0 {
+		limit = exactScanMax
+	}
+	if size <= limit || read*10 < size || done <= 0 {
+		return connector.Total{}, false
+	}
+	if read >= size {
+		return connector.Total{N: done, Known: true, Estimate: true}, true
+	}
+	return connector.Total{N: int64(float64(done) * float64(size) / float64(read)), Known: true, Estimate: true}, true
 }

@@ -72,3 +72,66 @@ func TestCountEstimatesALargeFileFromItsSize(t *testing.T) {
 		t.Errorf("the estimate is the exact count: the file was not sampled")
 	}
 }
+
+func TestReestimateConvergesAsTheReadGoesOn(t *testing.T) {
+	const rows = 200000
+	var b strings.Builder
+	b.WriteString("id,name,email\n")
+	for i := range rows {
+		fmt.Fprintf(&b, "%d,Person %d,p%d@example.com\n", i+1, i, i)
+	}
+	path := filepath.Join(t.TempDir(), "c.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := open(t, settingsFor(path, func(s *csv.Settings) { s.BatchSize = 5000 }))
+	csv.SetCountLimits(src, 1000, 256<<10)
+	first, err := src.(connector.Counter).Count(context.Background(), "", false)
+	if err != nil || !first.Estimate {
+		t.Fatalf("Count = %+v, %v: want an estimate", first, err)
+	}
+	re := src.(connector.Reestimator)
+	var done int64
+	var early bool
+	var last connector.Total
+	err = src.Changes(context.Background(), "", func(_ context.Context, bt connector.Batch) error {
+		done += int64(len(bt.Records))
+		tot, ok := re.Reestimate(done)
+		if done <= rows/20 && ok {
+			early = true
+		}
+		if ok {
+			if !tot.Known || !tot.Estimate {
+				t.Fatalf("Reestimate(%d) = %+v: want a known estimate", done, tot)
+			}
+			last = tot
+			if done == rows/2 {
+				t.Logf("halfway: %d (Count said %d)", tot.N, first.N)
+				// The later rows are longer (their numbers have more
+				// digits): the estimate is still high, but much less so
+				// than Count's from the first rows.
+				if off(tot.N, rows) > 0.05 || off(tot.N, rows) >= off(first.N, rows) {
+					t.Errorf("halfway the estimate is %d, more than 5%% off %d or no better than Count's %d", tot.N, rows, first.N)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if early {
+		t.Error("Reestimate answered before a tenth of the file was read")
+	}
+	if last.N != rows {
+		t.Errorf("at the last batch the estimate is %d, want the %d rows read", last.N, rows)
+	}
+}
+
+func off(n, want int64) float64 {
+	d := float64(n-want) / float64(want)
+	if d < 0 {
+		return -d
+	}
+	return d
+}

@@ -41,6 +41,8 @@ type Source struct {
 	// which Count scans the whole file and the sample it estimates a
 	// larger one from; 0 means the default.
 	exactScanMax, sampleSize int64
+	// pos is the read in progress's position, for Reestimate.
+	pos readPosition
 }
 
 // Changes reads the whole file, whatever the checkpoint: a file keeps no
@@ -204,7 +206,7 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		checkpoint = fmt.Sprintf("csv:size=%d:mtime=%d", st.Size(), st.ModTime().UnixNano())
 	}
 
-	r := s.newReader(f)
+	r := s.newReader(s.pos.track(f))
 	h, err := s.header(r)
 	if err != nil {
 		return err
