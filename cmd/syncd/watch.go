@@ -11,6 +11,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/sirupsen/logrus"
+	"golang.org/x/term"
 
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/progress"
@@ -20,6 +21,9 @@ import (
 // person's pace; a log line is written every 10 s, which is enough to
 // follow a pass in journald or docker logs without flooding them.
 const barEvery = 200 * time.Millisecond
+
+// barWidth is the bar's own width, in cells.
+const barWidth = 28
 
 // logEvery is a variable for the tests only.
 var logEvery = 10 * time.Second
@@ -31,6 +35,7 @@ var logEvery = 10 * time.Second
 type passWatcher struct {
 	w        io.Writer
 	terminal bool
+	cols     int // the terminal's width
 	log      *logrus.Logger
 	src      passSource
 	every    time.Duration
@@ -105,6 +110,10 @@ func newWatcher(w io.Writer, log *logrus.Logger, src passSource, barEvery time.D
 	pw := &passWatcher{w: w, terminal: isTerminal(w), log: log, src: src, every: logEvery, bars: map[string]*passBar{}}
 	if pw.terminal {
 		pw.every = barEvery
+		pw.cols = 80
+		if c, _, err := term.GetSize(int(w.(*os.File).Fd())); err == nil && c > 0 {
+			pw.cols = c
+		}
 	}
 	return pw
 }
@@ -210,7 +219,7 @@ func (pw *passWatcher) end(name string, pb *passBar) {
 func (pw *passWatcher) newBar(s progress.Snapshot) *passBar {
 	b := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(pw.w),
-		progressbar.OptionSetWidth(28),
+		progressbar.OptionSetWidth(barWidth),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(false), // the ETA is ours: it knows the API limit
 		progressbar.OptionSetElapsedTime(false),
@@ -235,8 +244,21 @@ func (pw *passWatcher) draw(name string, pb *passBar, s progress.Snapshot, final
 	if !final && pb.total > 0 {
 		done = min(done, pb.total-1)
 	}
-	pb.bar.Describe(barText(name, s))
+	pb.bar.Describe(fit(barText(name, s), pw.cols-barWidth-len(" 100% || (/) ")-2*len(fmt.Sprint(pb.total))-1))
 	_ = pb.bar.Set64(done)
+}
+
+// fit cuts text to n runes (an ellipsis marks the cut), so that the bar's
+// line never wraps: a wrapped line is not redrawn in place.
+func fit(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return text
+	}
+	if n < 1 {
+		return ""
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // barText is what follows the bar: the pass, the rate, the time left and

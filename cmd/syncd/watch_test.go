@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 
@@ -31,23 +32,26 @@ func progressConfig(t *testing.T, rows int, rate float64) string {
 	})
 }
 
-func TestRunOnceDrawsABarOnATerminal(t *testing.T) {
-	const rows = 500
+// onTerminal runs `syncd run --once` of a rows-row configuration with
+// standard error on a pseudo-terminal cols wide, and returns what the
+// terminal received and the standard output.
+func onTerminal(t *testing.T, rows int, cols uint16) (screen, stdout string) {
+	t.Helper()
 	cfg := progressConfig(t, rows, 200)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("open a pseudo-terminal: %v", err)
 	}
 	defer ptmx.Close()
-	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 160}); err != nil {
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: cols}); err != nil {
 		t.Fatal(err)
 	}
-	var screen bytes.Buffer
+	var buf bytes.Buffer
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, _ = io.Copy(&screen, ptmx) // ends when the terminal closes
+		_, _ = io.Copy(&buf, ptmx) // ends when the terminal closes
 	}()
 	var out bytes.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: tty, Getenv: func(string) string { return "" }}
@@ -55,12 +59,17 @@ func TestRunOnceDrawsABarOnATerminal(t *testing.T) {
 	tty.Close()
 	wg.Wait()
 	if err != nil {
-		t.Fatalf("run --once: %v\n%s", err, screen.String())
+		t.Fatalf("run --once: %v\n%s", err, buf.String())
 	}
-	if !strings.Contains(out.String(), "crm: created=500") {
-		t.Errorf("the summary is missing from standard output:\n%s", out.String())
+	return buf.String(), out.String()
+}
+
+func TestRunOnceDrawsABarOnATerminal(t *testing.T) {
+	const rows = 500
+	text, stdout := onTerminal(t, rows, 160)
+	if !strings.Contains(stdout, "crm: created=500") {
+		t.Errorf("the summary is missing from standard output:\n%s", stdout)
 	}
-	text := screen.String()
 	if strings.Contains(text, "sync pass progress") {
 		t.Error("a terminal got progress log lines instead of a bar")
 	}
@@ -226,5 +235,26 @@ func TestResyncThroughTheDaemonLogsItsProgress(t *testing.T) {
 	}
 	if first, _ := strconv.Atoi(lines[0][1]); first >= rows {
 		t.Errorf("the first progress line already shows %d of %d done", first, rows)
+	}
+}
+
+// On a narrow terminal the bar's line is cut to its width: a line that
+// wrapped would not be redrawn in place.
+func TestTheBarFitsANarrowTerminal(t *testing.T) {
+	const cols = 72
+	text, _ := onTerminal(t, 300, cols)
+	frames := 0
+	for _, line := range regexp.MustCompile(`[\r\n]+`).Split(text, -1) {
+		line = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`).ReplaceAllString(line, "")
+		if !strings.Contains(line, "/300)") {
+			continue
+		}
+		frames++
+		if n := utf8.RuneCountInString(strings.TrimRight(line, " ")); n > cols {
+			t.Fatalf("a frame is %d wide on a terminal of %d: %q", n, cols, line)
+		}
+	}
+	if frames < 3 || !strings.Contains(text, "…") {
+		t.Fatalf("%d frames of the bar, none cut to fit:\n%q", frames, text)
 	}
 }
