@@ -136,7 +136,9 @@ func apiCallsChart(h History, now time.Time) template.HTML {
 		if ly < padT+12 {
 			ly = y + 12 // below a line at the top of the plot
 		}
-		s.text(padL+plotW-4, ly, "end", "quota-label", "quota "+thousands(int64(h.QuotaPerMinute))+"/min")
+		// At the left: the recent minutes, on the right, are the ones
+		// likely to reach the line.
+		s.text(padL+4, ly, "start", "quota-label", "quota "+thousands(int64(h.QuotaPerMinute))+"/min")
 	}
 	s.text(padL+plotW+6, padT+12, "start", "peak-label", "peak "+thousands(peak.APICalls))
 	s.text(padL+plotW+6, padT+26, "start", "peak-label", "total "+thousands(total))
