@@ -140,7 +140,7 @@ func (s *Server) routeLocked(route Route, r *http.Request, rest string, body []b
 	case RouteQuery, RouteQueryAll:
 		return s.queryLocked(r, route == RouteQueryAll)
 	case RouteQueryMore:
-		return s.queryMoreLocked(parts[1])
+		return s.queryMoreLocked(parts[1], batchSize(r))
 	case RouteDescribe:
 		return s.describeLocked(parts[1])
 	case RouteDeleted:

@@ -289,3 +289,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	sortStrings(out)
 	return out
 }
+
+// MakeID returns the 18-character form of a 15-character id: tests use
+// it for well-formed ids no record has.
+func MakeID(id15 string) string { return id15 + checksum(id15) }

@@ -113,7 +113,7 @@ func (s *Server) pageLocked(key string, loc *locator, from, size int) answer {
 	return answer{status: http.StatusOK, body: ans}
 }
 
-func (s *Server) queryMoreLocked(ref string) answer {
+func (s *Server) queryMoreLocked(ref string, size int) answer {
 	key, off, ok := strings.Cut(ref, "-")
 	loc := s.locators[key]
 	from, err := strconv.Atoi(off)
@@ -121,7 +121,7 @@ func (s *Server) queryMoreLocked(ref string) answer {
 		delete(s.locators, key)
 		return errorAnswer(http.StatusBadRequest, "INVALID_QUERY_LOCATOR", "invalid query locator")
 	}
-	return s.pageLocked(key, loc, from, maxBatch)
+	return s.pageLocked(key, loc, from, size)
 }
 
 // check refuses unknown fields and comparisons of the wrong type.

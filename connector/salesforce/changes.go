@@ -1,0 +1,221 @@
+package salesforce
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// soqlTime is SOQL's dateTime literal.
+const soqlTime = "2006-01-02T15:04:05Z"
+
+// checkpoint is the position of an incremental read: the window being
+// read ([Since, Until), Until zero between windows), the key of the last
+// record recorded in it (TS, ID), and where the next getDeleted starts.
+type checkpoint struct {
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	TS    time.Time `json:"ts,omitzero"`
+	ID    string    `json:"id,omitempty"`
+	Del   time.Time `json:"del,omitzero"`
+}
+
+func parseCheckpoint(s string) (checkpoint, error) {
+	var c checkpoint
+	if s == "" {
+		return c, nil
+	}
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return c, fmt.Errorf("salesforce checkpoint %q: %w", s, err)
+	}
+	return c, nil
+}
+
+func (c checkpoint) String() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// queryAnswer is a page of query results.
+type queryAnswer struct {
+	TotalSize      int               `json:"totalSize"`
+	Done           bool              `json:"done"`
+	NextRecordsURL string            `json:"nextRecordsUrl"`
+	Records        []json.RawMessage `json:"records"`
+}
+
+// Changes reads the records changed since checkpoint; see the package
+// comment.
+func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc) error {
+	c, err := parseCheckpoint(cp)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.Until.IsZero() {
+		c.Until = s.now().UTC().Truncate(time.Second)
+		if !c.Since.IsZero() && !c.Since.Before(c.Until) {
+			return nil
+		}
+	}
+	emitted := false
+	seen := map[string]bool{} // records of this window, for the deletion scan
+	next := call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
+	for {
+		var page queryAnswer
+		if err := s.c.do(ctx, next, &page); err != nil {
+			return fmt.Errorf("read %s changes: %w", s.object, err)
+		}
+		recs, keys, err := s.records(page.Records)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			seen[r.ID] = true
+		}
+		if page.Done {
+			end := checkpoint{Since: c.Until.Add(-s.lookback), Del: c.Del}
+			gone, del, err := s.purged(ctx, c.Del, c.Until, seen)
+			if err != nil {
+				return err
+			}
+			end.Del = del
+			recs = append(recs, gone...)
+			if len(recs) == 0 && !emitted && del.Equal(c.Del) {
+				return nil
+			}
+			if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: end.String()}); err != nil {
+				return fmt.Errorf("salesforce batch: %w", err)
+			}
+			return nil
+		}
+		if page.NextRecordsURL == "" {
+			return fmt.Errorf("read %s changes: an answer not done has no nextRecordsUrl", s.object)
+		}
+		// The key of the page's last record still inside the window: a
+		// record changed while the window is read comes back with its
+		// new SystemModstamp, outside the window and out of order.
+		for i := len(keys) - 1; i >= 0; i-- {
+			if keys[i].ts.Before(c.Until) {
+				c.TS, c.ID = keys[i].ts, keys[i].id
+				break
+			}
+		}
+		if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: c.String()}); err != nil {
+			return fmt.Errorf("salesforce batch: %w", err)
+		}
+		emitted = true
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		next = call{method: http.MethodGet, path: page.NextRecordsURL, abs: true}
+	}
+}
+
+// windowQuery is the SOQL of a window from the key (TS, ID) on.
+func (s *Source) windowQuery(c checkpoint) string {
+	conds := []string{"SystemModstamp < " + c.Until.UTC().Format(soqlTime)}
+	if !c.Since.IsZero() {
+		conds = append(conds, "SystemModstamp >= "+c.Since.UTC().Format(soqlTime))
+	}
+	if !c.TS.IsZero() {
+		ts := c.TS.UTC().Format(soqlTime)
+		conds = append(conds, fmt.Sprintf("(SystemModstamp > %s OR (SystemModstamp = %s AND Id > %s))", ts, ts, quote(c.ID)))
+	}
+	return s.selectClause() + " WHERE " + strings.Join(conds, " AND ") + " ORDER BY SystemModstamp ASC, Id ASC"
+}
+
+func (s *Source) selectClause() string {
+	return "SELECT " + strings.Join(append(append([]string{}, systemFields...), s.fields...), ", ") + " FROM " + s.object
+}
+
+// quote is a SOQL string literal.
+func quote(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`, "\t", `\t`, `"`, `\"`)
+	return "'" + r.Replace(v) + "'"
+}
+
+// key is a record's position in the window order.
+type key struct {
+	ts time.Time
+	id string
+}
+
+// records converts a page; keys are the records' (SystemModstamp, Id).
+func (s *Source) records(raw []json.RawMessage) ([]connector.Record, []key, error) {
+	recs := make([]connector.Record, 0, len(raw))
+	keys := make([]key, 0, len(raw))
+	for _, r := range raw {
+		rec, k, err := s.record(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, rec)
+		keys = append(keys, k)
+	}
+	return recs, keys, nil
+}
+
+// record converts one query result. Field names match case-insensitively
+// (API names are), and the record keeps them as the mapping spells them.
+func (s *Source) record(raw json.RawMessage) (connector.Record, key, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return connector.Record{}, key{}, fmt.Errorf("decode a %s record: %w", s.object, err)
+	}
+	lower := make(map[string]any, len(m))
+	for k, v := range m {
+		lower[strings.ToLower(k)] = v
+	}
+	id, _ := lower["id"].(string)
+	if id == "" {
+		return connector.Record{}, key{}, fmt.Errorf("a %s record without Id", s.object)
+	}
+	ts, err := parseTime(lower["systemmodstamp"])
+	if err != nil {
+		return connector.Record{}, key{}, fmt.Errorf("%s %s: SystemModstamp: %w", s.object, id, err)
+	}
+	rec := connector.Record{ID: id, UpdatedAt: ts, Fields: make(map[string]any, len(s.fields)+1)}
+	rec.Fields["Id"] = id
+	for _, f := range s.fields {
+		rec.Fields[f] = value(lower[strings.ToLower(f)])
+	}
+	if del, _ := lower["isdeleted"].(bool); del {
+		rec.Deleted = true
+		rec.MergedInto, _ = lower["masterrecordid"].(string)
+	}
+	return rec, key{ts: ts, id: id}, nil
+}
+
+// value keeps text as text; numbers and booleans become text too, as
+// the mapping reads them; nested values (compound fields) are refused by
+// the mapping as they come.
+func value(v any) any {
+	switch t := v.(type) {
+	case nil, string:
+		return t
+	case bool, float64:
+		return fmt.Sprint(t)
+	}
+	return fmt.Sprint(v)
+}
+
+// parseTime reads Salesforce's dateTime values
+// (2026-01-05T09:00:00.000+0000).
+func parseTime(v any) (time.Time, error) {
+	s, _ := v.(string)
+	for _, layout := range []string{"2006-01-02T15:04:05.000-0700", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a dateTime", s)
+}

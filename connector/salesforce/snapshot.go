@@ -1,0 +1,88 @@
+package salesforce
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// Snapshot reads every live record, by Id, a query page per batch.
+func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	next := call{method: http.MethodGet, path: "/query", query: url.Values{"q": {s.selectClause() + " ORDER BY Id ASC"}}}
+	for {
+		var page queryAnswer
+		if err := s.c.do(ctx, next, &page); err != nil {
+			return fmt.Errorf("read every %s: %w", s.object, err)
+		}
+		recs, _, err := s.records(page.Records)
+		if err != nil {
+			return err
+		}
+		if len(recs) > 0 {
+			if err := fn(ctx, connector.Batch{Records: recs}); err != nil {
+				return fmt.Errorf("salesforce batch: %w", err)
+			}
+		}
+		if page.Done || page.NextRecordsURL == "" {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		next = call{method: http.MethodGet, path: page.NextRecordsURL, abs: true}
+	}
+}
+
+// Get reads records by id through queryAll: deleted ones come back with
+// Deleted set; ids that are not records are left out.
+func (s *Source) Get(ctx context.Context, ids []string) ([]connector.Record, error) {
+	var out []connector.Record
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if validID(id) {
+			valid = append(valid, id)
+		}
+	}
+	for len(valid) > 0 {
+		n := min(len(valid), maxCollection)
+		chunk := valid[:n]
+		valid = valid[n:]
+		next := call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.selectClause() + " WHERE Id IN (" + quoteAll(chunk) + ")"}}}
+		for {
+			var page queryAnswer
+			if err := s.c.do(ctx, next, &page); err != nil {
+				return nil, fmt.Errorf("read %d %s records: %w", len(chunk), s.object, err)
+			}
+			recs, _, err := s.records(page.Records)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, recs...)
+			if page.Done || page.NextRecordsURL == "" {
+				break
+			}
+			next = call{method: http.MethodGet, path: page.NextRecordsURL, abs: true}
+		}
+	}
+	return out, nil
+}
+
+// validID reports whether id can be a Salesforce id: 15 or 18
+// alphanumeric characters.
+func validID(id string) bool {
+	if len(id) != 15 && len(id) != 18 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
