@@ -223,3 +223,7 @@ func (s *Source) Quotas() []connector.Quota { return s.c.quota.quotas() }
 
 // Object returns the sObject the connector syncs.
 func (s *Source) Object() string { return s.object }
+
+// SetClock replaces the clock that opens read windows (by default the
+// system clock): tests run the connector on a test org's clock.
+func (s *Source) SetClock(now func() time.Time) { s.now = now }

@@ -1,0 +1,279 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/salesforce"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+const sfSource = "custom-salesforce"
+
+// sfEnv is a Salesforce test org, a workspace emulator and a state file.
+type sfEnv struct {
+	*env
+	org    *salesforcetest.Server
+	policy string
+}
+
+func newSFEnv(t *testing.T) *sfEnv {
+	e := newEnv(t, 0, emulator.Options{})
+	// The 25,000-record pass should not wait on a client-side limit.
+	ws, err := workspace.NewClient(workspace.ClientOptions{BaseURL: e.emu.URL, APIKey: "test-key", RateLimit: 1e6, Burst: 1000, MaxRetries: 8, Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ws = ws
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	return &sfEnv{env: e, org: org, policy: DeleteIgnore}
+}
+
+func sfContact(i int) map[string]any {
+	return map[string]any{"FirstName": fmt.Sprint("Ada", i), "LastName": fmt.Sprint("Lovelace", i),
+		"Email": fmt.Sprintf("ada%d@example.com", i), "Phone": fmt.Sprintf("+1415555%04d", i%10000)}
+}
+
+// source opens the connector on the org, its read windows on the org's
+// clock; wrap may replace the reader the reconciler gets.
+func (e *sfEnv) run(wrap func(connector.Source) connector.Source) (Summary, error) {
+	e.t.Helper()
+	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+		"firstName": {From: "FirstName"}, "lastName": {From: "LastName"},
+		"emails.work": {From: "Email"}, "phoneNumbers.work": {From: "Phone", Transform: []string{"e164"}},
+	}}, mapping.ToWorkspace, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	typ, _ := connector.Lookup(salesforce.TypeName)
+	set := salesforce.NewSettings()
+	set.LoginURL = e.org.LoginURL
+	set.ClientID, set.ClientSecret = salesforce.Secret(e.org.ClientID()), salesforce.Secret(e.org.ClientSecret())
+	set.RateLimit, set.Lookback = 100000, 0
+	src, err := salesforce.Open(context.Background(), connector.Options{Name: "sf", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { src.Close() })
+	src.SetClock(e.org.Now)
+	var reader connector.Source = src
+	if wrap != nil {
+		reader = wrap(src)
+	}
+	r, err := New(Options{Connector: "sf", Source: sfSource, Type: typ, Reader: reader, Mapper: m,
+		Store: e.store, Workspace: e.ws, Workers: 8, OnSourceDelete: e.policy, AllowMassDelete: true,
+		Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r.Run(context.Background())
+}
+
+// contactsByExt returns the workspace contacts of the connector's source
+// by externalId.
+func (e *sfEnv) contactsByExt() map[string][]workspace.Contact {
+	out := map[string][]workspace.Contact{}
+	for _, c := range e.emu.Contacts() {
+		if c.Source != nil && *c.Source == sfSource && c.ExternalID != nil {
+			out[*c.ExternalID] = append(out[*c.ExternalID], c)
+		}
+	}
+	return out
+}
+
+// crashAfter stops the first read after n batches, as a crash would.
+type crashAfter struct {
+	connector.Source
+	n int
+}
+
+var errCrash = errors.New("crash")
+
+func (c *crashAfter) Changes(ctx context.Context, cp string, fn connector.BatchFunc) error {
+	if c.n <= 0 {
+		return c.Source.Changes(ctx, cp, fn)
+	}
+	return c.Source.Changes(ctx, cp, func(ctx context.Context, b connector.Batch) error {
+		if err := fn(ctx, b); err != nil {
+			return err
+		}
+		if c.n--; c.n == 0 {
+			return errCrash // the batch and its checkpoint are recorded
+		}
+		return nil
+	})
+}
+
+// TestSalesforceSharedModstampReadOnce syncs 25,000 Contacts, 5,000 of
+// them sharing one SystemModstamp across two 2,000-record page
+// boundaries, with a crash after the sixth page (inside the group): every
+// record is read exactly once (the org counts what it sends), every one
+// is linked to one contact, and none is duplicated.
+func TestSalesforceSharedModstampReadOnce(t *testing.T) {
+	e := newSFEnv(t)
+	add := func(from, to int, perSecond int) {
+		for i := from; i < to; i++ {
+			if perSecond > 0 && i%perSecond == 0 {
+				e.org.Advance(time.Second)
+			}
+			e.org.Add("Contact", sfContact(i))
+		}
+	}
+	add(0, 10000, 1000)
+	e.org.Advance(time.Second)
+	add(10000, 15000, 0) // one SystemModstamp: records 10,000 to 14,999
+	add(15000, 25000, 1000)
+	e.org.Advance(time.Second)
+
+	crash := &crashAfter{n: 6}
+	if _, err := e.run(func(s connector.Source) connector.Source { crash.Source = s; return crash }); !errors.Is(err, errCrash) {
+		t.Fatalf("first run: %v, want the crash after 6 pages", err)
+	}
+	sum, err := e.run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := e.org.ReadCounts()
+	twice := 0
+	for _, n := range reads {
+		if n != 1 {
+			twice++
+		}
+	}
+	st := e.org.Stats()
+	t.Logf("resumed run: %v; %d records read, %d query calls, %d queryMore calls", sum, len(reads),
+		st.Requests[salesforcetest.RouteQueryAll], st.Requests[salesforcetest.RouteQueryMore])
+	if len(reads) != 25000 || twice != 0 {
+		t.Fatalf("%d records read, %d of them more than once; want 25,000 read exactly once", len(reads), twice)
+	}
+	byExt := e.contactsByExt()
+	if len(byExt) != 25000 {
+		t.Errorf("the workspace has %d externalIds of the source, want 25,000", len(byExt))
+	}
+	for ext, cs := range byExt {
+		if len(cs) != 1 {
+			t.Errorf("record %s has %d contacts", ext, len(cs))
+		}
+	}
+	if n, err := e.store.CountLinks("sf"); err != nil || n != 25000 {
+		t.Errorf("%d links (%v), want 25,000", n, err)
+	}
+}
+
+// TestSalesforceMergeRelinksContact merges a synced Contact into one made
+// since: the merged record's contact moves to the survivor (its
+// externalId, its values), no contact is created or deleted. A merge into
+// a record that has its own contact follows onSourceDelete.
+func TestSalesforceMergeRelinksContact(t *testing.T) {
+	e := newSFEnv(t)
+	e.policy = DeleteRemove
+	e.org.Advance(time.Second)
+	a := e.org.Add("Contact", sfContact(1))
+	b := e.org.Add("Contact", sfContact(2))
+	e.org.Advance(time.Second)
+	if sum, err := e.run(nil); err != nil || sum.Created != 2 {
+		t.Fatalf("first pass: %v, %v", sum, err)
+	}
+	before := e.contactsByExt()
+	contactA := before[a][0].ID
+
+	e.org.Advance(time.Second)
+	survivor := e.org.Add("Contact", map[string]any{"FirstName": "Ada", "LastName": "Byron", "Email": "ada1@example.com"})
+	e.org.Advance(time.Second)
+	if err := e.org.Merge(survivor, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.org.Merge(survivor, b); err != nil { // b's contact is now the duplicate
+		t.Fatal(err)
+	}
+	e.org.Advance(time.Second)
+	sum, err := e.run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := e.contactsByExt()
+	if len(after) != 1 || len(after[survivor]) != 1 {
+		t.Fatalf("after the merges the source's contacts are %v, want only the survivor %s", keys(after), survivor)
+	}
+	c := after[survivor][0]
+	if c.ID != contactA {
+		t.Errorf("the survivor's contact is %s, want the merged record's contact %s", c.ID, contactA)
+	}
+	if deref(c.DefaultFields.LastName) != "Byron" {
+		t.Errorf("the re-linked contact's lastName is %q, want the survivor's Byron", deref(c.DefaultFields.LastName))
+	}
+	if sum.Created != 0 || sum.Relinked != 1 || sum.Deleted != 1 {
+		t.Errorf("merge pass %v, want 1 relinked, 1 deleted (b's duplicate), nothing created", sum)
+	}
+	if _, ok, _ := e.store.Link("sf", a); ok {
+		t.Errorf("the merged record %s still has a link", a)
+	}
+}
+
+// TestSalesforceDeletesFollowPolicy deletes one Contact (read from the
+// Recycle Bin through queryAll) and one purged from the Recycle Bin
+// before a pass read it (found through getDeleted): both contacts follow
+// onSourceDelete.
+func TestSalesforceDeletesFollowPolicy(t *testing.T) {
+	for _, policy := range []string{DeleteRemove, DeleteUnlink} {
+		t.Run(policy, func(t *testing.T) {
+			e := newSFEnv(t)
+			e.policy = policy
+			e.org.Advance(time.Second)
+			ids := make([]string, 4)
+			for i := range ids {
+				ids[i] = e.org.Add("Contact", sfContact(i))
+			}
+			e.org.Advance(time.Minute)
+			if _, err := e.run(nil); err != nil {
+				t.Fatal(err)
+			}
+			e.org.Advance(time.Second)
+			if err := e.org.Delete(ids[1]); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.org.Delete(ids[2]); err != nil {
+				t.Fatal(err)
+			}
+			e.org.EmptyRecycleBin(e.org.Now().Add(time.Second), false) // ids[2] is purged
+			e.org.Advance(2 * time.Minute)
+			sum, err := e.run(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := e.contactsByExt()
+			total := len(e.emu.Contacts())
+			switch policy {
+			case DeleteRemove:
+				if len(got) != 2 || total != 2 || sum.Deleted != 2 {
+					t.Errorf("delete policy: %d source contacts, %d in all, summary %v; want 2 left and 2 deleted", len(got), total, sum)
+				}
+			case DeleteUnlink:
+				if total != 4 || sum.Unlinked != 2 {
+					t.Errorf("unlink policy: %d contacts, summary %v; want 4 kept and 2 unlinked", total, sum)
+				}
+			}
+			for _, id := range ids[1:3] {
+				if _, ok, _ := e.store.Link("sf", id); ok {
+					t.Errorf("deleted record %s still has a link", id)
+				}
+			}
+		})
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
