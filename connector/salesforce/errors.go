@@ -123,8 +123,14 @@ func (e *RecordError) Field() string {
 }
 
 // HTTPStatus is 400: the record was refused with a definite answer and
-// nothing was written for it.
-func (e *RecordError) HTTPStatus() int { return http.StatusBadRequest }
+// nothing was written for it; sending it again as it is will be refused
+// again. A record lock is 503: it may pass next time.
+func (e *RecordError) HTTPStatus() int {
+	if e.locked() {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
+}
 
 // Is matches connector.ErrNotFound for a record that does not exist or
 // was deleted, and ErrRequiredField.

@@ -1,0 +1,200 @@
+package reverse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/salesforce"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/reconcile"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// sfWorld is a Salesforce test org synced forward into the workspace
+// emulator, with an applier writing workspace edits back.
+type sfWorld struct {
+	e       *env
+	org     *salesforcetest.Server
+	src     *salesforce.Source
+	applier *Applier
+	forward func() reconcile.Summary
+}
+
+func newSFWorld(t *testing.T, n int, opts salesforcetest.Options) *sfWorld {
+	t.Helper()
+	org := salesforcetest.NewServer(opts)
+	t.Cleanup(org.Close)
+	org.Advance(time.Second)
+	for i := range n {
+		org.Add("Contact", map[string]any{"FirstName": fmt.Sprint("First", i), "LastName": fmt.Sprint("Last", i), "Email": fmt.Sprintf("c%d@example.com", i)})
+	}
+	org.Advance(time.Second)
+
+	e := newEnv(t, nil)
+	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+		"firstName": {From: "FirstName"}, "lastName": {From: "LastName"}, "emails.work": {From: "Email"},
+	}}, mapping.Both, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := salesforce.NewSettings()
+	set.LoginURL = org.LoginURL
+	set.ClientID, set.ClientSecret = salesforce.Secret(org.ClientID()), salesforce.Secret(org.ClientSecret())
+	set.RateLimit, set.Lookback = 100000, 0
+	typ, _ := connector.Lookup(salesforce.TypeName)
+	src, err := salesforce.Open(context.Background(), connector.Options{Name: "sf", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	src.SetClock(org.Now)
+	w := &sfWorld{e: e, org: org, src: src}
+	w.forward = func() reconcile.Summary {
+		r, err := reconcile.New(reconcile.Options{Connector: "sf", Source: "custom-salesforce", Type: typ, Reader: src, Mapper: m,
+			Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	if sum := w.forward(); sum.Created != n {
+		t.Fatalf("forward pass %v, want %d creates", sum, n)
+	}
+	w.applier, err = New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{{
+		Name: "sf", Source: "custom-salesforce", Mapper: m, Writer: src, Direction: mapping.Both}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// editAll renames every contact in the app (lastName Edited-<record id>,
+// or Refused-... for the ids in refuse) and queues the edits.
+func (w *sfWorld) editAll(t *testing.T, refuse map[string]bool) {
+	t.Helper()
+	n := 0
+	for _, c := range w.e.emu.Contacts() {
+		name := "Edited-" + *c.ExternalID
+		if refuse[*c.ExternalID] {
+			name = "Refused-" + *c.ExternalID
+		}
+		w.e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some(name)}})
+		n++
+	}
+	if q, err := w.applier.CatchUp(context.Background(), "sf"); err != nil || q != n {
+		t.Fatalf("catch-up queued %d of %d, %v", q, n, err)
+	}
+}
+
+// TestSalesforceEditsGoInCompositeCalls writes 250 workspace edits back:
+// two sObject Collections updates (200 + 50). The org's validation rule
+// refuses one record: the other 249 are written, and the refused one is
+// one dead letter naming the field. The forward pass after it writes
+// nothing to the workspace (syncd's own writes moved SystemModstamp).
+func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
+	const n = 250
+	rule := salesforcetest.ValidationRule{Name: "No_Refused", Field: "LastName", Message: "Last name may not start with Refused",
+		Refuse: func(rec map[string]any) bool { s, _ := rec["LastName"].(string); return strings.HasPrefix(s, "Refused") }}
+	w := newSFWorld(t, n, salesforcetest.Options{ValidationRules: []salesforcetest.ValidationRule{rule}})
+	refused := w.org.Records("Contact")[77].ID
+	w.org.Advance(time.Second)
+	w.editAll(t, map[string]bool{refused: true})
+
+	before := w.org.Stats()
+	if err := w.applier.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := w.org.Stats()
+	updates := after.Requests[salesforcetest.RouteUpdate] - before.Requests[salesforcetest.RouteUpdate]
+	t.Logf("%d edits: %d composite update calls, %d queries; applier %+v", n, updates,
+		after.Requests[salesforcetest.RouteQueryAll]-before.Requests[salesforcetest.RouteQueryAll], w.applier.Stats())
+	if updates > 2 {
+		t.Errorf("%d composite update calls for %d edits, want at most 2", updates, n)
+	}
+	for _, r := range w.org.Records("Contact") {
+		want := "Edited-" + r.ID
+		if r.ID == refused {
+			want = "Last77"
+		}
+		if r.Fields["LastName"] != want {
+			t.Errorf("Contact %s LastName %v, want %s", r.ID, r.Fields["LastName"], want)
+		}
+	}
+	// The refused record stays in the inbox and is tried again, one
+	// record a round, until MaxAttempts rounds refused it (reverse's rule
+	// for refusals); then it is one dead letter.
+	for round := 0; round < DefaultMaxAttempts; round++ {
+		if n, _ := w.e.store.CountPendingEvents(); n == 0 {
+			break
+		}
+		if _, err := w.applier.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retries := w.org.Stats().Requests[salesforcetest.RouteUpdate] - after.Requests[salesforcetest.RouteUpdate]
+	t.Logf("the refused record was sent again in %d calls before it was set aside", retries)
+	dls, err := w.e.store.DeadLetters("sf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dls) != 1 || !strings.Contains(dls[0].Reason, "LastName") || !strings.Contains(dls[0].Reason, "FIELD_CUSTOM_VALIDATION_EXCEPTION") {
+		t.Fatalf("dead letters %+v, want one naming LastName and the validation rule", dls)
+	}
+	if st := w.applier.Stats(); st.Written != n-1 || st.Failed != 1 || retries != DefaultMaxAttempts-1 {
+		t.Errorf("applier %+v, want %d written and 1 failed", st, n-1)
+	}
+
+	w.org.Advance(time.Second)
+	patches := w.e.patches()
+	if sum := w.forward(); sum.Updated != 0 || w.e.patches() != patches {
+		t.Fatalf("forward pass after the write-back: %v, %d PATCHes", sum, w.e.patches()-patches)
+	}
+}
+
+// TestSalesforceSessionExpiryMidWrite expires the session in the middle
+// of the write-back (after a few calls): one token call renews it, the
+// refused call is repeated, and every edit is written exactly once.
+func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
+	const n = 450 // three composite calls
+	w := newSFWorld(t, n, salesforcetest.Options{})
+	w.org.Advance(time.Second)
+	w.editAll(t, nil)
+
+	tokens := w.org.TokenCalls()
+	w.org.ExpireSessions()
+	before := w.org.Stats()
+	if err := w.applier.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := w.org.Stats()
+	if got := w.org.TokenCalls() - tokens; got != 1 {
+		t.Errorf("%d token calls after the session expired, want 1", got)
+	}
+	refusedCalls := 0
+	for _, r := range []salesforcetest.Route{salesforcetest.RouteUpdate, salesforcetest.RouteQueryAll} {
+		refusedCalls += after.Status[r][401] - before.Status[r][401]
+	}
+	if refusedCalls != 1 {
+		t.Errorf("%d calls answered 401, want the one that met the expiry", refusedCalls)
+	}
+	for _, r := range w.org.Records("Contact") {
+		if r.Fields["LastName"] != "Edited-"+r.ID {
+			t.Errorf("Contact %s LastName %v: the edit was lost", r.ID, r.Fields["LastName"])
+		}
+	}
+	if st := w.applier.Stats(); st.Written != n || st.Failed != 0 {
+		t.Errorf("applier %+v, want %d written", st, n)
+	}
+	if ok := after.Status[salesforcetest.RouteUpdate][200] - before.Status[salesforcetest.RouteUpdate][200]; ok != 3 {
+		t.Errorf("%d composite updates applied, want 3 (no write repeated)", ok)
+	}
+}
