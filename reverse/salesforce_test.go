@@ -103,7 +103,10 @@ func (w *sfWorld) editAll(t *testing.T, refuse map[string]bool) {
 func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 	const n = 250
 	rule := salesforcetest.ValidationRule{Name: "No_Refused", Field: "LastName", Message: "Last name may not start with Refused",
-		Refuse: func(rec map[string]any) bool { s, _ := rec["LastName"].(string); return strings.HasPrefix(s, "Refused") }}
+		Refuse: func(rec map[string]any) bool {
+			s, _ := rec["LastName"].(string)
+			return strings.HasPrefix(s, "Refused")
+		}}
 	w := newSFWorld(t, n, salesforcetest.Options{ValidationRules: []salesforcetest.ValidationRule{rule}})
 	refused := w.org.Records("Contact")[77].ID
 	w.org.Advance(time.Second)
