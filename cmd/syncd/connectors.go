@@ -6,4 +6,5 @@ import (
 	_ "github.com/syncd-io/syncd/connector/hubspot"
 	_ "github.com/syncd-io/syncd/connector/pipedrive"
 	_ "github.com/syncd-io/syncd/connector/postgres"
+	_ "github.com/syncd-io/syncd/connector/salesforce"
 )

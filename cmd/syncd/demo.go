@@ -52,6 +52,8 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 		return c.hubspotDemo(ctx, *dir, *rows)
 	case "pipedrive":
 		return c.pipedriveDemo(ctx, *dir, *rows)
+	case "salesforce":
+		return c.salesforceDemo(ctx, *dir, *rows)
 	default:
 		return fmt.Errorf("--crm %q: use csv or hubspot", *crm)
 	}
