@@ -60,6 +60,7 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.c.quota.allowProbe()
 	if c.Until.IsZero() {
 		c.Until = s.now().UTC().Truncate(time.Second)
 		if !c.Since.IsZero() && !c.Since.Before(c.Until) {

@@ -23,6 +23,7 @@ type quota struct {
 	used       int64
 	limit      int64
 	observedAt time.Time
+	probe      bool
 }
 
 // observe reads an answer's Sforce-Limit-Info header.
@@ -54,14 +55,31 @@ func parseLimitInfo(h string) (used, limit int64, ok bool) {
 	return 0, 0, false
 }
 
-// check returns a *budgetError once the usage reached the budget.
+// staleAfter is how old the last usage seen may be before a call is
+// let through, spent budget or not, to learn whether the rolling 24-hour
+// window has moved on.
+const staleAfter = 10 * time.Minute
+
+// check returns a *budgetError once the usage reached the budget, unless
+// the call is the first of a read (allowProbe) or the usage last seen is
+// stale: the allowance is a rolling 24-hour window that only an answer
+// shows has moved, so a read makes one call to find out.
 func (q *quota) check() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.limit > 0 && float64(q.used) >= q.budget*float64(q.limit) {
+	probe := q.probe
+	q.probe = false
+	if q.limit > 0 && float64(q.used) >= q.budget*float64(q.limit) && !probe && q.now().Sub(q.observedAt) < staleAfter {
 		return &budgetError{used: q.used, limit: q.limit, budget: q.budget}
 	}
 	return nil
+}
+
+// allowProbe lets the next call through whatever the usage last seen.
+func (q *quota) allowProbe() {
+	q.mu.Lock()
+	q.probe = true
+	q.mu.Unlock()
 }
 
 // quotas reports the allowance; nothing before the first answer.

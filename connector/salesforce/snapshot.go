@@ -14,6 +14,7 @@ func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.c.quota.allowProbe()
 	next := call{method: http.MethodGet, path: "/query", query: url.Values{"q": {s.selectClause() + " ORDER BY Id ASC"}}}
 	for {
 		var page queryAnswer
