@@ -26,19 +26,20 @@ type deletedAnswer struct {
 // purged returns, as Deleted records, the records getDeleted lists from
 // from to until that queryAll no longer shows (purged from the Recycle
 // Bin before a window read them), and where the next scan starts. The
-// first window only sets the start. getDeleted works in whole minutes.
+// first window only sets the start; getDeleted wants more than a minute
+// between start and end, so a shorter range waits for the next window.
 func (s *Source) purged(ctx context.Context, from, until time.Time, seen map[string]bool) ([]connector.Record, time.Time, error) {
-	end := until.UTC().Truncate(time.Minute)
+	end := until.UTC()
 	if from.IsZero() {
 		return nil, end, nil
 	}
-	start := from.UTC().Truncate(time.Minute)
-	if oldest := s.now().UTC().Add(-maxReplicationAge).Truncate(time.Minute).Add(time.Minute); start.Before(oldest) {
+	start := from.UTC()
+	if oldest := s.now().UTC().Add(-maxReplicationAge).Add(time.Minute); start.Before(oldest) {
 		s.log.WithFields(map[string]any{"since": start, "from": oldest}).
 			Error("deletions older than 30 days cannot be listed by Salesforce; run a full resync (syncd resync) to find the records deleted meanwhile")
 		start = oldest
 	}
-	if !start.Before(end) {
+	if end.Sub(start) <= time.Minute {
 		return nil, from, nil
 	}
 	var ans deletedAnswer

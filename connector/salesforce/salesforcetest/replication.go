@@ -37,8 +37,8 @@ func (s *Server) describeLocked(name string) answer {
 }
 
 // replicationRange reads start and end of getDeleted and getUpdated.
-// Salesforce ignores the seconds (the range is in whole minutes), wants
-// start before end, and start no more than 30 days back.
+// Salesforce wants start to precede end by more than one minute, and
+// start no more than 30 days back; an end after now is now.
 func (s *Server) replicationRange(r *http.Request) (time.Time, time.Time, *answer) {
 	q := r.URL.Query()
 	start, err1 := time.Parse(time.RFC3339, q.Get("start"))
@@ -50,16 +50,16 @@ func (s *Server) replicationRange(r *http.Request) (time.Time, time.Time, *answe
 	if err1 != nil || err2 != nil {
 		return bad("start and end must be dateTimes, e.g. 2026-01-05T09:00:00+00:00")
 	}
-	start, end = start.UTC().Truncate(time.Minute), end.UTC().Truncate(time.Minute)
+	start, end = start.UTC(), end.UTC()
 	now := s.nowLocked()
-	if !start.Before(end) {
-		return bad("startDate must chronologically precede endDate")
+	if end.Sub(start) <= time.Minute {
+		return bad("startDate must chronologically precede endDate by more than one minute")
 	}
 	if start.Before(now.Add(-30 * 24 * time.Hour)) {
 		return bad("startDate cannot be more than 30 days ago")
 	}
-	if n := now.Truncate(time.Minute); end.After(n) {
-		end = n
+	if end.After(now) {
+		end = now
 	}
 	return start, end, nil
 }
