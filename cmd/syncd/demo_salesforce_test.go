@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
 )
 
 // TestSalesforceDemo checks the counts the Salesforce demo claims.
@@ -24,5 +28,46 @@ func TestSalesforceDemo(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("demo output lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// TestValidateChecksSalesforceFields checks the mapping against the
+// object's describe: a misspelt field is a problem naming it; a field in
+// another case is the same API name.
+func TestValidateChecksSalesforceFields(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	defer org.Close()
+	dir := t.TempDir()
+	cfg := dir + "/syncd.yaml"
+	yaml := `workspace:
+  baseURL: http://127.0.0.1:1
+  apiKey: k
+connectors:
+  - name: sf
+    type: salesforce
+    direction: both
+    settings:
+      loginURL: ` + org.LoginURL + `
+      clientId: ` + org.ClientID() + `
+      clientSecret: ` + org.ClientSecret() + `
+    mapping:
+      fields:
+        firstName: firstname
+        lastName: LastName
+        emails.work: Emial
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, serr, err := runMain(t, "validate", "--config", cfg)
+	var ie *InvalidConfigError
+	if !errors.As(err, &ie) || ie.Problems != 1 {
+		t.Fatalf("err = %v, want 1 problem\n%s", err, serr)
+	}
+	if want := `connectors[sf].mapping.fields.emails.work: unknown source field "Emial"; the source has: `; !strings.Contains(serr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, serr)
+	}
+	if st := org.Stats(); st.Requests[salesforcetest.RouteDescribe] != 1 || org.TokenCalls() != 1 {
+		t.Errorf("validate made %d describe and %d token calls, want 1 and 1", st.Requests[salesforcetest.RouteDescribe], org.TokenCalls())
 	}
 }
