@@ -56,7 +56,9 @@ func TestJWTBearerFlowAndInstanceURL(t *testing.T) {
 	t.Cleanup(org.Close)
 	org.Add("Contact", map[string]any{"LastName": "Lovelace"})
 	org.Advance(time.Second)
-	s, _ := openOn(t, org, func(set *Settings) { set.ClientSecret, set.Username, set.PrivateKey = "", "sync@acme.com", Secret(pemKey) })
+	s, _ := openOn(t, org, func(set *Settings) {
+		set.ClientSecret, set.Username, set.PrivateKey = "", "sync@acme.com", Secret(pemKey)
+	})
 	recs, _, err := readAll(t, s, "")
 	if err != nil || len(recs) != 1 || recs[0].Fields["LastName"] != "Lovelace" {
 		t.Fatalf("read %v, %v", recs, err)
@@ -66,7 +68,9 @@ func TestJWTBearerFlowAndInstanceURL(t *testing.T) {
 	}
 
 	// Another user's assertion is refused at the token endpoint.
-	s2, _ := openOn(t, org, func(set *Settings) { set.ClientSecret, set.Username, set.PrivateKey = "", "intruder@acme.com", Secret(pemKey) })
+	s2, _ := openOn(t, org, func(set *Settings) {
+		set.ClientSecret, set.Username, set.PrivateKey = "", "intruder@acme.com", Secret(pemKey)
+	})
 	_, _, err = readAll(t, s2, "")
 	var te *TokenError
 	if !errors.As(err, &te) || te.Code != "invalid_grant" {

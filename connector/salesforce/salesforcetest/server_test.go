@@ -140,7 +140,7 @@ func TestQueryPagesWithLocatorsAndQueryAllShowsDeletions(t *testing.T) {
 		t.Errorf("query shows a deleted record: %s", b)
 	}
 	// An unused locator expires after 15 minutes.
-	st, b = o.query("SELECT Id FROM Contact", "Sforce-Query-Options", "batchSize=200")
+	_, b = o.query("SELECT Id FROM Contact", "Sforce-Query-Options", "batchSize=200")
 	var page struct{ NextRecordsURL string }
 	_ = json.Unmarshal(b, &page)
 	o.Advance(16 * time.Minute)
@@ -202,7 +202,7 @@ func TestCollectionsPerRecordErrorsAndLimits(t *testing.T) {
 			t.Errorf("delete answer lacks %s: %s", w, b)
 		}
 	}
-	_, _, b = o.do("DELETE", "/composite/sobjects?ids="+*res[0].ID, nil)
+	o.do("DELETE", "/composite/sobjects?ids="+*res[0].ID, nil)
 	_, _, b = o.do("DELETE", "/composite/sobjects?ids="+*res[0].ID, nil)
 	if !strings.Contains(string(b), "ENTITY_IS_DELETED") {
 		t.Errorf("second delete: %s", b)
