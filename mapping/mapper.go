@@ -60,6 +60,8 @@ type field struct {
 	// listOut is true when the forward chain ends in a list (split): the
 	// way back then starts from a list even with a single value.
 	listOut bool
+	// fallback is written back for an empty value (FieldSpec.Fallback).
+	fallback string
 }
 
 func (f field) forward() bool  { return f.direction != ToCRM }
@@ -242,6 +244,16 @@ func compileField(key string, fs FieldSpec, connDir string, add func(msg, hint s
 	}
 	f.reverse = reverseChain(f.steps)
 	f.listOut = chainShape(shapeSame, f.steps) == shapeList
+	if f.fallback = strings.TrimSpace(fs.Fallback); f.fallback != "" {
+		switch {
+		case !f.backward():
+			add("fallback applies to the way back, and this field flows to-workspace only", "remove it, or let the field flow both ways")
+			ok = false
+		case f.listOut:
+			add("fallback applies to single values, and this field's record value is a list", "remove it")
+			ok = false
+		}
+	}
 	return f, ok
 }
 
@@ -385,7 +397,11 @@ func (m *Mapper) ToContact(r connector.Record) (Mapped, error) {
 		if !f.forward() {
 			continue
 		}
-		v, err := runChain(toValue(r.Fields[f.from]), f.steps, f.region)
+		raw := toValue(r.Fields[f.from])
+		if s, serr := single(raw); f.fallback != "" && serr == nil && strings.TrimSpace(s) == f.fallback {
+			raw = scalar("") // syncd's own stand-in: no value
+		}
+		v, err := runChain(raw, f.steps, f.region)
 		if err == nil {
 			var s string
 			if s, err = m.canonical(f.target, v, f.region); err == nil && s != "" {

@@ -143,6 +143,9 @@ func (f field) reverseValue(s string) (any, error) {
 		return e, nil
 	}
 	if strings.TrimSpace(v.s) == "" {
+		if f.fallback != "" {
+			return f.fallback, nil
+		}
 		return nil, nil
 	}
 	return v.s, nil

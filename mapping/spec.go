@@ -67,10 +67,17 @@ type FieldSpec struct {
 	// Region is the default region of phone numbers (e164 and
 	// phoneNumbers.* targets); empty means DefaultRegion.
 	Region string `yaml:"region"`
+	// Fallback is written into the record field when the contact has no
+	// value for it, on the way back (to-crm or both): for a field the
+	// other system requires, such as a Salesforce Contact's LastName.
+	// Read from the record, the fallback is no value, so it never reaches
+	// the workspace. Without it a record that requires the field refuses
+	// the write, which becomes a dead letter naming the field.
+	Fallback string `yaml:"fallback"`
 }
 
 // fieldSpecKeys are FieldSpec's YAML keys.
-var fieldSpecKeys = []string{"from", "direction", "transform", "region"}
+var fieldSpecKeys = []string{"from", "direction", "transform", "region", "fallback"}
 
 // UnmarshalYAML reads the shorthand (a string) or the mapping form, and
 // refuses unknown keys.
@@ -94,6 +101,8 @@ func (f *FieldSpec) UnmarshalYAML(n *yaml.Node) error {
 			err = v.Decode(&out.Direction)
 		case "region":
 			err = v.Decode(&out.Region)
+		case "fallback":
+			err = v.Decode(&out.Fallback)
 		case "transform":
 			if v.Kind == yaml.ScalarNode {
 				out.Transform = []string{v.Value}

@@ -26,6 +26,10 @@ type sfWorld struct {
 }
 
 func newSFWorld(t *testing.T, n int, opts salesforcetest.Options) *sfWorld {
+	return newSFWorldMapped(t, n, opts, mapping.FieldSpec{From: "LastName"}, "ignore")
+}
+
+func newSFWorldMapped(t *testing.T, n int, opts salesforcetest.Options, lastName mapping.FieldSpec, onCreate string) *sfWorld {
 	t.Helper()
 	org := salesforcetest.NewServer(opts)
 	t.Cleanup(org.Close)
@@ -37,7 +41,7 @@ func newSFWorld(t *testing.T, n int, opts salesforcetest.Options) *sfWorld {
 
 	e := newEnv(t, nil)
 	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
-		"firstName": {From: "FirstName"}, "lastName": {From: "LastName"}, "emails.work": {From: "Email"},
+		"firstName": {From: "FirstName"}, "lastName": lastName, "emails.work": {From: "Email"},
 	}}, mapping.Both, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +74,7 @@ func newSFWorld(t *testing.T, n int, opts salesforcetest.Options) *sfWorld {
 		t.Fatalf("forward pass %v, want %d creates", sum, n)
 	}
 	w.applier, err = New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{{
-		Name: "sf", Source: "custom-salesforce", Mapper: m, Writer: src, Direction: mapping.Both}}})
+		Name: "sf", Source: "custom-salesforce", Mapper: m, Writer: src, Direction: mapping.Both, OnWorkspaceCreate: onCreate}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,5 +203,47 @@ func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
 	}
 	if ok := after.Status[salesforcetest.RouteUpdate][200] - before.Status[salesforcetest.RouteUpdate][200]; ok != 3 {
 		t.Errorf("%d composite updates applied, want 3 (no write repeated)", ok)
+	}
+}
+
+// TestSalesforceLastNameFallback creates, in Salesforce, contacts made in
+// the workspace's app without a last name: without a fallback the create
+// is refused before any call and set aside as a dead letter naming
+// LastName; with the mapping's fallback the Contact is created with it,
+// and the forward pass does not bring the stand-in back.
+func TestSalesforceLastNameFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lastName mapping.FieldSpec
+	}{
+		{"no fallback", mapping.FieldSpec{From: "LastName"}},
+		{"fallback", mapping.FieldSpec{From: "LastName", Fallback: "(no last name)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSFWorldMapped(t, 1, salesforcetest.Options{}, tc.lastName, "create")
+			c := w.e.appCreate("Nora", "", "nora@example.com")
+			w.e.event("ev-nora", workspace.EventContactUpdated, c)
+			before := w.org.Stats()
+			if err := w.applier.Drain(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			creates := w.org.Stats().Requests[salesforcetest.RouteCreate] - before.Requests[salesforcetest.RouteCreate]
+			dls, _ := w.e.store.DeadLetters("sf")
+			recs := w.org.Records("Contact")
+			if tc.lastName.Fallback == "" {
+				if creates != 0 || len(recs) != 1 || len(dls) != 1 || !strings.Contains(dls[0].Reason, "LastName") || !strings.Contains(dls[0].Reason, "fallback") {
+					t.Fatalf("%d create calls, %d Contacts, dead letters %+v; want none created and one dead letter naming LastName and the fix", creates, len(recs), dls)
+				}
+				return
+			}
+			if creates != 1 || len(recs) != 2 || len(dls) != 0 || recs[1].Fields["LastName"] != "(no last name)" || recs[1].Fields["FirstName"] != "Nora" {
+				t.Fatalf("%d create calls, Contacts %+v, dead letters %+v", creates, recs, dls)
+			}
+			w.org.Advance(time.Second)
+			patches := w.e.patches()
+			if sum := w.forward(); sum.Updated != 0 || w.e.patches() != patches {
+				t.Errorf("forward pass after the create: %v, %d PATCHes (the stand-in must not reach the workspace)", sum, w.e.patches()-patches)
+			}
+		})
 	}
 }

@@ -125,7 +125,7 @@ func (w *writeRun) missingRequired(d *description, ch connector.Change, vals map
 		s, _ := v.(string)
 		if (ch.Op == connector.OpCreate || set) && strings.TrimSpace(s) == "" {
 			return &RecordError{Op: ch.Op, ID: ch.ID, Code: "REQUIRED_FIELD_MISSING", Fields: []string{f},
-				Message: fmt.Sprintf("Salesforce requires %s on every %s and the workspace contact has no value for it: map a workspace field to %s, or give it a fallback in the mapping (transform: [\"default:<value>\"] on the field that fills it)", f, w.s.object, f)}
+				Message: fmt.Sprintf("Salesforce requires %s on every %s and the workspace contact has no value for it: map a workspace field to %s, or give that field a fallback in the mapping (e.g. lastName: {from: %s, fallback: \"(no last name)\"})", f, w.s.object, f, f)}
 		}
 	}
 	return nil
