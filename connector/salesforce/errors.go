@@ -137,14 +137,30 @@ func (e *RecordError) HTTPStatus() int {
 func (e *RecordError) Is(target error) bool {
 	switch target {
 	case connector.ErrNotFound:
-		switch e.Code {
-		case "ENTITY_IS_DELETED", "INVALID_CROSS_REFERENCE_KEY", "MALFORMED_ID", "NOT_FOUND", "INVALID_ID_FIELD":
-			return true
-		}
+		return e.notFound()
 	case ErrRequiredField:
 		return e.Code == "REQUIRED_FIELD_MISSING"
 	}
 	return false
+}
+
+func (e *RecordError) notFound() bool {
+	switch e.Code {
+	case "ENTITY_IS_DELETED", "INVALID_CROSS_REFERENCE_KEY", "MALFORMED_ID", "NOT_FOUND", "INVALID_ID_FIELD":
+		return true
+	}
+	return false
+}
+
+// result is the error a change reports for the refusal: a
+// *connector.RefusedError naming the field (its Err the *RecordError),
+// except for a missing record (connector.ErrNotFound keeps its meaning)
+// and a lock (it may pass next time).
+func (e *RecordError) result() error {
+	if e.locked() || e.notFound() {
+		return e
+	}
+	return &connector.RefusedError{Field: e.Field(), Code: e.Code, Reason: e.Message, Err: e}
 }
 
 // locked reports whether the refusal is a record lock, which the

@@ -107,7 +107,7 @@ func (w *writeRun) prepare(d *description, idx []int) []int {
 			problem = w.missingRequired(d, ch, vals)
 		}
 		if problem != nil {
-			w.results[i].Err = problem
+			w.results[i].Err = problem.result()
 			continue
 		}
 		w.fields[i] = vals
@@ -202,7 +202,8 @@ func (w *writeRun) run(ctx context.Context, idx []int, send func(context.Context
 		}
 		var locked []int
 		for _, i := range idx {
-			if re, ok := w.results[i].Err.(*RecordError); ok && re.locked() && round < lockAttempts {
+			var re *RecordError
+			if errors.As(w.results[i].Err, &re) && re.locked() && round < lockAttempts {
 				locked = append(locked, i)
 			}
 		}
@@ -276,7 +277,9 @@ func isRefusal(err error) bool {
 // settle records the results of one call: one per record, in order.
 func (w *writeRun) settle(chunk []int, res []saveResult) error {
 	if len(res) != len(chunk) {
-		err := fmt.Errorf("salesforce answered %d results for %d records", len(res), len(chunk))
+		// An answer that does not say what became of each record: a
+		// create among them may have been applied.
+		err := fmt.Errorf("%w: salesforce answered %d results for %d records", connector.ErrOutcomeUnknown, len(res), len(chunk))
 		for _, i := range chunk {
 			w.results[i].Err = err
 		}
@@ -295,7 +298,7 @@ func (w *writeRun) settle(chunk []int, res []saveResult) error {
 		if len(r.Errors) > 0 {
 			re.Code, re.Message, re.Fields = r.Errors[0].StatusCode, r.Errors[0].Message, r.Errors[0].Fields
 		}
-		w.results[i].Err = re
+		w.results[i].Err = re.result()
 	}
 	return nil
 }
