@@ -188,7 +188,7 @@ func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
 	}
 	refusedCalls := 0
 	for _, r := range []salesforcetest.Route{salesforcetest.RouteUpdate, salesforcetest.RouteQueryAll} {
-		refusedCalls += after.Status[r][401] - before.Status[r][401]
+		refusedCalls += after.Responses[r][401] - before.Responses[r][401]
 	}
 	if refusedCalls != 1 {
 		t.Errorf("%d calls answered 401, want the one that met the expiry", refusedCalls)
@@ -201,7 +201,7 @@ func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
 	if st := w.applier.Stats(); st.Written != n || st.Failed != 0 {
 		t.Errorf("applier %+v, want %d written", st, n)
 	}
-	if ok := after.Status[salesforcetest.RouteUpdate][200] - before.Status[salesforcetest.RouteUpdate][200]; ok != 3 {
+	if ok := after.Responses[salesforcetest.RouteUpdate][200] - before.Responses[salesforcetest.RouteUpdate][200]; ok != 3 {
 		t.Errorf("%d composite updates applied, want 3 (no write repeated)", ok)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/syncd-io/syncd/connector"
 )
 
 // Defaults of the settings.
@@ -28,24 +30,8 @@ const (
 // Objects the connector syncs.
 var Objects = []string{"Contact", "Lead"}
 
-// Secret is a string that never prints: fmt, logs and JSON show
-// "[redacted]". Reveal returns the value.
-type Secret string
-
-// String implements fmt.Stringer.
-func (Secret) String() string { return "[redacted]" }
-
-// GoString implements fmt.GoStringer, for %#v.
-func (Secret) GoString() string { return `"[redacted]"` }
-
-// MarshalJSON keeps the secret out of JSON dumps.
-func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
-
-// MarshalText keeps the secret out of text encodings.
-func (Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
-
-// Reveal returns the secret's value.
-func (s Secret) Reveal() string { return string(s) }
+// Secret is a setting that never prints (connector.Secret).
+type Secret = connector.Secret
 
 // Settings are the `settings:` of a salesforce connector.
 type Settings struct {

@@ -55,7 +55,6 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stats.Requests[route]++
 	a, limited := s.gateLocked(r)
 	if !limited {
 		switch {
@@ -70,10 +69,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if a.status != http.StatusUnauthorized {
 		w.Header().Set("Sforce-Limit-Info", fmt.Sprintf("api-usage=%d/%d", s.used, s.opts.DailyLimit))
 	}
-	if s.stats.Status[route] == nil {
-		s.stats.Status[route] = map[int]int{}
-	}
-	s.stats.Status[route][a.status]++
+	s.stats.Add(route, a.status)
 	writeJSON(w, a.status, a.body)
 }
 

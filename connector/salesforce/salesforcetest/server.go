@@ -42,6 +42,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/fakeapi"
 )
 
 // Route names one endpoint, for Stats.
@@ -134,11 +136,9 @@ type session struct {
 	expired bool
 }
 
-// Stats counts requests by route and what the server did.
+// Stats counts requests and answers by route, and the records sent.
 type Stats struct {
-	Requests map[Route]int
-	// Status counts answers by route and HTTP status.
-	Status map[Route]map[int]int
+	fakeapi.Counts[Route]
 	// Records counts records sent in query and queryAll answers.
 	Records int
 }
@@ -168,7 +168,7 @@ func NewServer(opts Options) *Server {
 		locators: map[string]*locator{},
 		locks:    map[string]int{},
 		reads:    map[string]int{},
-		stats:    Stats{Requests: map[Route]int{}, Status: map[Route]map[int]int{}},
+		stats:    Stats{Counts: fakeapi.NewCounts[Route]()},
 	}
 	for _, o := range []*object{newObject("Contact", "003", contactFields, opts.CustomFields), newObject("Lead", "00Q", leadFields, opts.CustomFields)} {
 		s.objects[strings.ToLower(o.name)] = o
@@ -255,17 +255,7 @@ func (s *Server) LockRecord(id string, n int) {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Stats{Requests: map[Route]int{}, Status: map[Route]map[int]int{}, Records: s.stats.Records}
-	for k, v := range s.stats.Requests {
-		out.Requests[k] = v
-	}
-	for k, m := range s.stats.Status {
-		out.Status[k] = map[int]int{}
-		for c, n := range m {
-			out.Status[k][c] = n
-		}
-	}
-	return out
+	return Stats{Counts: s.stats.Clone(), Records: s.stats.Records}
 }
 
 // ReadCounts returns how many times each record was sent in a query or

@@ -39,12 +39,8 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stats.Requests[RouteToken]++
 	status, body := s.tokenLocked(r)
-	if s.stats.Status[RouteToken] == nil {
-		s.stats.Status[RouteToken] = map[int]int{}
-	}
-	s.stats.Status[RouteToken][status]++
+	s.stats.Add(RouteToken, status)
 	writeJSON(w, status, body)
 }
 
