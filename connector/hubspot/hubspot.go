@@ -101,7 +101,6 @@ package hubspot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -160,18 +159,10 @@ var (
 // Open opens a hubspot connector. It makes no call: a bad token shows at
 // the first read or write.
 func Open(_ context.Context, opts connector.Options) (*Source, error) {
-	set, ok := opts.Settings.(*Settings)
-	if !ok || set == nil {
-		return nil, fmt.Errorf("open hubspot connector %s: settings are %T, not *hubspot.Settings", opts.Name, opts.Settings)
+	set, log, err := connector.Prepare[*Settings](opts, TypeName)
+	if err != nil {
+		return nil, err
 	}
-	if errs := set.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("open hubspot connector %s: %w", opts.Name, errors.Join(errs...))
-	}
-	log := opts.Log
-	if log == nil {
-		log = logrus.NewEntry(logrus.StandardLogger())
-	}
-	log = log.WithFields(logrus.Fields{"connector": opts.Name, "type": TypeName})
 
 	props := set.Properties
 	if len(props) == 0 {

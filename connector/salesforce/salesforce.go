@@ -82,7 +82,6 @@ package salesforce
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -148,18 +147,10 @@ var (
 // Open opens a salesforce connector. It makes no call: bad credentials
 // show at the first read or write.
 func Open(_ context.Context, opts connector.Options) (*Source, error) {
-	set, ok := opts.Settings.(*Settings)
-	if !ok || set == nil {
-		return nil, fmt.Errorf("open salesforce connector %s: settings are %T, not *salesforce.Settings", opts.Name, opts.Settings)
+	set, log, err := connector.Prepare[*Settings](opts, TypeName)
+	if err != nil {
+		return nil, err
 	}
-	if errs := set.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("open salesforce connector %s: %w", opts.Name, errors.Join(errs...))
-	}
-	log := opts.Log
-	if log == nil {
-		log = logrus.NewEntry(logrus.StandardLogger())
-	}
-	log = log.WithFields(logrus.Fields{"connector": opts.Name, "type": TypeName})
 	obj := objectName(set.Object)
 	loginURL := strings.TrimRight(set.LoginURL, "/")
 	httpc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 2 * time.Minute}
