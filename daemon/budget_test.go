@@ -122,20 +122,7 @@ connectors:
       fields:
         firstName: first
 `, emu.URL, filepath.Join(dir, "syncd.db"))
-	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return envAPIKey })
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuffer{}
-	log := logrus.New()
-	log.SetOutput(logs)
-	log.SetFormatter(&logrus.JSONFormatter{})
-	d, err := daemon.New(context.Background(), cfg, daemon.Options{Log: log, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d, logs
+	return newLoggedDaemon(t, yaml)
 }
 
 func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
@@ -189,4 +176,24 @@ func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
 	if n, err := d.Store().CountLinks("crm"); err != nil || n != budgetRecords {
 		t.Errorf("links = %d, %v; want %d", n, err, budgetRecords)
 	}
+}
+
+// newLoggedDaemon opens a daemon on yaml (its ${TEST_API_KEY} set) whose
+// log is kept, as JSON, in the returned buffer.
+func newLoggedDaemon(t *testing.T, yaml string) (*daemon.Daemon, *lockedBuffer) {
+	t.Helper()
+	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return envAPIKey })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	log := logrus.New()
+	log.SetOutput(logs)
+	log.SetFormatter(&logrus.JSONFormatter{})
+	d, err := daemon.New(context.Background(), cfg, daemon.Options{Log: log, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, logs
 }

@@ -9,13 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/salesforce"
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
-	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -63,19 +59,7 @@ connectors:
         firstName: FirstName
         lastName: LastName
 `, emu.URL, filepath.Join(t.TempDir(), "syncd.db"), org.LoginURL, org.ClientID(), org.ClientSecret(), page)
-	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return envAPIKey })
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuffer{}
-	log := logrus.New()
-	log.SetOutput(logs)
-	log.SetFormatter(&logrus.JSONFormatter{})
-	d, err := daemon.New(context.Background(), cfg, daemon.Options{Log: log, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	d, logs := newLoggedDaemon(t, yaml)
 
 	sums, err := d.RunOnce(context.Background())
 	if err != nil {
