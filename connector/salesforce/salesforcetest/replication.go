@@ -36,6 +36,18 @@ func (s *Server) describeLocked(name string) answer {
 	}}
 }
 
+// replicationLocked reads the object and the range of getDeleted and
+// getUpdated, or the answer refusing them.
+func (s *Server) replicationLocked(name string, r *http.Request) (*object, time.Time, time.Time, *answer) {
+	o := s.objects[strings.ToLower(name)]
+	if o == nil {
+		a := errorAnswer(http.StatusNotFound, "NOT_FOUND", "The requested resource does not exist")
+		return nil, time.Time{}, time.Time{}, &a
+	}
+	start, end, bad := s.replicationRange(r)
+	return o, start, end, bad
+}
+
 // replicationRange reads start and end of getDeleted and getUpdated.
 // Salesforce wants start to precede end by more than one minute, and
 // start no more than 30 days back; an end after now is now.
@@ -65,11 +77,7 @@ func (s *Server) replicationRange(r *http.Request) (time.Time, time.Time, *answe
 }
 
 func (s *Server) deletedLocked(name string, r *http.Request) answer {
-	o := s.objects[strings.ToLower(name)]
-	if o == nil {
-		return errorAnswer(http.StatusNotFound, "NOT_FOUND", "The requested resource does not exist")
-	}
-	start, end, bad := s.replicationRange(r)
+	o, start, end, bad := s.replicationLocked(name, r)
 	if bad != nil {
 		return *bad
 	}
@@ -95,11 +103,7 @@ func (s *Server) deletedLocked(name string, r *http.Request) answer {
 }
 
 func (s *Server) updatedLocked(name string, r *http.Request) answer {
-	o := s.objects[strings.ToLower(name)]
-	if o == nil {
-		return errorAnswer(http.StatusNotFound, "NOT_FOUND", "The requested resource does not exist")
-	}
-	start, end, bad := s.replicationRange(r)
+	o, start, end, bad := s.replicationLocked(name, r)
 	if bad != nil {
 		return *bad
 	}
