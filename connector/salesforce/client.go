@@ -2,7 +2,6 @@ package salesforce
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -156,9 +155,3 @@ func (e *budgetError) Error() string {
 }
 
 func (e *budgetError) Unwrap() error { return connector.ErrBudgetSpent }
-
-// IsBudget reports whether err stopped a read or write at the budget
-// or at the org's daily limit.
-func IsBudget(err error) bool {
-	return errors.Is(err, connector.ErrBudgetSpent) || errors.Is(err, ErrDailyLimit)
-}

@@ -134,7 +134,7 @@ func TestDailyBudgetStopsReadsAndWrites(t *testing.T) {
 	// read the same way.
 	org.SetUsed(1000)
 	s2, _ := openOn(t, org, func(set *Settings) { set.DailyBudget = 1 })
-	if _, _, err := readAll(t, s2, ""); !errors.Is(err, ErrDailyLimit) || !IsBudget(err) {
+	if _, _, err := readAll(t, s2, ""); !errors.Is(err, ErrDailyLimit) || !errors.Is(err, connector.ErrBudgetSpent) {
 		t.Errorf("read over the org's limit: %v", err)
 	}
 }

@@ -50,10 +50,11 @@ func (e *Error) Error() string {
 // HTTPStatus returns the answer's status.
 func (e *Error) HTTPStatus() int { return e.Status }
 
-// Is matches ErrDailyLimit, ErrSession and connector.ErrNotFound.
+// Is matches ErrDailyLimit (and connector.ErrBudgetSpent: the pass stops
+// and resumes at the next schedule), ErrSession and connector.ErrNotFound.
 func (e *Error) Is(target error) bool {
 	switch target {
-	case ErrDailyLimit:
+	case ErrDailyLimit, connector.ErrBudgetSpent:
 		return e.Code == "REQUEST_LIMIT_EXCEEDED"
 	case ErrSession:
 		return e.Code == "INVALID_SESSION_ID"
