@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,8 +22,9 @@ const sfSource = "custom-salesforce"
 // sfEnv is a Salesforce test org, a workspace emulator and a state file.
 type sfEnv struct {
 	*env
-	org    *salesforcetest.Server
-	policy string
+	org      *salesforcetest.Server
+	policy   string
+	pageSize int // query batch size; 0: the connector's default
 }
 
 func newSFEnv(t *testing.T) *sfEnv {
@@ -58,6 +61,9 @@ func (e *sfEnv) run(wrap func(connector.Source) connector.Source) (Summary, erro
 	set.LoginURL = e.org.LoginURL
 	set.ClientID, set.ClientSecret = salesforce.Secret(e.org.ClientID()), salesforce.Secret(e.org.ClientSecret())
 	set.RateLimit, set.Lookback = 100000, 0
+	if e.pageSize > 0 {
+		set.PageSize = e.pageSize
+	}
 	src, err := salesforce.Open(context.Background(), connector.Options{Name: "sf", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)
@@ -112,12 +118,24 @@ func (c *crashAfter) Changes(ctx context.Context, cp string, fn connector.BatchF
 	})
 }
 
-// TestSalesforceSharedModstampReadOnce syncs 25,000 Contacts, 5,000 of
-// them sharing one SystemModstamp across two 2,000-record page
-// boundaries, with a crash after the sixth page (inside the group): every
+// TestSalesforceSharedModstampReadOnce syncs n Contacts, n/5 of them
+// sharing one SystemModstamp across query page boundaries (pages of
+// n/12.5), with a crash after the sixth page (inside the group): every
 // record is read exactly once (the org counts what it sends), every one
-// is linked to one contact, and none is duplicated.
+// is linked to one contact, and none is duplicated. n is 5,000 (pages of
+// 400); SYNCD_TEST_SF_SCALE=5 runs the 25,000 with 5,000 on one
+// SystemModstamp and pages of 2,000 (about a minute under -race on an
+// idle machine). connector/salesforce's TestSharedModstampAcrossPages
+// reads the 25,000 at every scale.
 func TestSalesforceSharedModstampReadOnce(t *testing.T) {
+	scale := 1
+	if v := os.Getenv("SYNCD_TEST_SF_SCALE"); v != "" {
+		var err error
+		if scale, err = strconv.Atoi(v); err != nil || scale < 1 {
+			t.Fatalf("SYNCD_TEST_SF_SCALE=%q is not a positive integer", v)
+		}
+	}
+	n, page := 5000*scale, 400*scale
 	e := newSFEnv(t)
 	add := func(from, to int, perSecond int) {
 		for i := from; i < to; i++ {
@@ -127,13 +145,14 @@ func TestSalesforceSharedModstampReadOnce(t *testing.T) {
 			e.org.Add("Contact", sfContact(i))
 		}
 	}
-	add(0, 10000, 1000)
+	add(0, 2*n/5, n/25)
 	e.org.Advance(time.Second)
-	add(10000, 15000, 0) // one SystemModstamp: records 10,000 to 14,999
-	add(15000, 25000, 1000)
+	add(2*n/5, 3*n/5, 0) // one SystemModstamp, across two page boundaries
+	add(3*n/5, n, n/25)
 	e.org.Advance(time.Second)
 
 	crash := &crashAfter{n: 6}
+	e.pageSize = page
 	if _, err := e.run(func(s connector.Source) connector.Source { crash.Source = s; return crash }); !errors.Is(err, errCrash) {
 		t.Fatalf("first run: %v, want the crash after 6 pages", err)
 	}
@@ -143,28 +162,28 @@ func TestSalesforceSharedModstampReadOnce(t *testing.T) {
 	}
 	reads := e.org.ReadCounts()
 	twice := 0
-	for _, n := range reads {
-		if n != 1 {
+	for _, c := range reads {
+		if c != 1 {
 			twice++
 		}
 	}
 	st := e.org.Stats()
 	t.Logf("resumed run: %v; %d records read, %d query calls, %d queryMore calls", sum, len(reads),
 		st.Requests[salesforcetest.RouteQueryAll], st.Requests[salesforcetest.RouteQueryMore])
-	if len(reads) != 25000 || twice != 0 {
-		t.Fatalf("%d records read, %d of them more than once; want 25,000 read exactly once", len(reads), twice)
+	if len(reads) != n || twice != 0 {
+		t.Fatalf("%d records read, %d of them more than once; want %d read exactly once", len(reads), twice, n)
 	}
 	byExt := e.contactsByExt()
-	if len(byExt) != 25000 {
-		t.Errorf("the workspace has %d externalIds of the source, want 25,000", len(byExt))
+	if len(byExt) != n || len(e.emu.Contacts()) != n {
+		t.Errorf("the workspace has %d externalIds of the source and %d contacts, want %d", len(byExt), len(e.emu.Contacts()), n)
 	}
 	for ext, cs := range byExt {
 		if len(cs) != 1 {
 			t.Errorf("record %s has %d contacts", ext, len(cs))
 		}
 	}
-	if n, err := e.store.CountLinks("sf"); err != nil || n != 25000 {
-		t.Errorf("%d links (%v), want 25,000", n, err)
+	if got, err := e.store.CountLinks("sf"); err != nil || got != n {
+		t.Errorf("%d links (%v), want %d", got, err, n)
 	}
 }
 
