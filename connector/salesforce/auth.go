@@ -56,6 +56,7 @@ type authenticator struct {
 	clientID     string
 	clientSecret string
 	username     string
+	audience     string
 	key          *rsa.PrivateKey
 	http         *http.Client
 	now          func() time.Time
@@ -112,11 +113,11 @@ func (a *authenticator) fetch(ctx context.Context) (tokenAnswer, error) {
 }
 
 // assertion is the JWT of the bearer flow: RS256, iss the client id, sub
-// the user, aud the login host, exp three minutes away.
+// the user, aud Salesforce's login host, exp three minutes away.
 func (a *authenticator) assertion() (string, error) {
 	enc := base64.RawURLEncoding
 	head, _ := json.Marshal(map[string]string{"alg": "RS256"})
-	claims, _ := json.Marshal(map[string]any{"iss": a.clientID, "sub": a.username, "aud": a.loginURL,
+	claims, _ := json.Marshal(map[string]any{"iss": a.clientID, "sub": a.username, "aud": a.audience,
 		"exp": a.now().Add(jwtLifetime).Unix()})
 	unsigned := enc.EncodeToString(head) + "." + enc.EncodeToString(claims)
 	sum := sha256.Sum256([]byte(unsigned))

@@ -261,3 +261,34 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadsNeedCompany syncs Leads: a Lead needs Company and LastName,
+// and Status is defaulted by Salesforce.
+func TestLeadsNeedCompany(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	org.Add("Lead", map[string]any{"LastName": "Hopper", "Company": "Navy"})
+	org.Advance(time.Second)
+	s, _ := openOn(t, org, func(set *Settings) { set.Object = "lead" }, "LastName", "Company", "Email")
+	recs, _, err := readAll(t, s, "")
+	if err != nil || len(recs) != 1 || recs[0].Fields["Company"] != "Navy" || s.Object() != "Lead" {
+		t.Fatalf("read Leads: %v, %v", recs, err)
+	}
+	res, err := s.Write(context.Background(), []connector.Change{
+		{Op: connector.OpCreate, Fields: map[string]any{"LastName": "Liskov"}},
+		{Op: connector.OpCreate, Fields: map[string]any{"LastName": "Liskov", "Company": "MIT"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RecordError
+	if !errors.As(res[0].Err, &re) || re.Field() != "Company" || !errors.Is(res[0].Err, connector.ErrRefused) {
+		t.Errorf("Lead without Company: %v", res[0].Err)
+	}
+	if res[1].Err != nil {
+		t.Fatalf("Lead with Company: %v", res[1].Err)
+	}
+	if r, _ := org.Get(res[1].ID); r.Fields["Status"] != "Open - Not Contacted" {
+		t.Errorf("created Lead %v, want Salesforce's default Status", r.Fields)
+	}
+}

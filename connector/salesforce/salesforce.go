@@ -155,7 +155,8 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	loginURL := strings.TrimRight(set.LoginURL, "/")
 	httpc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 2 * time.Minute}
 	auth := &authenticator{loginURL: loginURL, clientID: strings.TrimSpace(set.ClientID.Reveal()),
-		clientSecret: strings.TrimSpace(set.ClientSecret.Reveal()), username: strings.TrimSpace(set.Username), http: httpc, now: time.Now}
+		clientSecret: strings.TrimSpace(set.ClientSecret.Reveal()), username: strings.TrimSpace(set.Username), audience: set.audience(),
+		http: httpc, now: time.Now}
 	if strings.TrimSpace(set.PrivateKey.Reveal()) != "" {
 		auth.key, _ = parsePrivateKey(set.PrivateKey.Reveal()) // Validate checked it
 	}

@@ -49,6 +49,10 @@ type Settings struct {
 	// certificate is uploaded to the connected app.
 	Username   string `yaml:"username"`
 	PrivateKey Secret `yaml:"privateKey"`
+	// Audience is the JWT's aud: https://login.salesforce.com (default)
+	// or, for a sandbox (a loginURL on test.salesforce.com or
+	// *.sandbox.my.salesforce.com), https://test.salesforce.com.
+	Audience string `yaml:"audience"`
 	// APIVersion is the REST API version, "62.0" by default.
 	APIVersion string `yaml:"apiVersion"`
 	// Object is Contact (default) or Lead.
@@ -108,6 +112,11 @@ func (s *Settings) Validate() []error {
 			add("privateKey: %v", err)
 		}
 	}
+	if a := s.Audience; a != "" {
+		if u, err := url.Parse(a); err != nil || u.Scheme != "https" || u.Host == "" {
+			add("audience: %q is not an https URL (https://login.salesforce.com or https://test.salesforce.com)", a)
+		}
+	}
 	if m := versionRE.FindStringSubmatch(s.APIVersion); m == nil {
 		add("apiVersion: %q is not a version like \"62.0\"", s.APIVersion)
 	} else if n, _ := strconv.Atoi(m[1]); n < minAPIVersion {
@@ -160,4 +169,17 @@ func parsePrivateKey(p string) (*rsa.PrivateKey, error) {
 		return nil, errors.New("not an RSA key (the JWT bearer flow signs with RS256)")
 	}
 	return rk, nil
+}
+
+// audience is the JWT bearer flow's aud for the settings: Audience when
+// set, else Salesforce's login host for production or for sandboxes.
+func (s *Settings) audience() string {
+	if s.Audience != "" {
+		return s.Audience
+	}
+	u, _ := url.Parse(s.LoginURL)
+	if h := strings.ToLower(u.Hostname()); h == "test.salesforce.com" || strings.HasSuffix(h, ".sandbox.my.salesforce.com") {
+		return "https://test.salesforce.com"
+	}
+	return "https://login.salesforce.com"
 }

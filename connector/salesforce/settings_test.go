@@ -50,6 +50,7 @@ func TestSettingsValidate(t *testing.T) {
 		{name: "budget", mod: func(s *Settings) { s.DailyBudget = 1.5 }, want: []string{"dailyBudget: 1.5"}},
 		{name: "zero budget", mod: func(s *Settings) { s.DailyBudget = 0 }, want: []string{"dailyBudget: 0"}},
 		{name: "page size", mod: func(s *Settings) { s.PageSize = 100 }, want: []string{"pageSize: 100 is not between 200 and 2000"}},
+		{name: "audience", mod: func(s *Settings) { s.Audience = "login.salesforce.com" }, want: []string{"audience: "}},
 		{name: "negative lookback and rate", mod: func(s *Settings) { s.Lookback, s.RateLimit = -1, 0 }, want: []string{"lookback: ", "rateLimit: "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,6 +103,21 @@ func TestParseLimitInfo(t *testing.T) {
 		used, limit, ok := parseLimitInfo(tc.in)
 		if used != tc.used || limit != tc.limit || ok != tc.ok {
 			t.Errorf("parseLimitInfo(%q) = %d, %d, %v; want %d, %d, %v", tc.in, used, limit, ok, tc.used, tc.limit, tc.ok)
+		}
+	}
+}
+
+func TestJWTAudience(t *testing.T) {
+	for login, want := range map[string]string{
+		"https://acme.my.salesforce.com":              "https://login.salesforce.com",
+		"https://login.salesforce.com":                "https://login.salesforce.com",
+		"https://test.salesforce.com":                 "https://test.salesforce.com",
+		"https://acme--uat.sandbox.my.salesforce.com": "https://test.salesforce.com",
+	} {
+		s := NewSettings()
+		s.LoginURL = login
+		if got := s.audience(); got != want {
+			t.Errorf("audience for %s = %s, want %s", login, got, want)
 		}
 	}
 }
