@@ -17,12 +17,12 @@ import (
 // survivor's values update that contact instead of creating another.
 // When the survivor has a contact of its own already, the merged
 // record's contact is the duplicate the merge did away with, and follows
-// onSourceDelete like a deletion. It returns the records left to handle
-// as deletions.
+// onSourceDelete like a deletion; so does a contact the workspace refuses
+// to move. It returns the records left to handle as deletions.
 //
-// The old link goes first, then the contact's externalId, then the new
-// link: a crash in between leaves a contact that carries the survivor's
-// externalId and no link, which the next pass adopts by externalId.
+// The contact's externalId changes first, then the link moves (one
+// state transaction): a crash in between leaves the merged record's link,
+// and the batch, read again, makes the same move.
 func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
 	r := p.r
 	var plain []connector.Record
@@ -43,39 +43,57 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 		if !ok {
 			continue // nothing was linked to it
 		}
-		survivor, known := survivorExternalID(r.opts.Mapper, rec)
-		_, taken, err := r.opts.Store.Link(r.opts.Connector, survivor)
-		if err != nil {
-			return nil, fmt.Errorf("read link %s: %w", survivor, err)
-		}
 		log := r.log.WithFields(map[string]any{"record_id": rec.ID, "merged_into": rec.MergedInto, "contact": l.ContactID})
+		survivor, known := survivorExternalID(r.opts.Mapper, rec)
+		taken := false
+		if known {
+			if _, taken, err = r.opts.Store.Link(r.opts.Connector, survivor); err != nil {
+				return nil, fmt.Errorf("read link %s: %w", survivor, err)
+			}
+		}
 		if !known || taken {
 			log.Info("record merged into another that has its own contact; its contact follows onSourceDelete")
 			plain = append(plain, rec)
 			continue
 		}
-		p.planned("relink", survivor, l.ContactID, nil, nil)
-		if err := r.opts.Store.DeleteLink(r.opts.Connector, ext); err != nil {
-			return nil, fmt.Errorf("drop link %s: %w", ext, err)
-		}
-		_, err = r.opts.Workspace.UpdateContact(ctx, l.ContactID, workspace.ContactPatch{ExternalID: workspace.Some(survivor)})
-		if workspace.IsNotFound(err) {
-			continue // the contact is gone too: nothing to move
-		}
+		moved, err := p.moveContact(ctx, ext, l, survivor, rec.MergedInto)
 		if err != nil {
-			return nil, fmt.Errorf("move contact %s to the surviving record %s: %w", l.ContactID, rec.MergedInto, err)
+			return nil, err
 		}
-		l.ExternalID, l.RecordID = survivor, rec.MergedInto
-		// The survivor's values may differ (the merge kept some of each
-		// record's): the next read of it compares and writes them.
-		l.WorkspaceHash, l.SourceHash = "", ""
-		if err := r.opts.Store.PutLinks([]state.Link{l}); err != nil {
-			return nil, fmt.Errorf("save link %s: %w", survivor, err)
+		if !moved {
+			log.Warn("the workspace refused to move the merged record's contact to the surviving record; it follows onSourceDelete")
+			plain = append(plain, rec)
+			continue
 		}
 		p.count(func(s *Summary) { s.Relinked++ })
 		log.Info("record merged into another; its contact now follows the surviving record")
 	}
 	return plain, nil
+}
+
+// moveContact gives the contact of link l (of the record ext) the
+// survivor's externalId, then moves the link to the survivor. It reports
+// false when the workspace refused the move (or the contact is gone),
+// with nothing changed. A crash between the two leaves the old link, and
+// the batch, read again, moves the contact again (the same PATCH).
+func (p *pass) moveContact(ctx context.Context, ext string, l state.Link, survivor, recordID string) (bool, error) {
+	r := p.r
+	p.planned("relink", survivor, l.ContactID, nil, nil)
+	_, err := r.opts.Workspace.UpdateContact(ctx, l.ContactID, workspace.ContactPatch{ExternalID: workspace.Some(survivor)})
+	switch {
+	case workspace.IsNotFound(err) || workspace.IsValidation(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("move contact %s to the surviving record %s: %w", l.ContactID, recordID, err)
+	}
+	l.ExternalID, l.RecordID = survivor, recordID
+	// The survivor's values may differ (the merge kept some of each
+	// record's): the next read of it compares and writes them.
+	l.WorkspaceHash, l.SourceHash = "", ""
+	if err := r.opts.Store.MoveLink(ext, l); err != nil {
+		return false, fmt.Errorf("move link %s to %s: %w", ext, survivor, err)
+	}
+	return true, nil
 }
 
 // survivorExternalID returns the externalId the survivor of a merge

@@ -22,6 +22,8 @@ const sfSource = "custom-salesforce"
 // sfEnv is a Salesforce test org, a workspace emulator and a state file.
 type sfEnv struct {
 	*env
+	// ws, when set, replaces the workspace client the reconciler gets.
+	wsWrap   func(Workspace) Workspace
 	org      *salesforcetest.Server
 	policy   string
 	pageSize int // query batch size; 0: the connector's default
@@ -74,8 +76,12 @@ func (e *sfEnv) run(wrap func(connector.Source) connector.Source) (Summary, erro
 	if wrap != nil {
 		reader = wrap(src)
 	}
+	var ws Workspace = e.ws
+	if e.wsWrap != nil {
+		ws = e.wsWrap(ws)
+	}
 	r, err := New(Options{Connector: "sf", Source: sfSource, Type: typ, Reader: reader, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 8, OnSourceDelete: e.policy, AllowMassDelete: true,
+		Store: e.store, Workspace: ws, Workers: 8, OnSourceDelete: e.policy, AllowMassDelete: true,
 		Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)
@@ -295,4 +301,57 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// loseMoveAnswer applies the first externalId change and loses its
+// answer, as a connection dropped after the workspace applied it.
+type loseMoveAnswer struct {
+	Workspace
+	lost int
+}
+
+func (w *loseMoveAnswer) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	c, err := w.Workspace.UpdateContact(ctx, id, p)
+	if err == nil && p.ExternalID.IsSet() && w.lost == 0 {
+		w.lost++
+		return workspace.Contact{}, errors.New("connection reset after the request was sent")
+	}
+	return c, err
+}
+
+// TestSalesforceMergeSurvivesALostAnswer loses the answer of the PATCH
+// that moves a merged record's contact to the survivor: the pass fails
+// before the link moved, and the next one makes the same move (no
+// contact created, deleted or left behind).
+func TestSalesforceMergeSurvivesALostAnswer(t *testing.T) {
+	e := newSFEnv(t)
+	e.org.Advance(time.Second)
+	a := e.org.Add("Contact", sfContact(1))
+	e.org.Advance(time.Second)
+	if _, err := e.run(nil); err != nil {
+		t.Fatal(err)
+	}
+	contact := e.contactsByExt()[a][0].ID
+	e.org.Advance(time.Second)
+	survivor := e.org.Add("Contact", map[string]any{"FirstName": "Ada", "LastName": "Byron", "Email": "ada1@example.com"})
+	if err := e.org.Merge(survivor, a); err != nil {
+		t.Fatal(err)
+	}
+	e.org.Advance(time.Second)
+	lose := &loseMoveAnswer{}
+	e.wsWrap = func(w Workspace) Workspace { lose.Workspace = w; return lose }
+	if _, err := e.run(nil); err == nil {
+		t.Fatal("the pass whose move lost its answer reported no error")
+	}
+	if l, ok, _ := e.store.Link("sf", a); !ok || l.ContactID != contact {
+		t.Fatalf("after the lost answer the merged record's link is %+v, %v; want it kept", l, ok)
+	}
+	sum, err := e.run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := e.contactsByExt()
+	if len(e.emu.Contacts()) != 1 || len(after[survivor]) != 1 || after[survivor][0].ID != contact || sum.Created != 0 {
+		t.Fatalf("after the retry: %d contacts, survivor's %v, summary %v; want the one contact moved", len(e.emu.Contacts()), after[survivor], sum)
+	}
 }

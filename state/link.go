@@ -207,6 +207,22 @@ func (s *Store) PutLinks(ls []Link) error {
 	})
 }
 
+// MoveLink replaces the link of (l.Connector, from) with l, in one
+// transaction: a contact that follows another record of its connector
+// (the survivor of a merge) keeps its one link.
+func (s *Store) MoveLink(from string, l Link) error {
+	return s.update(fmt.Sprintf("move link %s/%s to %s", l.Connector, from, l.ExternalID), func(tx *bolt.Tx) error {
+		if _, _, err := deleteLink(tx, l.Connector, from); err != nil {
+			return err
+		}
+		lb, err := writeLinks(tx, l.Connector)
+		if err != nil {
+			return err
+		}
+		return lb.put(l)
+	})
+}
+
 // DeleteLink removes the link of (connector, externalID) and its reverse
 // entry. Deleting a missing link is not an error.
 func (s *Store) DeleteLink(connector, externalID string) error {
