@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -203,8 +204,10 @@ func value(v any) any {
 	switch t := v.(type) {
 	case nil, string:
 		return t
-	case bool, float64:
-		return fmt.Sprint(t)
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(t)
 	}
 	return fmt.Sprint(v)
 }

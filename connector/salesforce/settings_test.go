@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -118,6 +119,31 @@ func TestJWTAudience(t *testing.T) {
 		s.LoginURL = login
 		if got := s.audience(); got != want {
 			t.Errorf("audience for %s = %s, want %s", login, got, want)
+		}
+	}
+}
+
+func TestValuesConvert(t *testing.T) {
+	if got := value(1000000.0); got != "1000000" {
+		t.Errorf("value(1e6) = %v", got)
+	}
+	if got := value(true); got != "true" {
+		t.Errorf("value(true) = %v", got)
+	}
+	for _, tc := range []struct {
+		typ  string
+		in   any
+		want any
+	}{
+		{"double", "12.5", json.Number("12.5")},
+		{"int", " 7 ", json.Number("7")},
+		{"double", "twelve", "twelve"},
+		{"boolean", "true", true},
+		{"string", "true", "true"},
+		{"double", nil, nil},
+	} {
+		if got := typed(tc.typ, tc.in); got != tc.want {
+			t.Errorf("typed(%s, %#v) = %#v, want %#v", tc.typ, tc.in, got, tc.want)
 		}
 	}
 }

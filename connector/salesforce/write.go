@@ -2,10 +2,12 @@ package salesforce
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,7 +103,7 @@ func (w *writeRun) prepare(d *description, idx []int) []int {
 					Message: fmt.Sprintf("%s has no field %s that can be written: check the mapping against `syncd validate`", w.s.object, k)}
 				break
 			}
-			vals[f.Name] = text(v)
+			vals[f.Name] = typed(f.Type, text(v))
 		}
 		if problem == nil {
 			problem = w.missingRequired(d, ch, vals)
@@ -144,6 +146,27 @@ func text(v any) any {
 		return t.UTC().Format("2006-01-02T15:04:05.000Z")
 	}
 	return fmt.Sprint(v)
+}
+
+// typed sends text as the JSON type of the field's describe type: a
+// number for numeric fields, true or false for checkboxes; anything that
+// does not convert stays text, for Salesforce to refuse naming the field.
+func typed(fieldType string, v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	switch fieldType {
+	case "double", "int", "long", "currency", "percent":
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+			return json.Number(strings.TrimSpace(s))
+		}
+	case "boolean":
+		if b, err := strconv.ParseBool(strings.TrimSpace(s)); err == nil {
+			return b
+		}
+	}
+	return v
 }
 
 // unchanged refuses, with connector.ErrChanged, the conditional updates
