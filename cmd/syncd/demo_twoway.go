@@ -16,7 +16,7 @@ type twoWayDemo struct {
 	d       *daemon.Daemon
 	cfg     *config.Config
 	cfgPath string
-	rev     *daemon.Reverse
+	rev     *daemon.Running
 }
 
 // startTwoWayDemo writes dir/syncd.yaml (the workspace, state, receiver
