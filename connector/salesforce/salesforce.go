@@ -45,7 +45,9 @@
 // IsDeleted (while it is in the Recycle Bin, 15 days): it is a Deleted
 // record, and when its MasterRecordId is set it carries MergedInto, so
 // that its contact is re-linked to the surviving record instead of
-// deleted. At the end of each window the connector also reads getDeleted
+// deleted (reconcile moves it; a survivor read in an earlier page than
+// the merged record, in the same second, has made its own contact by
+// then, and the merged record's contact follows onSourceDelete). At the end of each window the connector also reads getDeleted
 // (/sobjects/{object}/deleted/?start=&end=) from where it stopped last
 // time, to catch records purged from the Recycle Bin before a window read
 // them; getDeleted's earliestDateAvailable later than that start means
@@ -61,7 +63,9 @@
 // others of the call are written. A record refused with UNABLE_TO_LOCK_ROW
 // is sent again, in the next call, up to four times. A create that would
 // leave a required field (Contact LastName, Lead LastName and Company)
-// empty is refused before any call, naming the field. Conditional
+// empty is refused before any call, naming the field and the fix (a
+// mapping fallback); syncd never makes a value up. Values go as the
+// describe types them (numbers, checkboxes, text). Conditional
 // updates (IfUnchangedSince) read the records' SystemModstamp first and
 // are refused with connector.ErrChanged when it moved: Salesforce's
 // collections take no precondition, so a change in the short gap between
@@ -74,10 +78,12 @@
 // Every answer's Sforce-Limit-Info (api-usage=N/M) is recorded; Quotas
 // reports it. Once N reaches dailyBudget of M no further call is made:
 // reads and writes end with an error wrapping connector.ErrBudgetSpent,
-// and the daemon resumes at the next schedule. REQUEST_LIMIT_EXCEEDED
-// (the org's whole allowance spent) ends them the same way. Calls are
-// paced by a limiter shared by the connectors of one login host and
-// client id.
+// and the daemon resumes at the next schedule. The allowance is a rolling
+// 24-hour window that only an answer shows has moved, so each read makes
+// its first call whatever the usage last seen (and any call may go once
+// that figure is 10 minutes old). REQUEST_LIMIT_EXCEEDED (the org's whole
+// allowance spent) ends them the same way. Calls are paced by a limiter
+// shared by the connectors of one login host and client id.
 package salesforce
 
 import (
