@@ -292,3 +292,30 @@ func TestLeadsNeedCompany(t *testing.T) {
 		t.Errorf("created Lead %v, want Salesforce's default Status", r.Fields)
 	}
 }
+
+// TestCreatesAfterExpiryAreSentOnce expires the session before a create
+// call: the 401 refused it unapplied, so the call is repeated after one
+// token call, and each record exists once.
+func TestCreatesAfterExpiryAreSentOnce(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	s, _ := openOn(t, org, nil)
+	if _, err := s.Fields(context.Background()); err != nil { // the first token, and the describe
+		t.Fatal(err)
+	}
+	org.ExpireSessions()
+	res, err := s.Write(context.Background(), []connector.Change{
+		{Op: connector.OpCreate, Fields: map[string]any{"LastName": "One"}},
+		{Op: connector.OpCreate, Fields: map[string]any{"LastName": "Two"}},
+	})
+	if err != nil || res[0].Err != nil || res[1].Err != nil {
+		t.Fatalf("creates after the expiry: %+v, %v", res, err)
+	}
+	st := org.Stats()
+	if org.TokenCalls() != 2 || st.Responses[salesforcetest.RouteCreate][401] != 1 || st.Responses[salesforcetest.RouteCreate][200] != 1 {
+		t.Errorf("%d token calls, create answers %v; want 2 tokens, one 401 then one 200", org.TokenCalls(), st.Responses[salesforcetest.RouteCreate])
+	}
+	if n := len(org.Records("Contact")); n != 2 {
+		t.Errorf("%d Contacts, want the 2 created once", n)
+	}
+}
