@@ -53,7 +53,7 @@ connectors:
       clientSecret: %s
       dailyBudget: 0.5
       pageSize: %d
-      lookback: 0s
+      settle: 0s
     mapping:
       fields:
         firstName: FirstName

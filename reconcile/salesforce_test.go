@@ -62,7 +62,7 @@ func (e *sfEnv) run(wrap func(connector.Source) connector.Source) (Summary, erro
 	set := salesforce.NewSettings()
 	set.LoginURL = e.org.LoginURL
 	set.ClientID, set.ClientSecret = salesforce.Secret(e.org.ClientID()), salesforce.Secret(e.org.ClientSecret())
-	set.RateLimit, set.Lookback = 100000, 0
+	set.RateLimit, set.Settle = 100000, 0
 	if e.pageSize > 0 {
 		set.PageSize = e.pageSize
 	}

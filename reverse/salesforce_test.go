@@ -49,7 +49,7 @@ func newSFWorldMapped(t *testing.T, n int, opts salesforcetest.Options, lastName
 	set := salesforce.NewSettings()
 	set.LoginURL = org.LoginURL
 	set.ClientID, set.ClientSecret = salesforce.Secret(org.ClientID()), salesforce.Secret(org.ClientSecret())
-	set.RateLimit, set.Lookback = 100000, 0
+	set.RateLimit, set.Settle = 100000, 0
 	typ, _ := connector.Lookup(salesforce.TypeName)
 	src, err := salesforce.Open(context.Background(), connector.Options{Name: "sf", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
 	if err != nil {

@@ -146,7 +146,7 @@ func salesforceDemoConnectors(org *salesforcetest.Server) string {
       apiVersion: "62.0"
       object: Contact
       dailyBudget: 0.5
-      lookback: 0s
+      settle: 0s
     mapping:
       fields:
         firstName: FirstName

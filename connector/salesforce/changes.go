@@ -63,7 +63,7 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 	}
 	s.c.quota.allowProbe()
 	if c.Until.IsZero() {
-		c.Until = s.now().UTC().Truncate(time.Second)
+		c.Until = s.now().UTC().Add(-s.settle).Truncate(time.Second)
 		if !c.Since.IsZero() && !c.Since.Before(c.Until) {
 			return nil
 		}
@@ -84,7 +84,7 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 			seen[r.ID] = true
 		}
 		if page.Done {
-			end := checkpoint{Since: c.Until.Add(-s.lookback), Del: c.Del}
+			end := checkpoint{Since: c.Until, Del: c.Del}
 			gone, del, err := s.purged(ctx, c.Del, c.Until, seen)
 			if err != nil {
 				return err

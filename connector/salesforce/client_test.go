@@ -21,7 +21,7 @@ func openOn(t *testing.T, org *salesforcetest.Server, mod func(*Settings), field
 	set := NewSettings()
 	set.LoginURL = org.LoginURL
 	set.ClientID, set.ClientSecret = Secret(org.ClientID()), Secret(org.ClientSecret())
-	set.RateLimit, set.Lookback = 100000, 0
+	set.RateLimit, set.Settle = 100000, 0
 	if mod != nil {
 		mod(set)
 	}
@@ -317,5 +317,36 @@ func TestCreatesAfterExpiryAreSentOnce(t *testing.T) {
 	}
 	if n := len(org.Records("Contact")); n != 2 {
 		t.Errorf("%d Contacts, want the 2 created once", n)
+	}
+}
+
+// TestSettleReadsEachChangeOnce reads with the default settle time: a
+// change younger than a minute waits for a later pass, and passes read
+// every change exactly once.
+func TestSettleReadsEachChangeOnce(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	s, _ := openOn(t, org, func(set *Settings) { set.Settle = DefaultSettle })
+	a := org.Add("Contact", map[string]any{"LastName": "A"})
+	org.Advance(30 * time.Second)
+	recs, cp, err := readAll(t, s, "")
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("a pass 30 s after the change read %d records, %v; want none yet", len(recs), err)
+	}
+	org.Advance(40 * time.Second)
+	b := org.Add("Contact", map[string]any{"LastName": "B"})
+	recs, cp, err = readAll(t, s, cp)
+	if err != nil || len(recs) != 1 || recs[0].ID != a {
+		t.Fatalf("a pass 70 s after the first change read %v, %v; want only it", recs, err)
+	}
+	org.Advance(2 * time.Minute)
+	recs, _, err = readAll(t, s, cp)
+	if err != nil || len(recs) != 1 || recs[0].ID != b {
+		t.Fatalf("the next pass read %v, %v; want only the second change", recs, err)
+	}
+	for id, n := range org.ReadCounts() {
+		if n != 1 {
+			t.Errorf("record %s read %d times", id, n)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func (s *contractStore) Open(t *testing.T) connector.Source {
 	set.LoginURL = s.srv.LoginURL
 	set.ClientID, set.ClientSecret = Secret(s.srv.ClientID()), Secret(s.srv.ClientSecret())
 	set.PageSize = contractBatch
-	set.Lookback = 0 // the suite checks that a resumed read repeats nothing
+	set.Settle = 0 // the test org's clock moves only when the suite says
 	set.RateLimit = 100000
 	fields := make([]string, 0, len(connectortest.Fields))
 	for _, f := range connectortest.Fields {

@@ -18,7 +18,7 @@
 // # Incremental reads
 //
 // Changes reads windows [since, until) of SystemModstamp, until being the
-// clock when the window opens, with one SOQL query through queryAll (so
+// clock when the window opens less settle (1 minute by default), with one SOQL query through queryAll (so
 // that deleted and merged records show, with IsDeleted and
 // MasterRecordId):
 //
@@ -32,10 +32,12 @@
 // its last record: a read resumed after a crash starts a new query after
 // that key, so thousands of records sharing one SystemModstamp across
 // page boundaries are neither skipped nor read twice. The window's last
-// batch carries the next window's start, since = until - lookback (1
-// minute by default): records whose transaction committed after the
-// window was read but stamped inside it are read by the next window. A
-// new window that finds nothing emits no batch. SystemModstamp is the
+// batch carries the next window's start, since = until: windows neither
+// overlap nor leave a gap, and a change is read once, by the first
+// window that opens at least settle after it. The settle time is there
+// for a transaction that commits after its SystemModstamp (and for a
+// clock of syncd's ahead of Salesforce's): up to settle late, it is
+// still read. A new window that finds nothing emits no batch. SystemModstamp is the
 // records' UpdatedAt; syncd's own writes move it too, and the reverse
 // direction's link hashes recognise them as echoes.
 //
@@ -133,7 +135,7 @@ type Source struct {
 	c        *client
 	fields   []string // record fields, as the mapping names them
 	pageSize int
-	lookback time.Duration
+	settle   time.Duration
 	log      *logrus.Entry
 	// now is the clock that opens read windows.
 	now func() time.Time
@@ -185,7 +187,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 		},
 		fields:   recordFields(fields),
 		pageSize: set.PageSize,
-		lookback: set.Lookback,
+		settle:   set.Settle,
 		log:      log,
 		now:      time.Now,
 	}

@@ -21,7 +21,7 @@ const (
 	DefaultObject      = "Contact"
 	DefaultDailyBudget = 0.5
 	DefaultPageSize    = 2000 // query batch size: Salesforce's largest
-	DefaultLookback    = time.Minute
+	DefaultSettle      = time.Minute
 	DefaultRateLimit   = 20 // calls per second
 	minPageSize        = 200
 	minAPIVersion      = 42 // sObject Collections
@@ -64,10 +64,12 @@ type Settings struct {
 	DailyBudget float64 `yaml:"dailyBudget"`
 	// PageSize is the query batch size (200 to 2,000).
 	PageSize int `yaml:"pageSize"`
-	// Lookback is how far before the end of the last read window the next
-	// read starts, to catch records whose transaction committed after a
-	// window was read but stamped a SystemModstamp inside it.
-	Lookback time.Duration `yaml:"lookback"`
+	// Settle is how old a change must be before a read takes it: a read
+	// window ends this long before the clock, so that a transaction that
+	// commits late with an earlier SystemModstamp (or a clock of syncd's
+	// ahead of Salesforce's) is read by the next window, and no record is
+	// read twice. 1 minute by default.
+	Settle time.Duration `yaml:"settle"`
 	// RateLimit is the number of API calls per second the connector
 	// allows itself (connectors of the same org and client share it).
 	RateLimit float64 `yaml:"rateLimit"`
@@ -80,7 +82,7 @@ func NewSettings() *Settings {
 		Object:      DefaultObject,
 		DailyBudget: DefaultDailyBudget,
 		PageSize:    DefaultPageSize,
-		Lookback:    DefaultLookback,
+		Settle:      DefaultSettle,
 		RateLimit:   DefaultRateLimit,
 	}
 }
@@ -131,8 +133,8 @@ func (s *Settings) Validate() []error {
 	if s.PageSize < minPageSize || s.PageSize > DefaultPageSize {
 		add("pageSize: %d is not between %d and %d", s.PageSize, minPageSize, DefaultPageSize)
 	}
-	if s.Lookback < 0 {
-		add("lookback: %s is negative", s.Lookback)
+	if s.Settle < 0 {
+		add("settle: %s is negative", s.Settle)
 	}
 	if s.RateLimit <= 0 {
 		add("rateLimit: %g is not a positive number of calls per second", s.RateLimit)

@@ -52,7 +52,7 @@ func TestSettingsValidate(t *testing.T) {
 		{name: "zero budget", mod: func(s *Settings) { s.DailyBudget = 0 }, want: []string{"dailyBudget: 0"}},
 		{name: "page size", mod: func(s *Settings) { s.PageSize = 100 }, want: []string{"pageSize: 100 is not between 200 and 2000"}},
 		{name: "audience", mod: func(s *Settings) { s.Audience = "login.salesforce.com" }, want: []string{"audience: "}},
-		{name: "negative lookback and rate", mod: func(s *Settings) { s.Lookback, s.RateLimit = -1, 0 }, want: []string{"lookback: ", "rateLimit: "}},
+		{name: "negative settle and rate", mod: func(s *Settings) { s.Settle, s.RateLimit = -1, 0 }, want: []string{"settle: ", "rateLimit: "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := valid()
