@@ -72,7 +72,6 @@ package pipedrive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -131,23 +130,15 @@ var (
 // Open opens a pipedrive connector. It makes no call: a bad token shows
 // at the first read or write.
 func Open(_ context.Context, opts connector.Options) (*Source, error) {
-	set, ok := opts.Settings.(*Settings)
-	if !ok || set == nil {
-		return nil, fmt.Errorf("open pipedrive connector %s: settings are %T, not *pipedrive.Settings", opts.Name, opts.Settings)
-	}
-	if errs := set.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("open pipedrive connector %s: %w", opts.Name, errors.Join(errs...))
+	set, log, err := connector.Prepare[*Settings](opts, TypeName)
+	if err != nil {
+		return nil, err
 	}
 	for _, f := range opts.Fields {
 		if err := checkField(f); err != nil {
 			return nil, fmt.Errorf("open pipedrive connector %s: %w", opts.Name, err)
 		}
 	}
-	log := opts.Log
-	if log == nil {
-		log = logrus.NewEntry(logrus.StandardLogger())
-	}
-	log = log.WithFields(logrus.Fields{"connector": opts.Name, "type": TypeName})
 	baseURL := strings.TrimRight(set.BaseURL, "/")
 	token := connector.Secret(strings.TrimSpace(set.APIToken.Reveal()))
 	var want []string
