@@ -62,7 +62,8 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 		return err
 	}
 	s.c.quota.allowProbe()
-	if c.Until.IsZero() {
+	resumed := !c.Until.IsZero()
+	if !resumed {
 		c.Until = s.now().UTC().Add(-s.settle).Truncate(time.Second)
 		if !c.Since.IsZero() && !c.Since.Before(c.Until) {
 			return nil
@@ -91,8 +92,8 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 			}
 			end.Del = del
 			recs = append(recs, gone...)
-			if len(recs) == 0 && !emitted && del.Equal(c.Del) {
-				return nil
+			if len(recs) == 0 && !emitted && !resumed && del.Equal(c.Del) {
+				return nil // a new window with nothing: the checkpoint stays
 			}
 			if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: end.String()}); err != nil {
 				return fmt.Errorf("salesforce batch: %w", err)

@@ -350,3 +350,35 @@ func TestSettleReadsEachChangeOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestResumedWindowCloses stops a read after its first page, then every
+// record left in the window changes (leaving it): the resumed read finds
+// nothing in the window, yet closes it, so that later changes are read.
+func TestResumedWindowCloses(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	var ids []string
+	for i := range 300 {
+		ids = append(ids, org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)}))
+	}
+	org.Advance(time.Second)
+	s, _ := openOn(t, org, func(set *Settings) { set.PageSize = 200 })
+	stop := errors.New("stop")
+	var cp string
+	err := s.Changes(context.Background(), "", func(_ context.Context, b connector.Batch) error { cp = b.Checkpoint; return stop })
+	if !errors.Is(err, stop) {
+		t.Fatal(err)
+	}
+	for _, id := range ids[200:] {
+		_ = org.Update(id, map[string]any{"Title": "moved on"})
+	}
+	org.Advance(time.Second)
+	recs, cp, err := readAll(t, s, cp)
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("resumed read: %d records, %v; want none (they left the window)", len(recs), err)
+	}
+	recs, _, err = readAll(t, s, cp)
+	if err != nil || len(recs) != 100 {
+		t.Fatalf("the next read: %d records, %v; want the 100 changed ones", len(recs), err)
+	}
+}
