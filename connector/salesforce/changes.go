@@ -3,6 +3,7 @@ package salesforce
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -74,7 +75,16 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 	next := call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
 	for {
 		var page queryAnswer
-		if err := s.c.do(ctx, next, &page); err != nil {
+		err := s.c.do(ctx, next, &page)
+		var e *Error
+		if next.abs && errors.As(err, &e) && e.Code == "INVALID_QUERY_LOCATOR" {
+			// The cursor expired (15 minutes unused while a slow batch
+			// was recorded): a new query goes on from the last key.
+			s.log.Info("salesforce query locator expired; querying again from the last record read")
+			next = call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
+			err = s.c.do(ctx, next, &page)
+		}
+		if err != nil {
 			return fmt.Errorf("read %s changes: %w", s.object, err)
 		}
 		recs, keys, err := s.records(page.Records)

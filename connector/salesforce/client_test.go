@@ -382,3 +382,35 @@ func TestResumedWindowCloses(t *testing.T) {
 		t.Fatalf("the next read: %d records, %v; want the 100 changed ones", len(recs), err)
 	}
 }
+
+// TestExpiredLocatorQueriesAgain lets the query locator expire between
+// two pages (a batch took over 15 minutes to record): the read queries
+// again from the last record and reads each record once.
+func TestExpiredLocatorQueriesAgain(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	for i := range 500 {
+		org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
+	}
+	org.Advance(time.Second)
+	s, _ := openOn(t, org, func(set *Settings) { set.PageSize = 200 })
+	n := 0
+	err := s.Changes(context.Background(), "", func(_ context.Context, b connector.Batch) error {
+		n += len(b.Records)
+		if n == 200 {
+			org.Advance(16 * time.Minute) // a slow batch
+		}
+		return nil
+	})
+	if err != nil || n != 500 {
+		t.Fatalf("read %d records, %v", n, err)
+	}
+	for id, c := range org.ReadCounts() {
+		if c != 1 {
+			t.Errorf("record %s read %d times", id, c)
+		}
+	}
+	if st := org.Stats(); st.Responses[salesforcetest.RouteQueryMore][400] != 1 || st.Requests[salesforcetest.RouteQueryAll] != 2 {
+		t.Errorf("calls %v, want one expired locator and a second query", st.Responses)
+	}
+}

@@ -2,6 +2,7 @@ package salesforce
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,16 +10,31 @@ import (
 	"github.com/syncd-io/syncd/connector"
 )
 
-// Snapshot reads every live record, by Id, a query page per batch.
+// Snapshot reads every live record, by Id, a query page per batch. A
+// query locator that expires while a batch is recorded is replaced by a
+// query from the last Id read.
 func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.c.quota.allowProbe()
-	next := call{method: http.MethodGet, path: "/query", query: url.Values{"q": {s.selectClause() + " ORDER BY Id ASC"}}}
+	from := func(last string) call {
+		where := ""
+		if last != "" {
+			where = " WHERE Id > " + quote(last)
+		}
+		return call{method: http.MethodGet, path: "/query", query: url.Values{"q": {s.selectClause() + where + " ORDER BY Id ASC"}}}
+	}
+	next, last := from(""), ""
 	for {
 		var page queryAnswer
-		if err := s.c.do(ctx, next, &page); err != nil {
+		err := s.c.do(ctx, next, &page)
+		var e *Error
+		if next.abs && errors.As(err, &e) && e.Code == "INVALID_QUERY_LOCATOR" {
+			next = from(last)
+			err = s.c.do(ctx, next, &page)
+		}
+		if err != nil {
 			return fmt.Errorf("read every %s: %w", s.object, err)
 		}
 		recs, _, err := s.records(page.Records)
@@ -26,6 +42,7 @@ func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
 			return err
 		}
 		if len(recs) > 0 {
+			last = recs[len(recs)-1].ID
 			if err := fn(ctx, connector.Batch{Records: recs}); err != nil {
 				return fmt.Errorf("salesforce batch: %w", err)
 			}
