@@ -384,8 +384,9 @@ func TestResumedWindowCloses(t *testing.T) {
 }
 
 // TestExpiredLocatorQueriesAgain lets the query locator expire between
-// two pages (a batch took over 15 minutes to record): the read queries
-// again from the last record and reads each record once.
+// two pages (API 55.0, whose locators live 15 minutes unused, and a batch
+// that took longer to record): the read queries again from the last
+// record and reads each record once.
 func TestExpiredLocatorQueriesAgain(t *testing.T) {
 	org := salesforcetest.NewServer(salesforcetest.Options{})
 	t.Cleanup(org.Close)
@@ -393,7 +394,7 @@ func TestExpiredLocatorQueriesAgain(t *testing.T) {
 		org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
 	}
 	org.Advance(time.Second)
-	s, _ := openOn(t, org, func(set *Settings) { set.PageSize = 200 })
+	s, _ := openOn(t, org, func(set *Settings) { set.PageSize, set.APIVersion = 200, "55.0" })
 	n := 0
 	err := s.Changes(context.Background(), "", func(_ context.Context, b connector.Batch) error {
 		n += len(b.Records)

@@ -113,11 +113,21 @@ func (s *Server) pageLocked(key string, loc *locator, from, size int) answer {
 	return answer{status: http.StatusOK, body: ans}
 }
 
+// ttl is how long the locator lives: 2 days from API 56.0, 15 minutes
+// unused before.
+func (l *locator) ttl() time.Duration {
+	var major int
+	if _, err := fmt.Sscanf(l.version, "v%d.", &major); err == nil && major >= 56 {
+		return locatorTTL56
+	}
+	return locatorTTL
+}
+
 func (s *Server) queryMoreLocked(ref string, size int) answer {
 	key, off, ok := strings.Cut(ref, "-")
 	loc := s.locators[key]
 	from, err := strconv.Atoi(off)
-	if !ok || loc == nil || err != nil || from < 0 || from > len(loc.ids) || s.nowLocked().Sub(loc.used) > locatorTTL {
+	if !ok || loc == nil || err != nil || from < 0 || from > len(loc.ids) || s.nowLocked().Sub(loc.used) > loc.ttl() {
 		delete(s.locators, key)
 		return errorAnswer(http.StatusBadRequest, "INVALID_QUERY_LOCATOR", "invalid query locator")
 	}

@@ -16,7 +16,8 @@
 //     INVALID_FIELD, anything else it does not understand MALFORMED_QUERY;
 //     results come in batches of at most 2,000 (Sforce-Query-Options
 //     batchSize 200 to 2,000) with done, totalSize and nextRecordsUrl;
-//     query locators expire after 15 minutes unused;
+//     query locators live 2 days (API 56.0 and later; 15 minutes unused
+//     before);
 //   - queryAll shows deleted and merged records (IsDeleted, MasterRecordId)
 //     until they are purged; query never does;
 //   - getDeleted and getUpdated with earliestDateAvailable and
@@ -68,7 +69,8 @@ const (
 	maxBatch                = 2000
 	minBatch                = 200
 	maxCollection           = 200
-	locatorTTL              = 15 * time.Minute
+	locatorTTL              = 15 * time.Minute // before API 56.0: 15 minutes unused
+	locatorTTL56            = 48 * time.Hour   // from API 56.0: 2 days
 	deleteLogDays           = 15
 )
 

@@ -139,11 +139,11 @@ func TestQueryPagesWithLocatorsAndQueryAllShowsDeletions(t *testing.T) {
 	if st != 200 || !strings.Contains(string(b), `"totalSize":0`) {
 		t.Errorf("query shows a deleted record: %s", b)
 	}
-	// An unused locator expires after 15 minutes.
+	// A locator expires 2 days after the query (API 56.0 and later).
 	_, b = o.query("SELECT Id FROM Contact", "Sforce-Query-Options", "batchSize=200")
 	var page struct{ NextRecordsURL string }
 	_ = json.Unmarshal(b, &page)
-	o.Advance(16 * time.Minute)
+	o.Advance(49 * time.Hour)
 	st, _, b = o.do("GET", strings.TrimPrefix(page.NextRecordsURL, "/services/data/v62.0"), nil)
 	wantError(t, "expired locator", st, b, 400, "INVALID_QUERY_LOCATOR")
 }
