@@ -17,6 +17,7 @@ type locator struct {
 	fields  []string
 	ids     []string // 15-character ids, in result order
 	version string
+	created time.Time
 	used    time.Time
 }
 
@@ -74,7 +75,7 @@ func (s *Server) queryLocked(r *http.Request, all bool) answer {
 	if stmt.limit >= 0 && len(hits) > stmt.limit {
 		hits = hits[:stmt.limit]
 	}
-	loc := &locator{obj: o, fields: stmt.fields, version: versionOf(r), used: s.nowLocked()}
+	loc := &locator{obj: o, fields: stmt.fields, version: versionOf(r), created: s.nowLocked(), used: s.nowLocked()}
 	for _, h := range hits {
 		loc.ids = append(loc.ids, id15(h.id))
 	}
@@ -113,21 +114,21 @@ func (s *Server) pageLocked(key string, loc *locator, from, size int) answer {
 	return answer{status: http.StatusOK, body: ans}
 }
 
-// ttl is how long the locator lives: 2 days from API 56.0, 15 minutes
-// unused before.
-func (l *locator) ttl() time.Duration {
+// expired reports whether the locator is gone at now: 2 days after the
+// query from API 56.0, 15 minutes unused before.
+func (l *locator) expired(now time.Time) bool {
 	var major int
 	if _, err := fmt.Sscanf(l.version, "v%d.", &major); err == nil && major >= 56 {
-		return locatorTTL56
+		return now.Sub(l.created) > locatorTTL56
 	}
-	return locatorTTL
+	return now.Sub(l.used) > locatorTTL
 }
 
 func (s *Server) queryMoreLocked(ref string, size int) answer {
 	key, off, ok := strings.Cut(ref, "-")
 	loc := s.locators[key]
 	from, err := strconv.Atoi(off)
-	if !ok || loc == nil || err != nil || from < 0 || from > len(loc.ids) || s.nowLocked().Sub(loc.used) > loc.ttl() {
+	if !ok || loc == nil || err != nil || from < 0 || from > len(loc.ids) || loc.expired(s.nowLocked()) {
 		delete(s.locators, key)
 		return errorAnswer(http.StatusBadRequest, "INVALID_QUERY_LOCATOR", "invalid query locator")
 	}
