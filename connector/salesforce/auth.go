@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,10 +61,35 @@ type authenticator struct {
 	key          *rsa.PrivateKey
 	http         *http.Client
 	now          func() time.Time
+	// sleep waits between attempts; tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// fetch asks the token endpoint for a new access token.
+// tokenAttempts bounds the tries of one token request that failed on
+// the way (no answer, or a 5xx); a refusal (4xx) is never tried again.
+const tokenAttempts = 3
+
+// fetch asks the token endpoint for a new access token, trying again
+// after a failure on the way.
 func (a *authenticator) fetch(ctx context.Context) (tokenAnswer, error) {
+	var err error
+	for n := 1; ; n++ {
+		var t tokenAnswer
+		if t, err = a.fetchOnce(ctx); err == nil {
+			return t, nil
+		}
+		var te *TokenError
+		if (errors.As(err, &te) && te.Status < 500) || n == tokenAttempts || ctx.Err() != nil {
+			return tokenAnswer{}, err
+		}
+		if serr := a.sleep(ctx, time.Duration(n)*time.Second); serr != nil {
+			return tokenAnswer{}, err
+		}
+	}
+}
+
+// fetchOnce makes one token request.
+func (a *authenticator) fetchOnce(ctx context.Context) (tokenAnswer, error) {
 	form := url.Values{}
 	if a.key != nil {
 		assertion, err := a.assertion()

@@ -36,6 +36,7 @@ func openOn(t *testing.T, org *salesforcetest.Server, mod func(*Settings), field
 	s.now = org.Now
 	var waits []time.Duration
 	s.c.sleep = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return ctx.Err() }
+	s.c.auth.sleep = s.c.sleep
 	return s, &waits
 }
 
@@ -413,5 +414,23 @@ func TestExpiredLocatorQueriesAgain(t *testing.T) {
 	}
 	if st := org.Stats(); st.Responses[salesforcetest.RouteQueryMore][400] != 1 || st.Requests[salesforcetest.RouteQueryAll] != 2 {
 		t.Errorf("calls %v, want one expired locator and a second query", st.Responses)
+	}
+}
+
+// TestTokenRequestIsTriedAgain meets a login host that answers 503 twice:
+// the third token request gets the token; three 503s end the read.
+func TestTokenRequestIsTriedAgain(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	org.FailTokens(2)
+	s, waits := openOn(t, org, nil)
+	if _, err := s.Fields(context.Background()); err != nil || len(*waits) != 2 || org.TokenCalls() != 1 {
+		t.Fatalf("describe after two 503s: %v, %d waits, %d tokens", err, len(*waits), org.TokenCalls())
+	}
+	org.FailTokens(3)
+	s2, _ := openOn(t, org, nil)
+	var te *TokenError
+	if _, err := s2.Fields(context.Background()); !errors.As(err, &te) || te.Status != 503 {
+		t.Errorf("describe after three 503s: %v", err)
 	}
 }

@@ -164,7 +164,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	httpc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 2 * time.Minute}
 	auth := &authenticator{loginURL: loginURL, clientID: strings.TrimSpace(set.ClientID.Reveal()),
 		clientSecret: strings.TrimSpace(set.ClientSecret.Reveal()), username: strings.TrimSpace(set.Username), audience: set.audience(),
-		http: httpc, now: time.Now}
+		http: httpc, now: time.Now, sleep: remote.Sleep}
 	if strings.TrimSpace(set.PrivateKey.Reveal()) != "" {
 		auth.key, _ = parsePrivateKey(set.PrivateKey.Reveal()) // Validate checked it
 	}

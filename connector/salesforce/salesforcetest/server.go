@@ -119,18 +119,19 @@ type Server struct {
 	login, inst *httptest.Server
 	opts        Options
 
-	mu       sync.Mutex
-	clock    time.Time
-	objects  map[string]*object // by lower-case name
-	seq      int64
-	tokens   map[string]*session
-	tokenSeq int
-	used     int64
-	locators map[string]*locator
-	locSeq   int
-	locks    map[string]int // record id -> writes still refused
-	stats    Stats
-	reads    map[string]int
+	mu         sync.Mutex
+	clock      time.Time
+	objects    map[string]*object // by lower-case name
+	seq        int64
+	tokens     map[string]*session
+	tokenSeq   int
+	tokenFails int
+	used       int64
+	locators   map[string]*locator
+	locSeq     int
+	locks      map[string]int // record id -> writes still refused
+	stats      Stats
+	reads      map[string]int
 }
 
 type session struct {

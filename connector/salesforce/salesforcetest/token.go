@@ -44,7 +44,19 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, body)
 }
 
+// FailTokens makes the next n token requests answer 503, as the login
+// host does during maintenance.
+func (s *Server) FailTokens(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokenFails = n
+}
+
 func (s *Server) tokenLocked(r *http.Request) (int, any) {
+	if s.tokenFails > 0 {
+		s.tokenFails--
+		return http.StatusServiceUnavailable, oauthError{"temporarily_unavailable", "service temporarily unavailable"}
+	}
 	if r.Method != http.MethodPost {
 		return http.StatusMethodNotAllowed, oauthError{"invalid_request", "must use HTTP POST"}
 	}
