@@ -10,3 +10,12 @@ type FieldDescriber interface {
 	// that have one.
 	FieldNames(ctx context.Context) (map[string]string, error)
 }
+
+// WritableFieldLister is implemented by writable sources that can tell
+// which of their fields a write may set, so that syncd validate refuses
+// a mapping that writes back into a field the other system keeps
+// read-only (a computed name, a system field).
+type WritableFieldLister interface {
+	// WritableFields returns the fields an update may set.
+	WritableFields(ctx context.Context) ([]string, error)
+}

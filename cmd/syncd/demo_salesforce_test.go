@@ -32,7 +32,8 @@ func TestSalesforceDemo(t *testing.T) {
 }
 
 // TestValidateChecksSalesforceFields checks the mapping against the
-// object's describe: a misspelt field is a problem naming it; a field in
+// object's describe: a misspelt field is a problem naming it, and so is a
+// field flowing back into one Salesforce keeps read-only; a field in
 // another case is the same API name.
 func TestValidateChecksSalesforceFields(t *testing.T) {
 	org := salesforcetest.NewServer(salesforcetest.Options{})
@@ -55,17 +56,24 @@ connectors:
         firstName: firstname
         lastName: LastName
         emails.work: Emial
+        role: Name
+        company: { from: MailingCity, direction: to-workspace }
 `
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, serr, err := runMain(t, "validate", "--config", cfg)
 	var ie *InvalidConfigError
-	if !errors.As(err, &ie) || ie.Problems != 1 {
-		t.Fatalf("err = %v, want 1 problem\n%s", err, serr)
+	if !errors.As(err, &ie) || ie.Problems != 2 {
+		t.Fatalf("err = %v, want 2 problems\n%s", err, serr)
 	}
-	if want := `connectors[sf].mapping.fields.emails.work: unknown source field "Emial"; the source has: `; !strings.Contains(serr, want) {
-		t.Errorf("stderr lacks %q:\n%s", want, serr)
+	for _, want := range []string{
+		`connectors[sf].mapping.fields.emails.work: unknown source field "Emial"; the source has: `,
+		`connectors[sf].mapping.fields.role: source field "Name" cannot be written, and this field flows back; set direction: to-workspace on it`,
+	} {
+		if !strings.Contains(serr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, serr)
+		}
 	}
 	if st := org.Stats(); st.Requests[salesforcetest.RouteDescribe] != 1 || org.TokenCalls() != 1 {
 		t.Errorf("validate made %d describe and %d token calls, want 1 and 1", st.Requests[salesforcetest.RouteDescribe], org.TokenCalls())

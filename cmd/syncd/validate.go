@@ -91,7 +91,7 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 		if err != nil {
 			continue // reported by Validate already
 		}
-		have, names, err := sourceFields(ctx, t, cc, m)
+		have, names, writable, err := sourceFields(ctx, t, cc, m)
 		if err != nil {
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: mapped fields not checked against the source: %v\n", cc.Name, err)
 			continue
@@ -114,6 +114,31 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 				problems = append(problems, fmt.Sprintf("connectors[%s].mapping.%s: unknown source field %q; the source has: %s",
 					cc.Name, fsrc.Path, fsrc.Field, strings.Join(listed, ", ")))
 			}
+		}
+		problems = append(problems, readOnlyProblems(cc.Name, m, known, writable)...)
+	}
+	return problems
+}
+
+// readOnlyProblems reports the fields that flow back into a record field
+// the source keeps read-only (writable nil: the source does not tell).
+func readOnlyProblems(name string, m *mapping.Mapper, known map[string]bool, writable []string) []string {
+	if writable == nil {
+		return nil
+	}
+	canWrite := make(map[string]bool, len(writable))
+	for _, f := range writable {
+		canWrite[f] = true
+	}
+	back := map[string]bool{}
+	for _, k := range m.ReverseTargets() {
+		back["fields."+k] = true
+	}
+	var problems []string
+	for _, fsrc := range m.FieldSources() {
+		if back[fsrc.Path] && known[fsrc.Field] && !canWrite[fsrc.Field] {
+			problems = append(problems, fmt.Sprintf("connectors[%s].mapping.%s: source field %q cannot be written, and this field flows back; set direction: to-workspace on it, or map a writable field",
+				name, fsrc.Path, fsrc.Field))
 		}
 	}
 	return problems
@@ -145,29 +170,32 @@ func (c *ValidateCommand) printFieldNames(name string, names map[string]string, 
 }
 
 // sourceFields opens the connector's source for a moment and lists its
-// fields, and their names where the source has them; nil when the source
-// cannot list them.
-func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper) ([]string, map[string]string, error) {
+// fields, their names where the source has them, and those a write may
+// set where it tells; nil when the source cannot list them.
+func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper) (have []string, names map[string]string, writable []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields()})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer src.Close()
 	fl, ok := src.(connector.FieldLister)
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	have, err := fl.Fields(ctx)
-	if err != nil {
-		return nil, nil, err
+	if have, err = fl.Fields(ctx); err != nil {
+		return nil, nil, nil, err
 	}
-	var names map[string]string
 	if fd, ok := src.(connector.FieldDescriber); ok {
 		if names, err = fd.FieldNames(ctx); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return have, names, nil
+	if wl, ok := src.(connector.WritableFieldLister); ok {
+		if writable, err = wl.WritableFields(ctx); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return have, names, writable, nil
 }

@@ -69,3 +69,26 @@ func (s *Source) Fields(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// WritableFields lists the object's fields an update may set
+// (updateable in the describe), for `syncd validate`; a mapping's
+// spelling of one in another case is listed too.
+func (s *Source) WritableFields(ctx context.Context) ([]string, error) {
+	d, err := s.describeObject(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range d.byLower {
+		if f.Updateable {
+			out = append(out, f.Name)
+		}
+	}
+	for _, f := range s.fields {
+		if c, ok := d.byLower[strings.ToLower(f)]; ok && c.Updateable && c.Name != f {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

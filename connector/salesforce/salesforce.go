@@ -150,6 +150,8 @@ var (
 	_ connector.Getter        = (*Source)(nil)
 	_ connector.FieldLister   = (*Source)(nil)
 	_ connector.QuotaReporter = (*Source)(nil)
+
+	_ connector.WritableFieldLister = (*Source)(nil)
 )
 
 // Open opens a salesforce connector. It makes no call: bad credentials
