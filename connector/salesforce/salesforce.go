@@ -47,9 +47,12 @@
 // IsDeleted (while it is in the Recycle Bin, 15 days): it is a Deleted
 // record, and when its MasterRecordId is set it carries MergedInto, so
 // that its contact is re-linked to the surviving record instead of
-// deleted (reconcile moves it; a survivor read in an earlier page than
-// the merged record, in the same second, has made its own contact by
-// then, and the merged record's contact follows onSourceDelete). At the end of each window the connector also reads getDeleted
+// deleted (reconcile moves it before the batch's other records, so a
+// survivor in the same page finds it). Records merged in one second are
+// read in Id order: a survivor older than the merged record, not linked
+// yet, and read in an earlier page gets a contact of its own first; the
+// merged record's contact then follows onSourceDelete. (A survivor that
+// already has a contact always does: the merged one's is the duplicate.) At the end of each window the connector also reads getDeleted
 // (/sobjects/{object}/deleted/?start=&end=) from where it stopped last
 // time, to catch records purged from the Recycle Bin before a window read
 // them; getDeleted's earliestDateAvailable later than that start means
