@@ -17,14 +17,14 @@ import (
 )
 
 // TestSalesforcePassStopsAtDailyBudget runs the daemon on a Salesforce
-// org that has used 496 of its 1,000 daily calls, with dailyBudget 0.5:
-// the pass reads four query pages (the Sforce-Limit-Info usage reaches
-// 500), records them, and stops, saying so in the log, /status and the
+// org that has used 495 of its 1,000 daily calls, with dailyBudget 0.5:
+// the pass counts its records (one call) and reads four query pages (the
+// Sforce-Limit-Info usage reaches 500), records them, and stops, saying so in the log, /status and the
 // health page. The next day's pass resumes after the last page, and no
 // record is read twice.
 func TestSalesforcePassStopsAtDailyBudget(t *testing.T) {
 	const contacts, page = 1000, 200 // 4 pages within the budget, one after
-	org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true, DailyLimit: 1000, Used: 496})
+	org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true, DailyLimit: 1000, Used: 495})
 	t.Cleanup(org.Close)
 	for i := range contacts {
 		org.Add("Contact", map[string]any{"FirstName": fmt.Sprint("Ada", i), "LastName": fmt.Sprint("Lovelace", i)})

@@ -135,6 +135,11 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 
 // windowQuery is the SOQL of a window from the key (TS, ID) on.
 func (s *Source) windowQuery(c checkpoint) string {
+	return s.selectClause() + " WHERE " + strings.Join(s.windowConds(c), " AND ") + " ORDER BY SystemModstamp ASC, Id ASC"
+}
+
+// windowConds are the conditions of a window's records from the key on.
+func (s *Source) windowConds(c checkpoint) []string {
 	conds := []string{"SystemModstamp < " + c.Until.UTC().Format(soqlTime)}
 	if !c.Since.IsZero() {
 		conds = append(conds, "SystemModstamp >= "+c.Since.UTC().Format(soqlTime))
@@ -143,7 +148,7 @@ func (s *Source) windowQuery(c checkpoint) string {
 		ts := c.TS.UTC().Format(soqlTime)
 		conds = append(conds, fmt.Sprintf("(SystemModstamp > %s OR (SystemModstamp = %s AND Id > %s))", ts, ts, quote(c.ID)))
 	}
-	return s.selectClause() + " WHERE " + strings.Join(conds, " AND ") + " ORDER BY SystemModstamp ASC, Id ASC"
+	return conds
 }
 
 func (s *Source) selectClause() string {

@@ -75,6 +75,9 @@ func (s *Server) queryLocked(r *http.Request, all bool) answer {
 	if stmt.limit >= 0 && len(hits) > stmt.limit {
 		hits = hits[:stmt.limit]
 	}
+	if stmt.count {
+		return answer{status: http.StatusOK, body: queryAnswer{TotalSize: len(hits), Done: true, Records: []map[string]any{}}}
+	}
 	loc := &locator{obj: o, fields: stmt.fields, version: versionOf(r), created: s.nowLocked(), used: s.nowLocked()}
 	for _, h := range hits {
 		loc.ids = append(loc.ids, id15(h.id))

@@ -11,8 +11,8 @@
 //     Salesforce's {error, error_description} answers; access tokens
 //     expire after Options.SessionCalls API calls (or on ExpireSessions)
 //     and are then answered 401 INVALID_SESSION_ID;
-//   - a strict SOQL subset for query and queryAll (SELECT fields FROM
-//     object WHERE ... ORDER BY ... LIMIT n): unknown fields answer
+//   - a strict SOQL subset for query and queryAll (SELECT fields, or
+//     COUNT(), FROM object WHERE ... ORDER BY ... LIMIT n): unknown fields answer
 //     INVALID_FIELD, anything else it does not understand MALFORMED_QUERY;
 //     results come in batches of at most 2,000 (Sforce-Query-Options
 //     batchSize 200 to 2,000) with done, totalSize and nextRecordsUrl;

@@ -89,7 +89,9 @@ func TestSOQLRefusesWhatItDoesNotRun(t *testing.T) {
 		{"AND and OR mixed", "SELECT Id FROM Contact WHERE LastName = 'a' AND FirstName = 'b' OR Email = 'c'", "MALFORMED_QUERY"},
 		{"quoted dateTime", "SELECT Id FROM Contact WHERE SystemModstamp > '2026-01-05T09:00:00Z'", "INVALID_FIELD"},
 		{"bad id", "SELECT Id FROM Contact WHERE Id > 'x'", "INVALID_QUERY_FILTER_OPERATOR"},
-		{"function", "SELECT COUNT() FROM Contact", "MALFORMED_QUERY"},
+		{"aggregate", "SELECT MAX(LastName) FROM Contact", "MALFORMED_QUERY"},
+		{"COUNT() ordered", "SELECT COUNT() FROM Contact ORDER BY Id", "MALFORMED_QUERY"},
+		{"COUNT() and a field", "SELECT COUNT(), Id FROM Contact", "MALFORMED_QUERY"},
 		{"offset", "SELECT Id FROM Contact LIMIT 5 OFFSET 10", "MALFORMED_QUERY"},
 		{"no select", "Id FROM Contact", "MALFORMED_QUERY"},
 	} {
@@ -134,6 +136,10 @@ func TestQueryPagesWithLocatorsAndQueryAllShowsDeletions(t *testing.T) {
 	}
 	if len(got) != 450 || got[0] != ids[0] || got[449] != ids[449] {
 		t.Errorf("queryAll read %d records in order %v...", len(got), got[:2])
+	}
+	// COUNT(): the number in totalSize, no records.
+	if st, b := o.query("SELECT COUNT() FROM Contact WHERE IsDeleted = false"); st != 200 || !strings.Contains(string(b), `"totalSize":449,"done":true,"records":[]`) {
+		t.Errorf("COUNT(): %d %s", st, b)
 	}
 	st, _, b = o.do("GET", "/query?q="+url.QueryEscape("SELECT Id FROM Contact WHERE Id = '"+ids[2]+"'"), nil)
 	if st != 200 || !strings.Contains(string(b), `"totalSize":0`) {

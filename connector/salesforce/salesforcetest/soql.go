@@ -19,6 +19,7 @@ import (
 // only pretends to run.
 
 type soql struct {
+	count   bool     // SELECT COUNT(): the answer is totalSize alone
 	fields  []string // lower-case
 	object  string
 	where   node
@@ -156,7 +157,15 @@ func parseSOQL(q string) (*soql, error) {
 	if !p.keyword("SELECT") {
 		return nil, malformed("a query starts with SELECT")
 	}
-	for {
+	for len(p.toks) > p.pos+3 && strings.EqualFold(p.peek().text, "COUNT") && p.toks[p.pos+1].text == "(" && p.toks[p.pos+2].text == ")" {
+		p.pos += 3
+		out.count = true
+		if p.peek().text == "," {
+			return nil, malformed("COUNT() must be the only item of SELECT")
+		}
+		break
+	}
+	for !out.count {
 		f, err := p.ident()
 		if err != nil {
 			return nil, err
@@ -222,6 +231,9 @@ func parseSOQL(q string) (*soql, error) {
 	}
 	if p.pos < len(p.toks) {
 		return nil, malformed("unexpected token: '%s'", p.peek().text)
+	}
+	if out.count && len(out.orderBy) > 0 {
+		return nil, malformed("ORDER BY cannot be used with COUNT()")
 	}
 	return out, nil
 }
