@@ -76,7 +76,8 @@ func (s *Server) queryLocked(r *http.Request, all bool) answer {
 		hits = hits[:stmt.limit]
 	}
 	if stmt.count {
-		return answer{status: http.StatusOK, body: queryAnswer{TotalSize: len(hits), Done: true, Records: []map[string]any{}}}
+		// The size says the count; records is null.
+		return answer{status: http.StatusOK, body: queryAnswer{TotalSize: len(hits), Done: true}}
 	}
 	loc := &locator{obj: o, fields: stmt.fields, version: versionOf(r), created: s.nowLocked(), used: s.nowLocked()}
 	for _, h := range hits {

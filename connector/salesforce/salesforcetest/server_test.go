@@ -138,7 +138,7 @@ func TestQueryPagesWithLocatorsAndQueryAllShowsDeletions(t *testing.T) {
 		t.Errorf("queryAll read %d records in order %v...", len(got), got[:2])
 	}
 	// COUNT(): the number in totalSize, no records.
-	if st, b := o.query("SELECT COUNT() FROM Contact WHERE IsDeleted = false"); st != 200 || !strings.Contains(string(b), `"totalSize":449,"done":true,"records":[]`) {
+	if st, b := o.query("SELECT COUNT() FROM Contact WHERE IsDeleted = false"); st != 200 || !strings.Contains(string(b), `"totalSize":449,"done":true,"records":null`) {
 		t.Errorf("COUNT(): %d %s", st, b)
 	}
 	st, _, b = o.do("GET", "/query?q="+url.QueryEscape("SELECT Id FROM Contact WHERE Id = '"+ids[2]+"'"), nil)
