@@ -157,13 +157,12 @@ func parseSOQL(q string) (*soql, error) {
 	if !p.keyword("SELECT") {
 		return nil, malformed("a query starts with SELECT")
 	}
-	for len(p.toks) > p.pos+3 && strings.EqualFold(p.peek().text, "COUNT") && p.toks[p.pos+1].text == "(" && p.toks[p.pos+2].text == ")" {
+	if len(p.toks) > p.pos+3 && strings.EqualFold(p.peek().text, "COUNT") && p.toks[p.pos+1].text == "(" && p.toks[p.pos+2].text == ")" {
 		p.pos += 3
 		out.count = true
 		if p.peek().text == "," {
 			return nil, malformed("COUNT() must be the only item of SELECT")
 		}
-		break
 	}
 	for !out.count {
 		f, err := p.ident()
