@@ -2,7 +2,10 @@
 // passes: a connector's own test adapts its backing system (a file, a
 // table, a fake CRM) to a Harness, and RunSourceSuite checks reading,
 // checkpoints, deletions, cancellation and, for writable connectors,
-// write-back against the rules of package connector.
+// write-back against the rules of package connector. ClockedStore and
+// OpenType hold what the CRM connectors' stores share: a test server
+// whose clock moves only around each change, and opening a registered
+// type with adjusted settings.
 package connectortest
 
 import (
