@@ -4,13 +4,12 @@ package hubspot
 
 import (
 	"context"
-	"errors"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/connectortest"
 )
 
 // TestRealAccount reads from a real HubSpot account, read-only: the
@@ -43,21 +42,9 @@ func TestRealAccount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fields: %v", err)
 	}
-	for _, want := range []string{"email", "hs_object_id", "lastmodifieddate"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("contact properties lack %q", want)
-		}
-	}
+	connectortest.WantNames(t, "contact properties", names, "email", "hs_object_id", "lastmodifieddate")
 
-	stop := errors.New("one page read")
-	var page *connector.Batch
-	err = src.Changes(ctx, "", func(_ context.Context, b connector.Batch) error {
-		page = &b
-		return stop
-	})
-	if err != nil && !errors.Is(err, stop) {
-		t.Fatalf("search: %v", err)
-	}
+	page := connectortest.FirstBatch(ctx, t, src, "search")
 	if page == nil {
 		t.Log("the account has no contacts: nothing to check")
 		return

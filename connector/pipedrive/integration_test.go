@@ -4,13 +4,12 @@ package pipedrive
 
 import (
 	"context"
-	"errors"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/connectortest"
 )
 
 // TestRealAccount reads from a real Pipedrive company, read-only: the
@@ -43,26 +42,14 @@ func TestRealAccount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("person fields: %v", err)
 	}
-	for _, want := range []string{fieldName, "emails.work", fieldUpdateTime} {
-		if !slices.Contains(names, want) {
-			t.Errorf("fields lack %q", want)
-		}
-	}
+	connectortest.WantNames(t, "person fields", names, fieldName, "emails.work", fieldUpdateTime)
 	labels, err := src.FieldNames(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d custom person fields", len(labels))
 
-	stop := errors.New("one page read")
-	var page *connector.Batch
-	err = src.Changes(ctx, "", func(_ context.Context, b connector.Batch) error {
-		page = &b
-		return stop
-	})
-	if err != nil && !errors.Is(err, stop) {
-		t.Fatalf("changes: %v", err)
-	}
+	page := connectortest.FirstBatch(ctx, t, src, "changes")
 	if page == nil {
 		t.Log("the company has no persons: nothing to check")
 		return

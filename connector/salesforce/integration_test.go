@@ -4,13 +4,12 @@ package salesforce
 
 import (
 	"context"
-	"errors"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/connectortest"
 )
 
 // TestRealOrg reads from a real Salesforce org, read-only: the Contact
@@ -40,20 +39,8 @@ func TestRealOrg(t *testing.T) {
 	if err != nil {
 		t.Fatalf("describe: %v", err)
 	}
-	for _, want := range []string{"Id", "LastName", "SystemModstamp", "IsDeleted", "MasterRecordId"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("Contact describe lacks %q", want)
-		}
-	}
-	stop := errors.New("one page read")
-	var page *connector.Batch
-	err = src.Changes(ctx, "", func(_ context.Context, b connector.Batch) error {
-		page = &b
-		return stop
-	})
-	if err != nil && !errors.Is(err, stop) {
-		t.Fatalf("query: %v", err)
-	}
+	connectortest.WantNames(t, "the Contact describe's fields", names, "Id", "LastName", "SystemModstamp", "IsDeleted", "MasterRecordId")
+	page := connectortest.FirstBatch(ctx, t, src, "query")
 	if q := src.Quotas(); len(q) != 1 || q[0].Limit == 0 {
 		t.Errorf("no Sforce-Limit-Info read: %+v", q)
 	}
