@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 )
@@ -29,10 +30,30 @@ func FirstBatch(ctx context.Context, t *testing.T, src connector.Source, read st
 	return first
 }
 
-// WantNames fails the test for each name of want that names lacks; whose
-// says whose names they are ("contact properties").
-func WantNames(t *testing.T, whose string, names []string, want ...string) {
+// OpenLive opens a source on a real account with open (the connector's
+// Open), named "integration" and reading fields. The returned context
+// ends after a minute; both end at the test's cleanup.
+func OpenLive[S connector.Source](t *testing.T, open func(context.Context, connector.Options) (S, error), set connector.Settings, fields ...string) (context.Context, S) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	src, err := open(ctx, connector.Options{Name: "integration", Settings: set, Fields: fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return ctx, src
+}
+
+// WantFields fails the test if src's Fields fail, and for each name of
+// want they lack; whose says whose fields they are ("contact
+// properties").
+func WantFields(ctx context.Context, t *testing.T, src connector.FieldLister, whose string, want ...string) {
+	t.Helper()
+	names, err := src.Fields(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", whose, err)
+	}
 	for _, w := range want {
 		if !slices.Contains(names, w) {
 			t.Errorf("%s lack %q", whose, w)

@@ -3,12 +3,9 @@
 package hubspot
 
 import (
-	"context"
 	"os"
 	"testing"
-	"time"
 
-	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
 )
 
@@ -30,19 +27,8 @@ func TestRealAccount(t *testing.T) {
 		set.BaseURL = u
 	}
 	set.PageSize = 10
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	src, err := Open(ctx, connector.Options{Name: "integration", Settings: set, Fields: []string{"email", "firstname", "lastname"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-
-	names, err := src.Fields(ctx)
-	if err != nil {
-		t.Fatalf("fields: %v", err)
-	}
-	connectortest.WantNames(t, "contact properties", names, "email", "hs_object_id", "lastmodifieddate")
+	ctx, src := connectortest.OpenLive(t, Open, set, "email", "firstname", "lastname")
+	connectortest.WantFields(ctx, t, src, "contact properties", "email", "hs_object_id", "lastmodifieddate")
 
 	page := connectortest.FirstBatch(ctx, t, src, "search")
 	if page == nil {

@@ -3,10 +3,8 @@
 package pipedrive
 
 import (
-	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
@@ -30,19 +28,8 @@ func TestRealAccount(t *testing.T) {
 		set.BaseURL = u
 	}
 	set.PageSize = 10
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	src, err := Open(ctx, connector.Options{Name: "integration", Settings: set, Fields: []string{fieldName, "emails.primary", fieldOrgName}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-
-	names, err := src.Fields(ctx)
-	if err != nil {
-		t.Fatalf("person fields: %v", err)
-	}
-	connectortest.WantNames(t, "person fields", names, fieldName, "emails.work", fieldUpdateTime)
+	ctx, src := connectortest.OpenLive(t, Open, set, fieldName, "emails.primary", fieldOrgName)
+	connectortest.WantFields(ctx, t, src, "person fields", fieldName, "emails.work", fieldUpdateTime)
 	labels, err := src.FieldNames(ctx)
 	if err != nil {
 		t.Fatal(err)

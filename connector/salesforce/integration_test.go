@@ -3,12 +3,9 @@
 package salesforce
 
 import (
-	"context"
 	"os"
 	"testing"
-	"time"
 
-	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
 )
 
@@ -28,18 +25,8 @@ func TestRealOrg(t *testing.T) {
 		t.Fatal("SF_LOGIN_URL, SF_CLIENT_ID and SF_CLIENT_SECRET must be set: the org's My Domain URL and a connected app's consumer key and secret")
 	}
 	set.PageSize = 200
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	src, err := Open(ctx, connector.Options{Name: "integration", Settings: set, Fields: []string{"FirstName", "LastName", "Email"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	names, err := src.Fields(ctx)
-	if err != nil {
-		t.Fatalf("describe: %v", err)
-	}
-	connectortest.WantNames(t, "the Contact describe's fields", names, "Id", "LastName", "SystemModstamp", "IsDeleted", "MasterRecordId")
+	ctx, src := connectortest.OpenLive(t, Open, set, "FirstName", "LastName", "Email")
+	connectortest.WantFields(ctx, t, src, "the Contact describe's fields", "Id", "LastName", "SystemModstamp", "IsDeleted", "MasterRecordId")
 	page := connectortest.FirstBatch(ctx, t, src, "query")
 	if q := src.Quotas(); len(q) != 1 || q[0].Limit == 0 {
 		t.Errorf("no Sforce-Limit-Info read: %+v", q)
