@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
@@ -44,4 +45,16 @@ func Types() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// OpenFunc adapts a connector package's Open, which returns the package's
+// own source type, to Type.Open. A failed open gives a nil Source.
+func OpenFunc[S Source](open func(context.Context, Options) (S, error)) func(context.Context, Options) (Source, error) {
+	return func(ctx context.Context, opts Options) (Source, error) {
+		src, err := open(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return src, nil
+	}
 }

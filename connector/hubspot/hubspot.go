@@ -120,9 +120,7 @@ func init() {
 	connector.Register(connector.Type{
 		Name:        TypeName,
 		NewSettings: func() connector.Settings { return NewSettings() },
-		Open: func(ctx context.Context, opts connector.Options) (connector.Source, error) {
-			return Open(ctx, opts)
-		},
+		Open:        connector.OpenFunc(Open),
 		Writable:    true,
 		Incremental: true,
 		SoftDelete:  false,
