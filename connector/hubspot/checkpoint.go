@@ -1,9 +1,10 @@
 package hubspot
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/syncd-io/syncd/connector"
 )
 
 // checkpoint is the position of Changes: one cursor for the search of
@@ -39,12 +40,9 @@ type archivedCursor struct {
 }
 
 func parseCheckpoint(s string) (checkpoint, error) {
-	var cp checkpoint
-	if s == "" {
-		return cp, nil
-	}
-	if err := json.Unmarshal([]byte(s), &cp); err != nil {
-		return cp, fmt.Errorf("parse hubspot checkpoint: %w", err)
+	cp, err := connector.DecodeCheckpoint[checkpoint](TypeName, s)
+	if err != nil {
+		return cp, err
 	}
 	if cp.Search.Since < 0 || cp.Search.Until < 0 || (cp.Search.Until != 0 && cp.Search.Until <= cp.Search.Since) {
 		return cp, fmt.Errorf("parse hubspot checkpoint: bad window [%d, %d)", cp.Search.Since, cp.Search.Until)
@@ -57,13 +55,7 @@ func parseCheckpoint(s string) (checkpoint, error) {
 	return cp, nil
 }
 
-func (cp checkpoint) String() string {
-	b, err := json.Marshal(cp)
-	if err != nil {
-		panic(err) // plain data: cannot fail
-	}
-	return string(b)
-}
+func (cp checkpoint) String() string { return connector.EncodeCheckpoint(cp) }
 
 func parseInt(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)

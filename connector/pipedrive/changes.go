@@ -2,7 +2,6 @@ package pipedrive
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -41,12 +40,9 @@ type recentsCursor struct {
 }
 
 func parseCheckpoint(s string) (checkpoint, error) {
-	var cp checkpoint
-	if s == "" {
-		return cp, nil
-	}
-	if err := json.Unmarshal([]byte(s), &cp); err != nil {
-		return cp, fmt.Errorf("parse pipedrive checkpoint: %w", err)
+	cp, err := connector.DecodeCheckpoint[checkpoint](TypeName, s)
+	if err != nil {
+		return cp, err
 	}
 	w := cp.Persons
 	if w.Since < 0 || w.Until < 0 || (w.Until != 0 && w.Until <= w.Since) || (w.Until == 0 && w.Cursor != "") {
@@ -55,13 +51,7 @@ func parseCheckpoint(s string) (checkpoint, error) {
 	return cp, nil
 }
 
-func (cp checkpoint) String() string {
-	b, err := json.Marshal(cp)
-	if err != nil {
-		panic(err) // plain data: cannot fail
-	}
-	return string(b)
-}
+func (cp checkpoint) String() string { return connector.EncodeCheckpoint(cp) }
 
 // maxCustomKeys is the most custom field keys a list may name.
 const maxCustomKeys = 15

@@ -29,20 +29,10 @@ type checkpoint struct {
 }
 
 func parseCheckpoint(s string) (checkpoint, error) {
-	var c checkpoint
-	if s == "" {
-		return c, nil
-	}
-	if err := json.Unmarshal([]byte(s), &c); err != nil {
-		return c, fmt.Errorf("salesforce checkpoint %q: %w", s, err)
-	}
-	return c, nil
+	return connector.DecodeCheckpoint[checkpoint](TypeName, s)
 }
 
-func (c checkpoint) String() string {
-	b, _ := json.Marshal(c)
-	return string(b)
-}
+func (c checkpoint) String() string { return connector.EncodeCheckpoint(c) }
 
 // queryAnswer is a page of query results.
 type queryAnswer struct {
