@@ -10,7 +10,6 @@ import (
 	"github.com/syncd-io/syncd/connector/hubspot"
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/mapping"
-	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -28,12 +27,9 @@ func TestHubSpotEditsGoInBatchCalls(t *testing.T) {
 	time.Sleep(20 * time.Millisecond) // the connector opens its read windows on its own clock
 
 	e := newEnv(t, nil)
-	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
 		"firstName": {From: "firstname"}, "lastName": {From: "lastname"}, "emails.work": {From: "email"},
-	}}, mapping.Both, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	set := hubspot.NewSettings()
 	set.Token, set.BaseURL, set.RateLimit, set.Lookback = hubspot.Secret(srv.Token()), srv.URL, 100000, 0
 	typ, _ := connector.Lookup(hubspot.TypeName)
@@ -42,26 +38,9 @@ func TestHubSpotEditsGoInBatchCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	forward := func() reconcile.Summary {
-		r, err := reconcile.New(reconcile.Options{Connector: "crm", Source: "custom-hubspot", Type: typ, Reader: src, Mapper: m,
-			Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := r.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
-	if sum := forward(); sum.Created != n {
-		t.Fatalf("forward pass %v, want %d creates", sum, n)
-	}
-	a, err := New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{{
-		Name: "crm", Source: "custom-hubspot", Mapper: m, Writer: src.(connector.Writer), Direction: mapping.Both}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	crm := e.syncCRM(t, hubspot.TypeName, src, &Target{
+		Name: "crm", Source: "custom-hubspot", Mapper: m, Writer: src.(connector.Writer), Direction: mapping.Both}, n)
+	a := crm.applier
 
 	// 150 edits in the app while no webhook is subscribed: catch-up
 	// queues them all.
@@ -92,7 +71,7 @@ func TestHubSpotEditsGoInBatchCalls(t *testing.T) {
 	// The forward pass reads the changed contacts: no workspace write.
 	time.Sleep(20 * time.Millisecond) // the connector opens its read windows on its own clock
 	patches := e.patches()
-	if sum := forward(); sum.Updated != 0 || sum.Unchanged < n || e.patches() != patches {
+	if sum := crm.forward(); sum.Updated != 0 || sum.Unchanged < n || e.patches() != patches {
 		t.Fatalf("forward pass after the write-back: %v, %d PATCHes", sum, e.patches()-patches)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/syncd-io/syncd/connector/pipedrive"
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/mapping"
-	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -32,12 +31,9 @@ func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 	srv.Advance(time.Second)
 
 	e := newEnv(t, nil)
-	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
 		"firstName": {From: "first_name"}, "lastName": {From: "last_name"}, "emails.work": {From: "emails.work"},
-	}}, mapping.Both, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	set := pipedrive.NewSettings()
 	set.APIToken, set.BaseURL, set.RateLimit, set.Lookback = connector.Secret(srv.Token()), srv.URL, 100000, 0
 	src, err := pipedrive.Open(context.Background(), connector.Options{Name: "pd", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
@@ -46,27 +42,9 @@ func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 	}
 	src.SetClock(srv.Now)
 	t.Cleanup(func() { src.Close() })
-	typ, _ := connector.Lookup(pipedrive.TypeName)
-	forward := func() reconcile.Summary {
-		r, err := reconcile.New(reconcile.Options{Connector: "pd", Source: "custom-pipedrive", Type: typ, Reader: src, Mapper: m,
-			Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := r.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
-	if sum := forward(); sum.Created != n {
-		t.Fatalf("forward pass %v, want %d creates", sum, n)
-	}
-	a, err := New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{{
-		Name: "pd", Source: "custom-pipedrive", Mapper: m, Writer: src, Direction: mapping.Both}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	crm := e.syncCRM(t, pipedrive.TypeName, src, &Target{
+		Name: "pd", Source: "custom-pipedrive", Mapper: m, Writer: src, Direction: mapping.Both}, n)
+	a := crm.applier
 
 	for _, c := range e.emu.Contacts() {
 		v := "new." + c.DefaultFields.Emails[0].Value
@@ -95,7 +73,7 @@ func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 	}
 	srv.Advance(time.Second)
 	wsPatches := e.patches()
-	if sum := forward(); sum.Updated != 0 || sum.Unchanged < n || e.patches() != wsPatches {
+	if sum := crm.forward(); sum.Updated != 0 || sum.Unchanged < n || e.patches() != wsPatches {
 		t.Errorf("forward pass after the write-back: %v, %d workspace PATCHes; want syncd's own writes recognised", sum, e.patches()-wsPatches)
 	}
 }

@@ -40,45 +40,22 @@ func newSFWorldMapped(t *testing.T, n int, opts salesforcetest.Options, lastName
 	org.Advance(time.Second)
 
 	e := newEnv(t, nil)
-	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
 		"firstName": {From: "FirstName"}, "lastName": lastName, "emails.work": {From: "Email"},
-	}}, mapping.Both, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	set := salesforce.NewSettings()
 	set.LoginURL = org.LoginURL
 	set.ClientID, set.ClientSecret = salesforce.Secret(org.ClientID()), salesforce.Secret(org.ClientSecret())
 	set.RateLimit, set.Settle = 100000, 0
-	typ, _ := connector.Lookup(salesforce.TypeName)
 	src, err := salesforce.Open(context.Background(), connector.Options{Name: "sf", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
 	src.SetClock(org.Now)
-	w := &sfWorld{e: e, org: org, src: src}
-	w.forward = func() reconcile.Summary {
-		r, err := reconcile.New(reconcile.Options{Connector: "sf", Source: "custom-salesforce", Type: typ, Reader: src, Mapper: m,
-			Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := r.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sum
-	}
-	if sum := w.forward(); sum.Created != n {
-		t.Fatalf("forward pass %v, want %d creates", sum, n)
-	}
-	w.applier, err = New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{{
-		Name: "sf", Source: "custom-salesforce", Mapper: m, Writer: src, Direction: mapping.Both, OnWorkspaceCreate: onCreate}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	crm := e.syncCRM(t, salesforce.TypeName, src, &Target{
+		Name: "sf", Source: "custom-salesforce", Mapper: m, Writer: src, Direction: mapping.Both, OnWorkspaceCreate: onCreate}, n)
+	return &sfWorld{e: e, org: org, src: src, applier: crm.applier, forward: crm.forward}
 }
 
 // editAll renames every contact in the app (lastName Edited-<record id>,
