@@ -1,6 +1,8 @@
 // Package fakeapi holds what the in-memory API servers of the tests
-// (hubspottest, pipedrivetest) share: the counts of requests and answers
-// by route, and the faults queued per route.
+// (hubspottest, pipedrivetest, salesforcetest) share: the counts of
+// requests and answers by route, the faults queued per route, and the
+// answer computed under a server's lock and written after it. Each
+// vendor's error bodies, auth and rate-limit rules stay in its own server.
 package fakeapi
 
 import "net/http"

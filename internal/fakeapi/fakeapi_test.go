@@ -1,6 +1,10 @@
 package fakeapi
 
-import "testing"
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
 
 func TestCountsAndFaults(t *testing.T) {
 	c := NewCounts[string]()
@@ -25,5 +29,21 @@ func TestCountsAndFaults(t *testing.T) {
 	}
 	if _, ok := q.Pop("GET /a"); ok {
 		t.Error("a third fault")
+	}
+}
+
+func TestAnswerWrite(t *testing.T) {
+	a := Answer{Status: http.StatusTooManyRequests, Body: map[string]string{"message": "slow down"}}
+	a.SetHeader("Retry-After", "2")
+	rec := httptest.NewRecorder()
+	a.Write(rec, "application/json")
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "2" ||
+		rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != `{"message":"slow down"}`+"\n" {
+		t.Errorf("wrote %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	Answer{Status: http.StatusNoContent}.Write(rec, "application/json")
+	if rec.Code != http.StatusNoContent || rec.Header().Get("Content-Type") != "" || rec.Body.Len() != 0 {
+		t.Errorf("bodiless answer wrote %d %v %q", rec.Code, rec.Header(), rec.Body)
 	}
 }

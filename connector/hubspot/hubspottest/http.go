@@ -1,13 +1,14 @@
 package hubspottest
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/fakeapi"
 )
 
 // errorBody is HubSpot's error answer. Every field is optional for
@@ -32,14 +33,10 @@ type errorDetail struct {
 	Context     map[string][]string `json:"context,omitempty"`
 }
 
-// answer is a response computed under the lock and written after it.
-type answer struct {
-	status int
-	header http.Header
-	body   any // JSON-encoded; nil for no body
-}
+// answer is a response computed under the server lock and written after it.
+type answer = fakeapi.Answer
 
-func jsonAnswer(status int, body any) answer { return answer{status: status, body: body} }
+func jsonAnswer(status int, body any) answer { return answer{Status: status, Body: body} }
 
 func (s *Server) errorLocked(status int, category, message string) answer {
 	return jsonAnswer(status, errorBody{
@@ -89,21 +86,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	a := s.handleLocked(route, r, body)
-	s.stats.Add(route, a.status)
+	s.stats.Add(route, a.Status)
 	s.mu.Unlock()
 
-	for k, vs := range a.header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	if a.body == nil {
-		w.WriteHeader(a.status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json;charset=utf-8")
-	w.WriteHeader(a.status)
-	_ = json.NewEncoder(w).Encode(a.body)
+	a.Write(w, "application/json;charset=utf-8")
 }
 
 func (s *Server) handleLocked(route Route, r *http.Request, body []byte) answer {
@@ -208,11 +194,10 @@ func (s *Server) rateLimitedLocked(policy, message string) answer {
 		Status: "error", Message: message, ErrorType: "RATE_LIMIT",
 		PolicyName: policy, CorrelationID: s.correlationIDLocked(),
 	})
-	a.header = http.Header{}
 	if policy == "TEN_SECONDLY_ROLLING" {
-		a.header.Set("X-HubSpot-RateLimit-Interval-Milliseconds", strconv.FormatInt(s.opts.RateWindow.Milliseconds(), 10))
-		a.header.Set("X-HubSpot-RateLimit-Max", strconv.Itoa(s.opts.RateLimit))
-		a.header.Set("X-HubSpot-RateLimit-Remaining", "0")
+		a.SetHeader("X-HubSpot-RateLimit-Interval-Milliseconds", strconv.FormatInt(s.opts.RateWindow.Milliseconds(), 10))
+		a.SetHeader("X-HubSpot-RateLimit-Max", strconv.Itoa(s.opts.RateLimit))
+		a.SetHeader("X-HubSpot-RateLimit-Remaining", "0")
 	}
 	return a
 }
@@ -220,17 +205,14 @@ func (s *Server) rateLimitedLocked(policy, message string) answer {
 // rateHeadersLocked adds HubSpot's rate limit headers: the ten-secondly
 // ones on every route but search, the daily ones everywhere.
 func (s *Server) rateHeadersLocked(route Route, a *answer) {
-	if a.header == nil {
-		a.header = http.Header{}
-	}
 	if route != RouteSearch && s.opts.RateLimit > 0 {
-		a.header.Set("X-HubSpot-RateLimit-Interval-Milliseconds", strconv.FormatInt(s.opts.RateWindow.Milliseconds(), 10))
-		a.header.Set("X-HubSpot-RateLimit-Max", strconv.Itoa(s.opts.RateLimit))
-		a.header.Set("X-HubSpot-RateLimit-Remaining", strconv.Itoa(max(0, s.opts.RateLimit-len(s.calls))))
+		a.SetHeader("X-HubSpot-RateLimit-Interval-Milliseconds", strconv.FormatInt(s.opts.RateWindow.Milliseconds(), 10))
+		a.SetHeader("X-HubSpot-RateLimit-Max", strconv.Itoa(s.opts.RateLimit))
+		a.SetHeader("X-HubSpot-RateLimit-Remaining", strconv.Itoa(max(0, s.opts.RateLimit-len(s.calls))))
 	}
 	if s.opts.DailyLimit > 0 {
-		a.header.Set("X-HubSpot-RateLimit-Daily", strconv.Itoa(s.opts.DailyLimit))
-		a.header.Set("X-HubSpot-RateLimit-Daily-Remaining", strconv.Itoa(max(0, s.opts.DailyLimit-s.daily)))
+		a.SetHeader("X-HubSpot-RateLimit-Daily", strconv.Itoa(s.opts.DailyLimit))
+		a.SetHeader("X-HubSpot-RateLimit-Daily-Remaining", strconv.Itoa(max(0, s.opts.DailyLimit-s.daily)))
 	}
 }
 
@@ -249,10 +231,7 @@ func (s *Server) faultLocked(f Fault) answer {
 		a = s.errorLocked(f.Status, "INTERNAL_ERROR", http.StatusText(f.Status))
 	}
 	if f.RetryAfter != "" {
-		if a.header == nil {
-			a.header = http.Header{}
-		}
-		a.header.Set("Retry-After", f.RetryAfter)
+		a.SetHeader("Retry-After", f.RetryAfter)
 	}
 	return a
 }

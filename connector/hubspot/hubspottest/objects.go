@@ -383,5 +383,5 @@ func (s *Server) batchArchiveLocked(body []byte) answer {
 			s.archiveLocked(c)
 		}
 	}
-	return answer{status: http.StatusNoContent}
+	return answer{Status: http.StatusNoContent}
 }

@@ -11,15 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/fakeapi"
 )
 
-// answer is what a handler returns: the status, the JSON body (nil for
-// none) and extra headers.
-type answer struct {
-	status int
-	body   any
-	header http.Header
-}
+// answer is a response computed under the server lock and written after it.
+type answer = fakeapi.Answer
 
 // errorBody is Pipedrive's error answer.
 type errorBody struct {
@@ -29,10 +26,10 @@ type errorBody struct {
 	Data      any    `json:"data"`
 }
 
-func ok(body any) answer { return answer{status: http.StatusOK, body: body} }
+func ok(body any) answer { return answer{Status: http.StatusOK, Body: body} }
 
 func fail(status int, msg string) answer {
-	return answer{status: status, body: errorBody{Error: msg, ErrorInfo: "Please check developers.pipedrive.com for more information about Pipedrive API."}}
+	return answer{Status: status, Body: errorBody{Error: msg, ErrorInfo: "Please check developers.pipedrive.com for more information about Pipedrive API."}}
 }
 
 func badRequest(format string, args ...any) answer {
@@ -98,19 +95,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	a := s.handleLocked(route, id, r, body)
-	s.stats.Add(route, a.status)
+	s.stats.Add(route, a.Status)
 	s.mu.Unlock()
 
-	for k, vs := range a.header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(a.status)
-	if a.body != nil {
-		_ = json.NewEncoder(w).Encode(a.body)
-	}
+	a.Write(w, "application/json")
 }
 
 func (s *Server) handleLocked(route Route, id string, r *http.Request, body []byte) answer {
@@ -134,11 +122,11 @@ func (s *Server) handleLocked(route Route, id string, r *http.Request, body []by
 		a = s.routeLocked(route, id, r, body)
 	}
 	s.rateHeadersLocked(&a)
-	if a.status == http.StatusTooManyRequests {
+	if a.Status == http.StatusTooManyRequests {
 		// An injected 429 is the burst window's, spent by others.
-		a.header.Set("x-ratelimit-limit", strconv.Itoa(max(1, s.opts.BurstLimit)))
-		a.header.Set("x-ratelimit-remaining", "0")
-		a.header.Set("x-ratelimit-reset", "1")
+		a.SetHeader("x-ratelimit-limit", strconv.Itoa(max(1, s.opts.BurstLimit)))
+		a.SetHeader("x-ratelimit-remaining", "0")
+		a.SetHeader("x-ratelimit-reset", "1")
 	}
 	return a
 }
@@ -205,20 +193,17 @@ func (s *Server) limitLocked(route Route, method string) (answer, bool) {
 // rateHeadersLocked adds the burst headers (when a burst limit is set)
 // and x-daily-requests-left.
 func (s *Server) rateHeadersLocked(a *answer) {
-	if a.header == nil {
-		a.header = http.Header{}
-	}
 	if s.opts.BurstLimit > 0 {
 		reset := 0
 		if len(s.calls) > 0 {
 			left := time.Until(s.calls[0].Add(s.opts.BurstWindow))
 			reset = int(math.Ceil(left.Seconds()))
 		}
-		a.header.Set("x-ratelimit-limit", strconv.Itoa(s.opts.BurstLimit))
-		a.header.Set("x-ratelimit-remaining", strconv.Itoa(max(0, s.opts.BurstLimit-len(s.calls))))
-		a.header.Set("x-ratelimit-reset", strconv.Itoa(max(0, reset)))
+		a.SetHeader("x-ratelimit-limit", strconv.Itoa(s.opts.BurstLimit))
+		a.SetHeader("x-ratelimit-remaining", strconv.Itoa(max(0, s.opts.BurstLimit-len(s.calls))))
+		a.SetHeader("x-ratelimit-reset", strconv.Itoa(max(0, reset)))
 	}
-	a.header.Set("x-daily-requests-left", strconv.Itoa(max(0, DailyPostPutLimit-s.postPuts)))
+	a.SetHeader("x-daily-requests-left", strconv.Itoa(max(0, DailyPostPutLimit-s.postPuts)))
 }
 
 // hashKey makes a 40-character custom field key, as Pipedrive's are.

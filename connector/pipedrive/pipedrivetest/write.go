@@ -38,7 +38,7 @@ func (s *Server) addPersonLocked(body []byte) answer {
 	p.AddTime = p.UpdateTime
 	s.persons[id] = p
 	s.version++
-	return answer{status: http.StatusOK, body: map[string]any{"success": true, "data": s.jsonOfLocked(p, nil)}}
+	return answer{Status: http.StatusOK, Body: map[string]any{"success": true, "data": s.jsonOfLocked(p, nil)}}
 }
 
 func (s *Server) updatePersonLocked(id string, body []byte) answer {

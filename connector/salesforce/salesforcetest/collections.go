@@ -225,7 +225,7 @@ func (s *Server) commitLocked(items []*item, allOrNone bool, apply func(*item) s
 			out[i] = saveResult{ID: &v, Success: true, Errors: []fieldError{}}
 		}
 	}
-	return answer{status: http.StatusOK, body: out}
+	return answer{Status: http.StatusOK, Body: out}
 }
 
 func (s *Server) deleteAPILocked(r *http.Request) answer {

@@ -1,13 +1,14 @@
 package salesforcetest
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/syncd-io/syncd/internal/fakeapi"
 )
 
 // apiError is one entry of the REST API's error answer, a JSON array.
@@ -17,21 +18,15 @@ type apiError struct {
 	Fields    []string `json:"fields,omitempty"`
 }
 
-type answer struct {
-	status int
-	body   any
-}
+// answer is a response computed under the server lock and written after it.
+type answer = fakeapi.Answer
 
 func errorAnswer(status int, code, msg string, fields ...string) answer {
-	return answer{status: status, body: []apiError{{Message: msg, ErrorCode: code, Fields: fields}}}
+	return answer{Status: status, Body: []apiError{{Message: msg, ErrorCode: code, Fields: fields}}}
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {
-	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
-	w.WriteHeader(status)
-	if body != nil {
-		_ = json.NewEncoder(w).Encode(body)
-	}
+	answer{Status: status, Body: body}.Write(w, "application/json;charset=UTF-8")
 }
 
 // pathRE splits /services/data/vXX.X/rest.
@@ -66,11 +61,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			a = s.routeLocked(route, r, rest, body)
 		}
 	}
-	if a.status != http.StatusUnauthorized {
+	if a.Status != http.StatusUnauthorized {
 		w.Header().Set("Sforce-Limit-Info", fmt.Sprintf("api-usage=%d/%d", s.used, s.opts.DailyLimit))
 	}
-	s.stats.Add(route, a.status)
-	writeJSON(w, a.status, a.body)
+	s.stats.Add(route, a.Status)
+	writeJSON(w, a.Status, a.Body)
 }
 
 func versionOK(major, minor string) bool {

@@ -77,7 +77,7 @@ func (s *Server) queryLocked(r *http.Request, all bool) answer {
 	}
 	if stmt.count {
 		// The size says the count; records is null.
-		return answer{status: http.StatusOK, body: queryAnswer{TotalSize: len(hits), Done: true}}
+		return answer{Status: http.StatusOK, Body: queryAnswer{TotalSize: len(hits), Done: true}}
 	}
 	loc := &locator{obj: o, fields: stmt.fields, version: versionOf(r), created: s.nowLocked(), used: s.nowLocked()}
 	for _, h := range hits {
@@ -115,7 +115,7 @@ func (s *Server) pageLocked(key string, loc *locator, from, size int) answer {
 	} else if key != "" {
 		delete(s.locators, key)
 	}
-	return answer{status: http.StatusOK, body: ans}
+	return answer{Status: http.StatusOK, Body: ans}
 }
 
 // expired reports whether the locator is gone at now: 2 days after the

@@ -29,7 +29,7 @@ func (s *Server) describeLocked(name string) answer {
 		fields = append(fields, describeField{Name: f.Name, Label: f.Name, Type: f.Type, Length: f.Length, Nillable: f.Nillable,
 			Createable: f.Createable, Updateable: f.Updateable, DefaultedOnCreate: f.Defaulted, Custom: strings.HasSuffix(f.Name, "__c")})
 	}
-	return answer{status: http.StatusOK, body: map[string]any{
+	return answer{Status: http.StatusOK, Body: map[string]any{
 		"name": o.name, "label": o.name, "keyPrefix": o.prefix, "custom": false,
 		"createable": true, "updateable": true, "deletable": true, "queryable": true, "replicateable": true,
 		"fields": fields,
@@ -95,7 +95,7 @@ func (s *Server) deletedLocked(name string, r *http.Request) answer {
 	if earliest.IsZero() {
 		earliest = s.nowLocked().Add(-deleteLogDays * 24 * time.Hour).Truncate(time.Minute)
 	}
-	return answer{status: http.StatusOK, body: map[string]any{
+	return answer{Status: http.StatusOK, Body: map[string]any{
 		"deletedRecords":        recs,
 		"earliestDateAvailable": earliest.Format(dateTimeLayout),
 		"latestDateCovered":     end.Format(dateTimeLayout),
@@ -113,5 +113,5 @@ func (s *Server) updatedLocked(name string, r *http.Request) answer {
 			ids = append(ids, rec.id)
 		}
 	}
-	return answer{status: http.StatusOK, body: map[string]any{"ids": ids, "latestDateCovered": end.Format(dateTimeLayout)}}
+	return answer{Status: http.StatusOK, Body: map[string]any{"ids": ids, "latestDateCovered": end.Format(dateTimeLayout)}}
 }
