@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
@@ -15,7 +12,7 @@ func TestSalesforceDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, w := range []string{
+	wantLines(t, "demo output", out,
 		"created=10 updated=0",
 		"1 token call",
 		"reached Salesforce: true, in 1 sObject Collections update call(s)",
@@ -24,11 +21,7 @@ func TestSalesforceDemo(t *testing.T) {
 		"relinked=1",
 		"lastName \"Turing-Merged\"",
 		"syncd stops a pass at 50% of them",
-	} {
-		if !strings.Contains(out, w) {
-			t.Errorf("demo output lacks %q:\n%s", w, out)
-		}
-	}
+	)
 }
 
 // TestValidateChecksSalesforceFields checks the mapping against the
@@ -38,8 +31,6 @@ func TestSalesforceDemo(t *testing.T) {
 func TestValidateChecksSalesforceFields(t *testing.T) {
 	org := salesforcetest.NewServer(salesforcetest.Options{})
 	defer org.Close()
-	dir := t.TempDir()
-	cfg := dir + "/syncd.yaml"
 	yaml := `workspace:
   baseURL: http://127.0.0.1:1
   apiKey: k
@@ -59,22 +50,10 @@ connectors:
         role: Name
         company: { from: MailingCity, direction: to-workspace }
 `
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, serr, err := runMain(t, "validate", "--config", cfg)
-	var ie *InvalidConfigError
-	if !errors.As(err, &ie) || ie.Problems != 2 {
-		t.Fatalf("err = %v, want 2 problems\n%s", err, serr)
-	}
-	for _, want := range []string{
+	wantInvalid(t, yaml, 2,
 		`connectors[sf].mapping.fields.emails.work: unknown source field "Emial"; the source has: `,
 		`connectors[sf].mapping.fields.role: source field "Name" cannot be written, and this field flows back; set direction: to-workspace on it`,
-	} {
-		if !strings.Contains(serr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, serr)
-		}
-	}
+	)
 	if st := org.Stats(); st.Requests[salesforcetest.RouteDescribe] != 1 || org.TokenCalls() != 1 {
 		t.Errorf("validate made %d describe and %d token calls, want 1 and 1", st.Requests[salesforcetest.RouteDescribe], org.TokenCalls())
 	}

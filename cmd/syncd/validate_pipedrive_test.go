@@ -48,14 +48,10 @@ connectors:
 	if err != nil {
 		t.Fatalf("validate: %v\n%s", err, serr)
 	}
-	for _, want := range []string{
-		"custom_fields." + tier + ": Tier <- mapping.fields.custom.tier",
-		"custom_fields." + score + ": Lead score\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
-		}
-	}
+	wantLines(t, "stdout", out,
+		"custom_fields."+tier+": Tier <- mapping.fields.custom.tier",
+		"custom_fields."+score+": Lead score\n",
+	)
 	if strings.Contains(out+serr, srv.Token()) {
 		t.Error("validate printed the API token")
 	}
