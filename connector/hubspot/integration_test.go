@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector/connectortest"
+	"github.com/syncd-io/syncd/internal/testenv"
 )
 
 // TestRealAccount reads from a real HubSpot account, read-only: the
@@ -17,10 +18,7 @@ import (
 // with a private app token that has the crm.objects.contacts.read scope
 // (HUBSPOT_BASE_URL picks a regional host).
 func TestRealAccount(t *testing.T) {
-	token := os.Getenv("HUBSPOT_TOKEN")
-	if token == "" {
-		t.Fatal("HUBSPOT_TOKEN is not set: set it to a private app token with the crm.objects.contacts.read scope")
-	}
+	token := testenv.Require(t, "HUBSPOT_TOKEN", "set it to a private app token with the crm.objects.contacts.read scope")
 	set := NewSettings()
 	set.Token = Secret(token)
 	if u := os.Getenv("HUBSPOT_BASE_URL"); u != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
+	"github.com/syncd-io/syncd/internal/testenv"
 )
 
 // TestRealAccount reads from a real Pipedrive company, read-only: the
@@ -18,10 +19,7 @@ import (
 //
 // (PIPEDRIVE_BASE_URL picks the company domain URL).
 func TestRealAccount(t *testing.T) {
-	token := os.Getenv("PIPEDRIVE_API_TOKEN")
-	if token == "" {
-		t.Fatal("PIPEDRIVE_API_TOKEN is not set: set it to a personal API token of a user with access to the persons")
-	}
+	token := testenv.Require(t, "PIPEDRIVE_API_TOKEN", "set it to a personal API token of a user with access to the persons")
 	set := NewSettings()
 	set.APIToken = connector.Secret(token)
 	if u := os.Getenv("PIPEDRIVE_BASE_URL"); u != "" {

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/syncd-io/syncd/internal/testenv"
 )
 
 // TestOfficialNodeClient drives the server with Pipedrive's official
@@ -16,10 +18,7 @@ import (
 //	npm install --prefix /tmp/pd pipedrive
 //	PIPEDRIVE_NPM_DIR=/tmp/pd go test -tags npmclient -run TestOfficialNodeClient ./connector/pipedrive/pipedrivetest/
 func TestOfficialNodeClient(t *testing.T) {
-	dir := os.Getenv("PIPEDRIVE_NPM_DIR")
-	if dir == "" {
-		t.Fatal("PIPEDRIVE_NPM_DIR is not set: run npm install --prefix DIR pipedrive and set PIPEDRIVE_NPM_DIR=DIR")
-	}
+	dir := testenv.Require(t, "PIPEDRIVE_NPM_DIR", "run npm install --prefix DIR pipedrive and set PIPEDRIVE_NPM_DIR=DIR")
 	srv := NewServer(Options{BurstLimit: 100, CustomFields: []CustomField{{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}}})
 	t.Cleanup(srv.Close)
 	cmd := exec.Command("node", "testdata/npm-client-check.cjs")

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/testenv"
 )
 
 // TestJSForceClient runs jsforce against the test org and checks what it
@@ -17,10 +19,7 @@ import (
 //	(cd /some/dir && npm install jsforce@3)
 //	SYNCD_JSFORCE_DIR=/some/dir go test -tags jsforce -run TestJSForceClient ./connector/salesforce/salesforcetest/
 func TestJSForceClient(t *testing.T) {
-	dir := os.Getenv("SYNCD_JSFORCE_DIR")
-	if dir == "" {
-		t.Fatal("SYNCD_JSFORCE_DIR is not set: npm install jsforce@3 in a folder and point it there")
-	}
+	dir := testenv.Require(t, "SYNCD_JSFORCE_DIR", "npm install jsforce@3 in a folder and point it there")
 	s := NewServer(Options{RealClock: true})
 	t.Cleanup(s.Close)
 	for i := range 2500 { // two query batches
