@@ -5,7 +5,8 @@
 // write-back against the rules of package connector. ClockedStore and
 // OpenType hold what the CRM connectors' stores share: a test server
 // whose clock moves only around each change, and opening a registered
-// type with adjusted settings.
+// type with adjusted settings. OpenLive, WantFields and FirstBatch hold
+// what their read-only tests against real accounts share.
 package connectortest
 
 import (
