@@ -1,8 +1,9 @@
 // Package fakeapi holds what the in-memory API servers of the tests
 // (hubspottest, pipedrivetest, salesforcetest) share: the counts of
-// requests and answers by route, the faults queued per route, and the
-// answer computed under a server's lock and written after it. Each
-// vendor's error bodies, auth and rate-limit rules stay in its own server.
+// requests and answers by route, the faults queued per route, the answer
+// computed under a server's lock and written after it, and a clock that
+// runs or stands still. Each vendor's error bodies, auth and rate-limit
+// rules stay in its own server.
 package fakeapi
 
 import "net/http"

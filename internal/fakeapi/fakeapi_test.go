@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 func TestCountsAndFaults(t *testing.T) {
@@ -45,5 +46,23 @@ func TestAnswerWrite(t *testing.T) {
 	Answer{Status: http.StatusNoContent}.Write(rec, "application/json")
 	if rec.Code != http.StatusNoContent || rec.Header().Get("Content-Type") != "" || rec.Body.Len() != 0 {
 		t.Errorf("bodiless answer wrote %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
+func TestClock(t *testing.T) {
+	c := Clock{Precision: time.Millisecond}
+	before := time.Now().UTC().Truncate(time.Millisecond)
+	if now := c.Now(); now.Before(before) || now.Location() != time.UTC || now.Nanosecond()%int(time.Millisecond) != 0 {
+		t.Errorf("running clock at %v, want the wall clock in UTC, to the millisecond", now)
+	}
+	c.Advance(time.Hour)
+	if now := c.Now(); now.Sub(before) < time.Hour {
+		t.Errorf("advanced clock at %v, want an hour past %v", now, before)
+	}
+	at := time.Date(2026, 3, 2, 10, 0, 0, 1500, time.FixedZone("CET", 3600))
+	c.Freeze(at)
+	c.Advance(time.Second + 1500)
+	if want := time.Date(2026, 3, 2, 9, 0, 1, 0, time.UTC); !c.Now().Equal(want) || c.Now().Location() != time.UTC {
+		t.Errorf("frozen clock at %v, want %v", c.Now(), want)
 	}
 }

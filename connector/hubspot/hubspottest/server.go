@@ -150,8 +150,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	rng      *rand.Rand
-	frozen   *time.Time
-	offset   time.Duration
+	clock    fakeapi.Clock
 	nextID   int64
 	contacts map[int64]*contact
 	order    []*contact // by ascending id
@@ -201,6 +200,7 @@ func NewServer(opts Options) *Server {
 		contacts: map[int64]*contact{},
 		props:    map[string]bool{},
 		faults:   fakeapi.Faults[Route, Fault]{},
+		clock:    fakeapi.Clock{Precision: time.Millisecond},
 		emails:   map[string]int64{},
 	}
 	s.nextID = 1000 + int64(s.rng.IntN(1000))
@@ -229,31 +229,20 @@ func (s *Server) Now() time.Time {
 	return s.nowLocked()
 }
 
-func (s *Server) nowLocked() time.Time {
-	if s.frozen != nil {
-		return *s.frozen
-	}
-	return time.Now().Add(s.offset).UTC().Truncate(time.Millisecond)
-}
+func (s *Server) nowLocked() time.Time { return s.clock.Now() }
 
 // SetClock freezes the server's clock at t (until Advance or SetClock).
 func (s *Server) SetClock(t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t = t.UTC().Truncate(time.Millisecond)
-	s.frozen = &t
+	s.clock.Freeze(t)
 }
 
 // Advance moves the clock forward by d, frozen or not.
 func (s *Server) Advance(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.frozen != nil {
-		t := s.frozen.Add(d).Truncate(time.Millisecond)
-		s.frozen = &t
-		return
-	}
-	s.offset += d
+	s.clock.Advance(d)
 }
 
 // Add creates a contact with props at the server's clock and returns its

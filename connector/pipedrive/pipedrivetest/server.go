@@ -145,8 +145,7 @@ type Server struct {
 	http *httptest.Server
 
 	mu       sync.Mutex
-	frozen   *time.Time
-	offset   time.Duration
+	clock    fakeapi.Clock
 	nextID   int64
 	persons  map[int64]*Person
 	orgs     map[int64]string
@@ -212,20 +211,14 @@ func (s *Server) CustomFields() []CustomField {
 func (s *Server) SetClock(t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t = t.UTC()
-	s.frozen = &t
+	s.clock.Freeze(t)
 }
 
 // Advance moves the clock forward by d (frozen or not).
 func (s *Server) Advance(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.frozen != nil {
-		t := s.frozen.Add(d)
-		s.frozen = &t
-		return
-	}
-	s.offset += d
+	s.clock.Advance(d)
 }
 
 // Now returns the server's clock.
@@ -235,12 +228,7 @@ func (s *Server) Now() time.Time {
 	return s.nowLocked()
 }
 
-func (s *Server) nowLocked() time.Time {
-	if s.frozen != nil {
-		return *s.frozen
-	}
-	return time.Now().UTC().Add(s.offset)
-}
+func (s *Server) nowLocked() time.Time { return s.clock.Now() }
 
 // stampLocked is the clock in whole seconds: update_time's precision.
 func (s *Server) stampLocked() time.Time { return s.nowLocked().Truncate(time.Second) }
