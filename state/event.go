@@ -109,39 +109,64 @@ func (s *Store) PruneSeenEvents(now time.Time) (int, error) {
 // one transaction that also marks the ID seen for Options.EventTTL. It
 // returns the event's sequence number, or duplicate true (and nothing
 // appended) for an ID seen before. The receiver answers 2xx only after it
-// returns without error. ReceivedAt defaults to now.
+// returns without error: the event is then committed and synced. ReceivedAt
+// defaults to now.
+//
+// Concurrent calls share one transaction and one fsync (group commit, see
+// eventQueue): a call waits at most for the commit in progress and then
+// its own.
 func (s *Store) EnqueueEvent(e InboxEvent) (seq uint64, duplicate bool, err error) {
 	if e.ID == "" {
 		return 0, false, fmt.Errorf("enqueue event: empty id")
 	}
+	req := &enqueueReq{e: e, done: make(chan bool, 1)}
+	s.events.run(req, s.commitEvents)
+	return req.seq, req.dup, req.err
+}
+
+// commitEvents appends a group of events in one transaction. When the
+// transaction fails, every event of the group gets its error.
+func (s *Store) commitEvents(reqs []*enqueueReq) {
 	now := s.now()
-	if e.ReceivedAt.IsZero() {
-		e.ReceivedAt = now
+	what := "enqueue event " + reqs[0].e.ID
+	if len(reqs) > 1 {
+		what = fmt.Sprintf("enqueue %d events", len(reqs))
 	}
-	err = s.update("enqueue event "+e.ID, func(tx *bolt.Tx) error {
-		if !seenUntil(tx, e.ID, now).IsZero() {
-			duplicate = true
-			return nil
-		}
-		if err := markSeen(tx, e.ID, now.Add(s.eventTTL)); err != nil {
-			return err
-		}
+	err := s.update(what, func(tx *bolt.Tx) error {
 		inbox := tx.Bucket(bucketInbox)
-		next, err := inbox.NextSequence()
-		if err != nil {
-			return err
+		for _, r := range reqs {
+			r.seq, r.dup = 0, false
+			e := r.e
+			if e.ReceivedAt.IsZero() {
+				e.ReceivedAt = now
+			}
+			if !seenUntil(tx, e.ID, now).IsZero() {
+				r.dup = true
+				continue
+			}
+			if err := markSeen(tx, e.ID, now.Add(s.eventTTL)); err != nil {
+				return err
+			}
+			next, err := inbox.NextSequence()
+			if err != nil {
+				return err
+			}
+			raw, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := inbox.Put(u64(next), raw); err != nil {
+				return err
+			}
+			r.seq = next
 		}
-		raw, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if err := inbox.Put(u64(next), raw); err != nil {
-			return err
-		}
-		seq = next
 		return nil
 	})
-	return seq, duplicate, err
+	for _, r := range reqs {
+		if err != nil {
+			r.seq, r.dup, r.err = 0, false, err
+		}
+	}
 }
 
 // PendingEvents returns up to limit inbox events, oldest first (all of

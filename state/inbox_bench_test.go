@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"testing"
 )
 
@@ -68,4 +69,23 @@ func BenchmarkCommitReverse100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEnqueueEventParallel is the receiver under concurrent
+// deliveries, with fsync: calls that arrive together share one commit
+// (group commit), so the events per second are no longer bounded by one
+// fsync per event.
+func BenchmarkEnqueueEventParallel(b *testing.B) {
+	s, _ := openTest(b, func(o *Options) { o.NoSync = false })
+	b.ReportAllocs()
+	b.SetParallelism(8) // 16 senders on 2 cores, like the bench's burst
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, dup, err := s.EnqueueEvent(benchEvent(int(next.Add(1)))); err != nil || dup {
+				b.Error(dup, err)
+				return
+			}
+		}
+	})
 }

@@ -68,6 +68,8 @@ type Store struct {
 	eventTTL time.Duration
 	// broken is set when a write transaction panicked (see tx).
 	broken atomic.Pointer[error]
+	// events groups concurrent EnqueueEvent calls into shared commits.
+	events eventQueue
 }
 
 // Open opens the state file at path, creating it when it does not exist
