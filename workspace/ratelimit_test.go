@@ -273,3 +273,42 @@ func TestRetryAfterZeroFallsBackToBackoff(t *testing.T) {
 		t.Errorf("%d hits, retry after %v; want the brief shared pause", len(at), at[len(at)-1].Sub(at[0]))
 	}
 }
+
+// TestFirstBurstAfterAnotherProcess: the service's bucket was spent just
+// before this process started (the previous run, a restart). A new
+// client at the service's own limit and burst must not cause a 429 with
+// its first requests: its limiter starts empty and refills in step with
+// the service's bucket.
+func TestFirstBurstAfterAnotherProcess(t *testing.T) {
+	const limit, burst, calls = 50, 10, 30
+	bucket := rate.NewLimiter(limit, burst)
+	var throttled atomic.Int64
+	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
+		if !bucket.Allow() {
+			throttled.Add(1)
+			status(http.StatusTooManyRequests)(w, r)
+			return
+		}
+		writeData(w, http.StatusOK, Contact{ID: r.PathValue("id")})
+	}})
+	bucket.AllowN(time.Now(), burst) // the earlier process spent it
+	opts := testClientOptions(t, f.URL)
+	opts.RateLimit, opts.Burst = limit, burst
+	opts.HTTPClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: calls}}
+	c, err := NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Go(func() {
+			if _, err := c.GetContact(context.Background(), "c_1"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := throttled.Load(); n != 0 {
+		t.Fatalf("%d of the first %d requests answered 429, want none", n, calls)
+	}
+}

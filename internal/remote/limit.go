@@ -49,8 +49,23 @@ func SharedLimiter(baseURL, secret, scope string, limit rate.Limit, burst int) *
 		}
 		return l
 	}
-	l := rate.NewLimiter(limit, burst)
+	l := newEmptyLimiter(limit, burst)
 	limiters.m[k] = l
+	return l
+}
+
+// newEmptyLimiter returns a limiter whose bucket starts empty. The
+// service's bucket for the credential may have been spent just before this
+// process started (an earlier run, another tool, a restart): a limiter
+// that started full would send a burst the service then refuses with a
+// 429. Starting empty, it is never ahead of the service's bucket, which
+// refills at the same rate up to the same burst; it costs at most
+// burst/limit seconds at the start of the first pass.
+func newEmptyLimiter(limit rate.Limit, burst int) *rate.Limiter {
+	l := rate.NewLimiter(limit, burst)
+	if limit != rate.Inf && burst > 0 {
+		l.AllowN(time.Now(), burst)
+	}
 	return l
 }
 
