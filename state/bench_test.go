@@ -112,3 +112,25 @@ func fill(b *testing.B, s *Store, n int) {
 		}
 	}
 }
+
+// BenchmarkLinkDigests500 is the forward pass's look-up for one batch of
+// 500 records: the digests (fingerprint, hash, record ID) of their links,
+// in one read transaction. ns/op divided by 500 is the cost per record.
+func BenchmarkLinkDigests500(b *testing.B) {
+	s, _ := openTest(b)
+	const n = 100_000
+	fill(b, s, n)
+	ids := make([]string, 500)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		for j := range ids {
+			ids[j] = fmt.Sprintf("ext-%08d", (i*500+j)%n)
+		}
+		ds, err := s.LinkDigests("crm", ids)
+		if err != nil || !ds[0].Found || ds[0].RecordID == "" {
+			b.Fatal(ds[0], err)
+		}
+		i++
+	}
+}

@@ -35,6 +35,20 @@ type Link struct {
 	// LastSeenRun is the id of the last full pass that saw the record, for
 	// detecting deletions in sources that are not incremental.
 	LastSeenRun uint64
+	// Fingerprint is the reconciler's digest of the raw record, sealed
+	// with the mapping's configuration and WorkspaceHash: while a record's
+	// fingerprint equals it, the record maps to WorkspaceHash and need not
+	// be mapped again. Zero when unknown.
+	Fingerprint [16]byte
+}
+
+// LinkDigest is the part of a link that the forward pass reads for every
+// record to skip an unchanged one.
+type LinkDigest struct {
+	Found         bool
+	RecordID      string
+	WorkspaceHash string
+	Fingerprint   [16]byte
 }
 
 // A link is stored in the connector's ext bucket in the binary form of
@@ -58,6 +72,11 @@ func readLinks(tx *bolt.Tx, connector string) (linkBuckets, bool) {
 	return linkBuckets{c.Bucket(subExt), c.Bucket(subContact), c.Bucket(subSeen)}, true
 }
 
+// linkFill is the fill percent of the link buckets: links are small and
+// rarely grow in place, so pages are split nearly full rather than half
+// full (bbolt's default), which keeps the file near its data's size.
+const linkFill = 0.9
+
 // writeLinks returns the connector's buckets, creating them.
 func writeLinks(tx *bolt.Tx, connector string) (linkBuckets, error) {
 	if err := checkName("connector", connector); err != nil {
@@ -75,6 +94,7 @@ func writeLinks(tx *bolt.Tx, connector string) (linkBuckets, error) {
 		if *sub.b, err = c.CreateBucketIfNotExists(sub.name); err != nil {
 			return linkBuckets{}, err
 		}
+		(*sub.b).FillPercent = linkFill
 	}
 	return lb, nil
 }
@@ -148,6 +168,32 @@ func (s *Store) Link(connector, externalID string) (l Link, ok bool, err error) 
 		return err
 	})
 	return l, ok, err
+}
+
+// LinkDigests returns the digests of the connector's links of
+// externalIDs, in their order, in one read transaction (Found false where
+// there is no link).
+func (s *Store) LinkDigests(connector string, externalIDs []string) ([]LinkDigest, error) {
+	out := make([]LinkDigest, len(externalIDs))
+	err := s.view(fmt.Sprintf("read %d link digests of %s", len(externalIDs), connector), func(tx *bolt.Tx) error {
+		lb, found := readLinks(tx, connector)
+		if !found {
+			return nil
+		}
+		for i, id := range externalIDs {
+			raw := lb.ext.Get([]byte(id))
+			if raw == nil {
+				continue
+			}
+			d, err := decodeDigest(raw)
+			if err != nil {
+				return fmt.Errorf("decode link %s/%s: %w", connector, id, err)
+			}
+			out[i] = d
+		}
+		return nil
+	})
+	return out, err
 }
 
 // LinkByContact returns the connector's link to contactID; ok false when

@@ -333,3 +333,24 @@ func assertIndexConsistent(t *testing.T, s *Store, connector string) {
 		return nil
 	}))
 }
+
+func TestLinkDigests(t *testing.T) {
+	s, _ := openTest(t)
+	hash := strings.Repeat("5e", 32)
+	l := Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", RecordID: "r1", WorkspaceHash: hash, SourceHash: "other",
+		Fields: map[string]string{"firstName": "Ada"}, Fingerprint: [16]byte{1, 2, 3}}
+	must(t, s.PutLink(l))
+	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c2"}))
+	got, err := s.LinkDigests("crm", []string{"missing", "e1", "e2"})
+	must(t, err)
+	want := []LinkDigest{{}, {Found: true, RecordID: "r1", WorkspaceHash: hash, Fingerprint: [16]byte{1, 2, 3}}, {Found: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("digests %+v, want %+v", got, want)
+	}
+	if got, err := s.LinkDigests("nobody", []string{"e1"}); err != nil || got[0].Found {
+		t.Fatalf("digest of another connector: %+v, %v", got, err)
+	}
+	if back, _, _ := s.Link("crm", "e1"); !sameLink(back, l) {
+		t.Fatalf("link %+v, want %+v", back, l)
+	}
+}

@@ -52,6 +52,63 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{version: 2, name: "compact links", up: compactLinks},
+}
+
+// compactLinks rewrites every link value in format 2 (linkcodec.go), a
+// few hundred at a time within the migration's transaction, and sets the
+// link buckets' denser fill for the pages it writes.
+func compactLinks(tx *bolt.Tx) error {
+	links := tx.Bucket(bucketLinks)
+	if links == nil {
+		return nil
+	}
+	var connectors [][]byte
+	if err := links.ForEachBucket(func(k []byte) error {
+		connectors = append(connectors, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, name := range connectors {
+		ext := links.Bucket(name).Bucket(subExt)
+		if ext == nil {
+			continue
+		}
+		ext.FillPercent = linkFill
+		if err := recodeLinks(ext, string(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recodeLinks rewrites the values of one ext bucket in the current format.
+// Keys are read in chunks and written after each chunk, so that no put
+// happens under a live cursor.
+func recodeLinks(ext *bolt.Bucket, connector string) error {
+	type kv struct{ k, v []byte }
+	var after []byte
+	for {
+		var chunk []kv
+		c := ext.Cursor()
+		for k, v := seekAfter(c, after); k != nil && len(chunk) < linkChunk; k, v = c.Next() {
+			var l Link
+			if err := decodeLinkValue(v, &l); err != nil {
+				return fmt.Errorf("decode link %s/%s: %w", connector, k, err)
+			}
+			chunk = append(chunk, kv{append([]byte(nil), k...), encodeLink(l)})
+		}
+		for _, e := range chunk {
+			if err := ext.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		if len(chunk) < linkChunk {
+			return nil
+		}
+		after = chunk[len(chunk)-1].k
+	}
 }
 
 // CurrentSchemaVersion is the schema version this syncd writes.

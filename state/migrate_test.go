@@ -1,7 +1,9 @@
 package state
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,11 +53,99 @@ func v1File(t *testing.T) string {
 		if err := cp.Put([]byte("/"), []byte("cursor-7")); err != nil {
 			return err
 		}
-		lb, err := writeLinks(tx, "crm")
+		return putV1Links(tx, Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", SourceHash: "h"})
+	})
+}
+
+// putV1Links stores links as version 1 did: format 1 values.
+func putV1Links(tx *bolt.Tx, ls ...Link) error {
+	for _, l := range ls {
+		lb, err := writeLinks(tx, l.Connector)
 		if err != nil {
 			return err
 		}
-		return lb.put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", SourceHash: "h"})
+		if err := lb.ext.Put([]byte(l.ExternalID), encodeLinkV1(l)); err != nil {
+			return err
+		}
+		if err := lb.contact.Put([]byte(l.ContactID), []byte(l.ExternalID)); err != nil {
+			return err
+		}
+		if l.LastSeenRun != 0 {
+			if err := lb.seen.Put([]byte(l.ExternalID), u64(l.LastSeenRun)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// encodeLinkV1 is the format 1 encoder of schema version 1.
+func encodeLinkV1(l Link) []byte {
+	b := []byte{linkFormat1}
+	for _, s := range []string{l.ContactID, l.RecordID, l.WorkspaceHash, l.SourceHash} {
+		b = appendString(b, s)
+	}
+	for _, t := range []int64{nanos(l.WorkspaceWrittenAt), nanos(l.SourceWrittenAt),
+		nanos(l.ContactUpdatedAt), nanos(l.SourceUpdatedAt)} {
+		b = binary.AppendVarint(b, t)
+	}
+	b = appendMap(b, l.Fields, false)
+	return appendMap(b, l.ItemIDs, false)
+}
+
+// TestMigrateCompactsLinks: a version 1 file's links, in format 1, read
+// the same after the migration and are stored in format 2, smaller.
+func TestMigrateCompactsLinks(t *testing.T) {
+	hash := strings.Repeat("0123456789abcdef", 4)
+	var want []Link
+	for i := range 1200 { // more than one chunk of the rewrite
+		want = append(want, Link{
+			Connector: "crm", ExternalID: fmt.Sprintf("e%04d", i), ContactID: fmt.Sprintf("CT%016d", i), RecordID: fmt.Sprint(i),
+			Fields:        map[string]string{"firstName": "Ada", "emails.work": "ada@example.com", "custom.tier": "gold", "odd": "x"},
+			ItemIDs:       map[string]string{"emails.work": "it1"},
+			WorkspaceHash: hash, SourceHash: hash, WorkspaceWrittenAt: time.Unix(1770000000, int64(i)).UTC(),
+			LastSeenRun: uint64(i % 3),
+		})
+	}
+	want = append(want, Link{Connector: "other", ExternalID: "x", ContactID: "c", WorkspaceHash: "w", SourceHash: "s"})
+	path := writeRaw(t, func(tx *bolt.Tx) error {
+		for _, name := range topLevelBucketsOfV1 {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("1")); err != nil {
+			return err
+		}
+		return putV1Links(tx, want...)
+	})
+	var v1Size int
+	readRaw(t, path, func(tx *bolt.Tx) error {
+		v1Size = len(tx.Bucket(bucketLinks).Bucket([]byte("crm")).Bucket(subExt).Get([]byte("e0001")))
+		return nil
+	})
+	s, err := Open(path, Options{NoSync: true})
+	must(t, err)
+	for _, w := range want {
+		got, ok, err := s.Link(w.Connector, w.ExternalID)
+		if err != nil || !ok || !sameLink(got, w) {
+			t.Fatalf("link %s after the migration: %+v %v %v, want %+v", w.ExternalID, got, ok, err, w)
+		}
+	}
+	must(t, s.Close())
+	readRaw(t, path, func(tx *bolt.Tx) error {
+		for _, c := range []string{"crm", "other"} {
+			cur := tx.Bucket(bucketLinks).Bucket([]byte(c)).Bucket(subExt).Cursor()
+			for k, v := cur.First(); k != nil; k, v = cur.Next() {
+				if v[0] != linkFormat2 {
+					t.Fatalf("link %s/%s still in format %d", c, k, v[0])
+				}
+			}
+		}
+		if n := len(tx.Bucket(bucketLinks).Bucket([]byte("crm")).Bucket(subExt).Get([]byte("e0001"))); n >= v1Size-60 {
+			t.Errorf("link of %d bytes after the migration, %d before: want at least 60 fewer", n, v1Size)
+		}
+		return nil
 	})
 }
 

@@ -60,6 +60,9 @@ const DefaultEventTTL = 7 * 24 * time.Hour
 // initialMmapSize is 1 GiB on 64-bit systems.
 const initialMmapSize = 1 << 30 * (strconv.IntSize / 64)
 
+// allocSize is how much the file grows at a time (bbolt's AllocSize).
+const allocSize = 1 << 20
+
 // Store is an open state file. Its methods are safe for concurrent use.
 type Store struct {
 	db       *bolt.DB
@@ -107,6 +110,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
+	// Grow the file in small steps: with the large initial mapping bbolt
+	// would otherwise add its default 16 MiB at each growth, a file many
+	// times its data's size for a small workspace.
+	db.AllocSize = allocSize
 	s := &Store{db: db, path: path, now: opts.Now, eventTTL: opts.EventTTL}
 	if err := s.migrate(opts.ReadOnly); err != nil {
 		_ = db.Close()
