@@ -34,11 +34,11 @@ const (
 
 // Format 2 flags.
 const (
-	flagFingerprint = 1 << iota // a 16-byte fingerprint follows
-	flagWorkspaceRaw            // the workspace hash is 32 raw bytes
-	flagSourceSame              // the source hash equals the workspace hash
-	flagSourceRaw               // the source hash is 32 raw bytes
-	flagsKnown      = flagFingerprint | flagWorkspaceRaw | flagSourceSame | flagSourceRaw
+	flagFingerprint  = 1 << iota // a 16-byte fingerprint follows
+	flagWorkspaceRaw             // the workspace hash is 32 raw bytes
+	flagSourceSame               // the source hash equals the workspace hash
+	flagSourceRaw                // the source hash is 32 raw bytes
+	flagsKnown       = flagFingerprint | flagWorkspaceRaw | flagSourceSame | flagSourceRaw
 )
 
 // keyCodes pack the keys of Fields and ItemIDs: code 0 is followed by the
