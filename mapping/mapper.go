@@ -75,6 +75,12 @@ type Mapper struct {
 	fields       []field  // sorted by target
 	fallback     []string
 	types        CustomFieldTypes // see customtypes.go
+	// config is the digest of the configuration, fpFields the record
+	// fields Fingerprint reads (all of them when fpAll): see Fingerprint.
+	config   [32]byte
+	fpFields []string
+	fpAll    bool
+	fpCustom []string // keys of the custom fields mapped to the workspace, whose types count too
 }
 
 var defaultFallback = []string{"@email", "@phone"}
@@ -178,6 +184,7 @@ func Compile(spec Spec, defaultDirection string, customFieldKeys []string) (*Map
 	if len(probs) > 0 {
 		return nil, &SpecError{Problems: probs}
 	}
+	m.prepareFingerprint(spec, defaultDirection)
 	return m, nil
 }
 

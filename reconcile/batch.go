@@ -51,10 +51,13 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		return err // do not start a batch after a shutdown request
 	}
 	r := p.r
+	recs, seen, err := p.skipUnchanged(recs)
+	if err != nil {
+		return err
+	}
 	items := make([]*item, 0, len(recs))
 	index := map[string]int{} // externalId -> position in items (last wins)
 	var deletes []connector.Record
-	var seen []string
 	for _, rec := range recs {
 		if rec.Deleted {
 			deletes = append(deletes, rec)
@@ -105,10 +108,14 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		if ok {
 			it.link = &l
 			if l.WorkspaceHash == it.hash {
-				if l.RecordID != it.rec.ID {
+				fp := r.opts.Mapper.Fingerprint(it.rec, it.hash)
+				if l.RecordID != it.rec.ID || l.Fingerprint != fp {
 					// A link rebuilt from a listing knows no record ID;
-					// write-back needs it to address the record.
-					l.RecordID = it.rec.ID
+					// write-back needs it to address the record. A
+					// fingerprint that is missing or stale (the mapping
+					// changed) is stored, so that the next pass skips
+					// the record without mapping it.
+					l.RecordID, l.Fingerprint = it.rec.ID, fp
 					fill = append(fill, l)
 				}
 				p.count(func(s *Summary) { s.Unchanged++ })

@@ -31,6 +31,7 @@ type env struct {
 	policy string
 	allow  bool
 	match  []string
+	spec   *mapping.Spec // the mapping; testSpec() when nil
 }
 
 const testSource = "custom-crm"
@@ -128,7 +129,11 @@ func (e *env) reconciler() *Reconciler {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { src.Close() })
-	m, err := mapping.Compile(testSpec(), "to-workspace", nil)
+	spec := testSpec()
+	if e.spec != nil {
+		spec = *e.spec
+	}
+	m, err := mapping.Compile(spec, "to-workspace", nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

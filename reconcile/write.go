@@ -199,6 +199,7 @@ func (p *pass) saveLink(it *item, c workspace.Contact) error {
 	l.ItemIDs = mapping.ItemIDs(c)
 	l.WorkspaceHash = it.hash
 	l.SourceHash = it.hash
+	l.Fingerprint = r.opts.Mapper.Fingerprint(it.rec, it.hash)
 	l.WorkspaceWrittenAt = now
 	l.ContactUpdatedAt = c.UpdatedAt
 	l.SourceUpdatedAt = it.rec.UpdatedAt

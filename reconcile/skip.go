@@ -1,0 +1,73 @@
+package reconcile
+
+import (
+	"fmt"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// skipUnchanged sets aside, before any mapping, the records whose raw
+// fingerprint equals their link's: the record, under the same mapping,
+// maps to the values the link records, so the pass has nothing to do for
+// it but count it and mark it seen. It returns the records left to map and
+// the externalIds of those it skipped. One read transaction per batch.
+//
+// A record is always mapped when its externalId appears twice in the
+// batch (the last one wins, as in batch), when it has a dead letter (a
+// mapping that now goes through clears it), or when its link has no
+// fingerprint (written by an older syncd, a resync's listing or the
+// reverse direction).
+func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, skipped []string, err error) {
+	r := p.r
+	exts := make([]string, len(recs))
+	count := make(map[string]int, len(recs))
+	ask := make([]string, 0, len(recs))
+	for i, rec := range recs {
+		if rec.Deleted {
+			continue
+		}
+		ext, err := r.opts.Mapper.ExternalID(rec)
+		if err != nil {
+			continue
+		}
+		exts[i] = ext
+		count[ext]++
+		ask = append(ask, ext)
+	}
+	if len(ask) == 0 {
+		return recs, nil, nil
+	}
+	digests, err := r.opts.Store.LinkDigests(r.opts.Connector, ask)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read links: %w", err)
+	}
+	rest = recs[:0:0]
+	j := 0
+	for i, rec := range recs {
+		ext := exts[i]
+		if ext == "" {
+			rest = append(rest, rec)
+			continue
+		}
+		d := digests[j]
+		j++
+		if d.Found && d.Fingerprint != ([16]byte{}) && d.RecordID == rec.ID && count[ext] == 1 &&
+			!p.hasDeadLetter(ext, rec.ID) && r.opts.Mapper.Fingerprint(rec, d.WorkspaceHash) == d.Fingerprint {
+			skipped = append(skipped, ext)
+			continue
+		}
+		rest = append(rest, rec)
+	}
+	if len(skipped) > 0 {
+		p.count(func(s *Summary) { s.Unchanged += len(skipped) })
+	}
+	return rest, skipped, nil
+}
+
+// hasDeadLetter reports whether the record has a dead letter the pass
+// knows of.
+func (p *pass) hasDeadLetter(ext, recordID string) bool {
+	_, byExt := p.known[ext]
+	_, byRecord := p.known["record:"+recordID]
+	return byExt || byRecord
+}
