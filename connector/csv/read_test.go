@@ -193,8 +193,8 @@ func TestRowsAreDeliveredBeforeALaterError(t *testing.T) {
 
 // TestMillionRowsInBoundedMemory streams a file of a million rows and
 // checks that the live heap stays bounded: as records, the rows would
-// take some 400 MB; a read holds one batch of them, plus the 8-byte
-// hashes of the IDs (about 35 bytes a row in a Go map).
+// take some 400 MB; a read holds one batch of them, plus a few bytes per
+// row for the hashes of the IDs (idSet).
 func TestMillionRowsInBoundedMemory(t *testing.T) {
 	const rows = 1_000_000
 	const limit = 64 << 20

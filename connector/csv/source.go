@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"strings"
@@ -35,8 +34,11 @@ type Source struct {
 	batchSize int
 	// fields limits the fields of records; empty means every column.
 	fields []string
-	log    *logrus.Entry
-	closed atomic.Bool
+	// spillAt bounds the repeated-ID check's memory (see idSet); 0 is
+	// the default.
+	spillAt int
+	log     *logrus.Entry
+	closed  atomic.Bool
 	// exactScanMax and sampleSize override, in tests, the size up to
 	// which Count scans the whole file and the sample it estimates a
 	// larger one from; 0 means the default.
@@ -183,7 +185,7 @@ func indexOf(names []string, name string) int {
 }
 
 // read streams the file in batches. Memory holds one batch of rows and,
-// to refuse repeated IDs, an 8-byte hash per row.
+// to refuse repeated IDs, a few bytes per row (idSet).
 func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -216,7 +218,8 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		return err
 	}
 
-	seen := make(map[uint64]struct{}) // hashes of the IDs read so far
+	seen := newIDSet(s.spillAt) // hashes of the IDs read so far
+	defer seen.close()
 	batch := make([]connector.Record, 0, s.batchSize)
 	rows := 0
 	deliver := func() error {
@@ -251,8 +254,11 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		if strings.TrimSpace(id) == "" {
 			return fmt.Errorf("read %s line %d: empty id in column %q", s.path, line, s.idColumn)
 		}
-		sum := hashID(id)
-		if _, maybe := seen[sum]; maybe {
+		maybe, err := seen.add(id)
+		if err != nil {
+			return err
+		}
+		if maybe {
 			first, err := s.lineOf(h, id, line)
 			if err != nil {
 				return err
@@ -262,7 +268,6 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 			}
 			// Two distinct IDs with one hash: nothing wrong.
 		}
-		seen[sum] = struct{}{}
 
 		fields := make(map[string]any, len(cols))
 		for _, c := range cols {
@@ -311,12 +316,4 @@ func (s *Source) lineOf(h header, id string, before int) (int, error) {
 			return line, nil
 		}
 	}
-}
-
-// hashID is the key of an ID in the repeated-ID check. A hash seen before
-// is confirmed by lineOf, so a collision costs a reread, not an error.
-func hashID(id string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id))
-	return h.Sum64()
 }
