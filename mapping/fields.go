@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // Fields are a contact's mapped values in canonical form, keyed by
@@ -24,12 +27,36 @@ type Fields map[string]string
 // in any map order, hash equally, and an empty value hashes as a missing
 // one.
 func (f Fields) Hash() string {
-	h := sha256.New()
-	h.Write([]byte("syncd-fields-v1\n"))
-	for _, k := range f.keys() {
-		fmt.Fprintf(h, "%d:%s%d:%s\n", len(k), k, len(f[k]), f[k])
+	bp := hashBufs.Get().(*[]byte)
+	b := append((*bp)[:0], "syncd-fields-v1\n"...)
+	var keys [16]string
+	for _, k := range f.appendKeys(keys[:0]) {
+		// "%d:%s%d:%s\n" of the key and its value.
+		b = strconv.AppendInt(b, int64(len(k)), 10)
+		b = append(append(b, ':'), k...)
+		b = strconv.AppendInt(b, int64(len(f[k])), 10)
+		b = append(append(b, ':'), f[k]...)
+		b = append(b, '\n')
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(b)
+	*bp = b
+	hashBufs.Put(bp)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
+}
+
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// appendKeys appends the targets with a non-empty value to keys, sorted.
+func (f Fields) appendKeys(keys []string) []string {
+	for k, v := range f {
+		if v != "" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // keys returns the targets with a non-empty value, sorted.

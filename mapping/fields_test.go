@@ -1,8 +1,12 @@
 package mapping
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
@@ -146,5 +150,28 @@ func TestToContactHashStable(t *testing.T) {
 	}
 	if ma.Fields.Hash() != mb.Fields.Hash() || ma.ExternalID != mb.ExternalID {
 		t.Fatalf("equal records map differently:\n%q\n%q", ma.Fields, mb.Fields)
+	}
+}
+
+// TestHashFormatUnchanged: stored links hold hashes of this exact form;
+// a change would make every record look changed once.
+func TestHashFormatUnchanged(t *testing.T) {
+	reference := func(f Fields) string {
+		h := sha256.New()
+		h.Write([]byte("syncd-fields-v1\n"))
+		for _, k := range f.keys() {
+			fmt.Fprintf(h, "%d:%s%d:%s\n", len(k), k, len(f[k]), f[k])
+		}
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	many := Fields{}
+	for i := range 40 {
+		many[fmt.Sprintf("custom.k%02d", i)] = strings.Repeat("v", i)
+	}
+	for _, f := range []Fields{nil, {}, {"firstName": "Ada", "lastName": "", "emails.work": "a@b.c"}, many,
+		{"custom.tags": "a\x1fb", "phoneNumbers.mobile": "+14155550100", "sourceUrl": "https://x.example/1"}} {
+		if got, want := f.Hash(), reference(f); got != want {
+			t.Errorf("Hash(%v) = %s, want %s", f, got, want)
+		}
 	}
 }

@@ -72,6 +72,10 @@ type Mapper struct {
 	externalID   string
 	sourceURL    *template.Template
 	sourceFields []string // record fields the sourceUrl template reads
+	// urlParts is the sourceUrl template when it is only text and record
+	// fields (urlSimple), rendered without text/template.
+	urlParts  []urlPart
+	urlSimple bool
 	fields       []field  // sorted by target
 	fallback     []string
 	types        CustomFieldTypes // see customtypes.go
@@ -147,6 +151,7 @@ func Compile(spec Spec, defaultDirection string, customFieldKeys []string) (*Map
 		} else {
 			m.sourceURL = t
 			m.sourceFields = templateFields(t)
+			m.urlParts, m.urlSimple = simpleTemplate(t)
 		}
 	}
 
@@ -490,15 +495,19 @@ func (m *Mapper) firstNameFallback(r connector.Record, fields Fields) string {
 // renderSourceURL executes the sourceUrl template over the record's
 // fields, as strings.
 func (m *Mapper) renderSourceURL(r connector.Record) (string, error) {
-	data := make(map[string]string, len(r.Fields))
-	for k, v := range r.Fields {
-		data[k] = toString(v)
+	s, ok := m.renderSimple(r)
+	if !ok {
+		data := make(map[string]string, len(r.Fields))
+		for k, v := range r.Fields {
+			data[k] = toString(v)
+		}
+		var b strings.Builder
+		if err := m.sourceURL.Execute(&b, data); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrInvalidURL, strings.TrimPrefix(err.Error(), "template: "))
+		}
+		s = b.String()
 	}
-	var b strings.Builder
-	if err := m.sourceURL.Execute(&b, data); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidURL, strings.TrimPrefix(err.Error(), "template: "))
-	}
-	s := strings.TrimSpace(b.String())
+	s = strings.TrimSpace(s)
 	if s == "" {
 		return "", nil
 	}

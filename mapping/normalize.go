@@ -42,6 +42,15 @@ func NormalizePhone(s, region string) (string, error) {
 	if region == "" {
 		region = DefaultRegion
 	}
+	if e, ok := fastPhone(s, region); ok {
+		return e, nil
+	}
+	return parsePhone(s, region)
+}
+
+// parsePhone is NormalizePhone's general path, through the phone number
+// library.
+func parsePhone(s, region string) (string, error) {
 	num, err := phonenumbers.Parse(s, strings.ToUpper(region))
 	if err != nil {
 		return "", fmt.Errorf("%w %q: %v", ErrInvalidPhone, s, err)
@@ -68,6 +77,14 @@ func NormalizeEmail(s string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
+	if addr, ok := fastEmail(s); ok {
+		return addr, nil
+	}
+	return parseEmail(s)
+}
+
+// parseEmail is NormalizeEmail's general path, through net/mail.
+func parseEmail(s string) (string, error) {
 	a, err := mail.ParseAddress(s)
 	if err != nil {
 		return "", fmt.Errorf("%w %q", ErrInvalidEmail, s)
