@@ -76,9 +76,9 @@ type Mapper struct {
 	// fields (urlSimple), rendered without text/template.
 	urlParts  []urlPart
 	urlSimple bool
-	fields       []field  // sorted by target
-	fallback     []string
-	types        CustomFieldTypes // see customtypes.go
+	fields    []field // sorted by target
+	fallback  []string
+	types     CustomFieldTypes // see customtypes.go
 	// config is the digest of the configuration, fpFields the record
 	// fields Fingerprint reads (all of them when fpAll): see Fingerprint.
 	config   [32]byte
