@@ -45,7 +45,14 @@ func NormalizePhone(s, region string) (string, error) {
 	if e, ok := fastPhone(s, region); ok {
 		return e, nil
 	}
-	return parsePhone(s, region)
+	if knownE164(s) {
+		return s, nil
+	}
+	e, err := parsePhone(s, region)
+	if err == nil {
+		rememberE164(e)
+	}
+	return e, err
 }
 
 // parsePhone is NormalizePhone's general path, through the phone number

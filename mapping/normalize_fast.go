@@ -1,6 +1,9 @@
 package mapping
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // The normalisers' fast paths: the forms most records hold, recognised by
 // a scan of their bytes, with the very result the general path (the phone
@@ -96,4 +99,45 @@ func dotAtom(s, extra string) bool {
 		}
 	}
 	return true
+}
+
+// e164Seen remembers numbers the general path gave as its result and then
+// read back unchanged: such a value, met again (a contact syncd wrote,
+// read back from the workspace; a record that holds E.164 already), is
+// its own canonical form whatever the region, and skips the library. It
+// is bounded: when full it starts over.
+var e164Seen = struct {
+	sync.RWMutex
+	m map[string]struct{}
+}{m: map[string]struct{}{}}
+
+// maxE164Seen bounds e164Seen (about 4 MiB).
+const maxE164Seen = 1 << 16
+
+// knownE164 reports whether s is a remembered canonical number.
+func knownE164(s string) bool {
+	if len(s) < 2 || s[0] != '+' {
+		return false
+	}
+	e164Seen.RLock()
+	_, ok := e164Seen.m[s]
+	e164Seen.RUnlock()
+	return ok
+}
+
+// rememberE164 records e, a result of the general path, once the general
+// path has read it back as itself.
+func rememberE164(e string) {
+	if knownE164(e) {
+		return
+	}
+	if again, err := parsePhone(e, DefaultRegion); err != nil || again != e {
+		return
+	}
+	e164Seen.Lock()
+	if len(e164Seen.m) >= maxE164Seen {
+		clear(e164Seen.m)
+	}
+	e164Seen.m[e] = struct{}{}
+	e164Seen.Unlock()
 }

@@ -101,3 +101,23 @@ func TestFastEmailMatchesNetMail(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownE164SkipsTheLibrary: a number the library gave once is read
+// back from memory as itself, in any region; an unseen one is not.
+func TestKnownE164SkipsTheLibrary(t *testing.T) {
+	got, err := NormalizePhone("07911 123456", "GB")
+	if err != nil || got != "+447911123456" {
+		t.Fatalf("NormalizePhone = %q, %v", got, err)
+	}
+	if !knownE164("+447911123456") {
+		t.Fatal("the library's result is not remembered")
+	}
+	for _, region := range []string{"GB", "US", "FR"} {
+		if again, err := NormalizePhone(" +447911123456 ", region); err != nil || again != got {
+			t.Errorf("in %s: %q, %v", region, again, err)
+		}
+	}
+	if knownE164("+33612345678") {
+		t.Error("an unseen number is known")
+	}
+}
