@@ -175,9 +175,12 @@ func seedLinks(ctx context.Context, cfgPath string) error {
 				return err
 			}
 			f := reconcile.ContactFields(mapped)
+			h := f.Hash()
 			links = append(links, state.Link{
 				Connector: cc.Name, ExternalID: mapped.ExternalID, ContactID: "c" + rec.ID, RecordID: rec.ID,
-				Fields: f, WorkspaceHash: f.Hash(), SourceHash: f.Hash(),
+				Fields: f, WorkspaceHash: h, SourceHash: h,
+				// As the pass that wrote the link records it (this binary).
+				Fingerprint: m.Fingerprint(rec, h),
 			})
 		}
 		return store.PutLinks(links)

@@ -3,9 +3,11 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sync"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/idset"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -167,7 +169,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		return err
 	}
 	if p.full || !r.opts.Type.Incremental {
-		if err := p.markSeen(seen, false); err != nil {
+		if err := p.markSeen(seen); err != nil {
 			return err
 		}
 	}
@@ -177,23 +179,30 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	return nil
 }
 
-// seenFlush is how many seen marks are written in one transaction: they
-// matter only to the sweep at the end of a complete pass, so they are
-// buffered to spare the disk one commit per batch.
-const seenFlush = 20000
-
-// markSeen records that this pass saw the records, buffering the marks;
-// flush writes what is buffered.
-func (p *pass) markSeen(ids []string, flush bool) error {
-	p.seenBuf = append(p.seenBuf, ids...)
-	if len(p.seenBuf) == 0 || (!flush && len(p.seenBuf) < seenFlush) {
-		return nil
+// markSeen records that this pass saw the records, for the sweep of the
+// links whose record is gone (sweepUnseen). The set lives in memory, a
+// few bytes a record, and is keyed by a hash seeded afresh each pass: a
+// crash starts a new pass anyway, and a collision (a gone record's link
+// taken for seen, odds of about one in 10^8 per link in a million-record
+// pass) only delays its deletion to a later pass.
+func (p *pass) markSeen(ids []string) error {
+	if p.seen == nil {
+		p.seen, p.seenSeed = idset.New(0), maphash.MakeSeed()
 	}
-	if err := p.r.opts.Store.MarkSeen(p.r.opts.Connector, p.run.ID, p.seenBuf); err != nil {
-		return fmt.Errorf("mark seen: %w", err)
+	for _, id := range ids {
+		if _, err := p.seen.Add(maphash.String(p.seenSeed, id)); err != nil {
+			return fmt.Errorf("mark seen: %w", err)
+		}
 	}
-	p.seenBuf = p.seenBuf[:0]
 	return nil
+}
+
+// wasSeen reports whether this pass saw the record of externalID.
+func (p *pass) wasSeen(externalID []byte) (bool, error) {
+	if p.seen == nil {
+		return false, nil
+	}
+	return p.seen.Has(maphash.Bytes(p.seenSeed, externalID))
 }
 
 func keyOr(k, alt string) string {

@@ -37,16 +37,23 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 		p.r.log.Warn("some records had no externalId; deletions are not applied this run")
 		return nil
 	}
-	if err := p.markSeen(nil, true); err != nil {
-		return err
-	}
 	var gone []state.Link
-	err := p.r.opts.Store.ForEachLink(p.r.opts.Connector, func(l state.Link) error {
-		if l.LastSeenRun != p.run.ID {
+	var seenErr error
+	err := p.r.opts.Store.ForEachLinkWhere(p.r.opts.Connector, func(ext []byte) bool {
+		seen, err := p.wasSeen(ext)
+		if err != nil && seenErr == nil {
+			seenErr = err
+		}
+		return err == nil && !seen
+	}, func(l state.Link) error {
+		if l.LastSeenRun != p.run.ID { // written by this pass: seen
 			gone = append(gone, l)
 		}
 		return nil
 	})
+	if err == nil {
+		err = seenErr
+	}
 	if err != nil {
 		return fmt.Errorf("scan links: %w", err)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/idset"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 )
@@ -33,8 +35,9 @@ type pass struct {
 	// full is set when the pass reads the whole source (a resync), so
 	// that records it does not see are deletions.
 	full bool
-	// seenBuf holds seen marks not yet written (see markSeen).
-	seenBuf []string
+	// seen holds the externalIds this pass saw (see markSeen).
+	seen     *idset.Set
+	seenSeed maphash.Seed
 	// plan receives each write as it is decided (resync, dry run).
 	plan   func(PlanEntry)
 	planMu sync.Mutex
@@ -148,6 +151,11 @@ func (p *pass) runChanges(ctx context.Context) error {
 // finish records the run in state and returns its summary.
 func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) {
 	r := p.r
+	if p.seen != nil {
+		if cerr := p.seen.Close(); cerr != nil {
+			r.log.WithError(cerr).Warn("could not remove the seen set's temporary file")
+		}
+	}
 	p.mu.Lock()
 	p.sum.APICalls = r.opts.Workspace.Calls() - calls
 	p.sum.Duration = r.opts.Now().Sub(start)

@@ -347,6 +347,56 @@ func (s *Store) ForEachLink(connector string, fn func(Link) error) error {
 	}
 }
 
+// ForEachLinkWhere is ForEachLink for the links whose externalID want
+// accepts: want sees every key (valid during the call only) inside the
+// read transaction, and only the links it accepts are decoded. A scan for
+// the few links a pass did not see costs a walk over the keys.
+func (s *Store) ForEachLinkWhere(connector string, want func(externalID []byte) bool, fn func(Link) error) error {
+	var after []byte
+	for {
+		var batch []Link
+		scanned := 0
+		err := s.view("scan links "+connector, func(tx *bolt.Tx) error {
+			lb, found := readLinks(tx, connector)
+			if !found {
+				return nil
+			}
+			c := lb.ext.Cursor()
+			k, v := seekAfter(c, after)
+			for ; k != nil && scanned < linkScanChunk && len(batch) < linkChunk; k, v = c.Next() {
+				scanned++
+				after = append(after[:0], k...)
+				if !want(k) {
+					continue
+				}
+				l, err := decodeLink(connector, string(k), v, lb.seen.Get(k))
+				if err != nil {
+					return err
+				}
+				batch = append(batch, l)
+			}
+			if k == nil {
+				after = nil
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, l := range batch {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		if after == nil {
+			return nil
+		}
+	}
+}
+
+// linkScanChunk is how many keys ForEachLinkWhere walks per transaction.
+const linkScanChunk = 50_000
+
 // seekAfter positions c on the first key after after (the first key when
 // after is nil).
 func seekAfter(c *bolt.Cursor, after []byte) ([]byte, []byte) {

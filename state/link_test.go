@@ -354,3 +354,34 @@ func TestLinkDigests(t *testing.T) {
 		t.Fatalf("link %+v, want %+v", back, l)
 	}
 }
+
+func TestForEachLinkWhere(t *testing.T) {
+	s, _ := openTest(t)
+	var ls []Link
+	for i := range 1200 { // more than one chunk
+		ls = append(ls, Link{Connector: "crm", ExternalID: fmt.Sprintf("e%04d", i), ContactID: fmt.Sprintf("c%d", i)})
+	}
+	must(t, s.PutLinks(ls))
+	for _, every := range []int{1, 7} {
+		var got []string
+		err := s.ForEachLinkWhere("crm", func(ext []byte) bool {
+			var i int
+			fmt.Sscanf(string(ext), "e%d", &i)
+			return i%every == 0
+		}, func(l Link) error {
+			got = append(got, l.ExternalID)
+			return nil
+		})
+		must(t, err)
+		var want []string
+		for i := 0; i < 1200; i += every {
+			want = append(want, fmt.Sprintf("e%04d", i))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("every %d: %d links, want %d", every, len(got), len(want))
+		}
+	}
+	if err := s.ForEachLinkWhere("nobody", func([]byte) bool { return true }, func(Link) error { return errStop }); err != nil {
+		t.Fatal(err)
+	}
+}

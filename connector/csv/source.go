@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/idset"
 )
 
 var (
@@ -34,8 +36,8 @@ type Source struct {
 	batchSize int
 	// fields limits the fields of records; empty means every column.
 	fields []string
-	// spillAt bounds the repeated-ID check's memory (see idSet); 0 is
-	// the default.
+	// spillAt bounds the repeated-ID check's memory (see idset.Set); 0
+	// is the default.
 	spillAt int
 	log     *logrus.Entry
 	closed  atomic.Bool
@@ -185,7 +187,7 @@ func indexOf(names []string, name string) int {
 }
 
 // read streams the file in batches. Memory holds one batch of rows and,
-// to refuse repeated IDs, a few bytes per row (idSet).
+// to refuse repeated IDs, a few bytes per row (idset.Set).
 func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -218,8 +220,8 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		return err
 	}
 
-	seen := newIDSet(s.spillAt) // hashes of the IDs read so far
-	defer seen.close()
+	seen := idset.New(s.spillAt) // hashes of the IDs read so far
+	defer seen.Close()
 	batch := make([]connector.Record, 0, s.batchSize)
 	rows := 0
 	deliver := func() error {
@@ -254,7 +256,7 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		if strings.TrimSpace(id) == "" {
 			return fmt.Errorf("read %s line %d: empty id in column %q", s.path, line, s.idColumn)
 		}
-		maybe, err := seen.add(id)
+		maybe, err := seen.Add(hashID(id))
 		if err != nil {
 			return err
 		}
@@ -316,4 +318,12 @@ func (s *Source) lineOf(h header, id string, before int) (int, error) {
 			return line, nil
 		}
 	}
+}
+
+// hashID is the key of an ID in the repeated-ID check. A key seen before
+// is confirmed by lineOf, so a collision costs a reread, not an error.
+func hashID(id string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return idset.Mix(h.Sum64())
 }
