@@ -13,22 +13,31 @@ import (
 	"slices"
 )
 
-// Set holds 64-bit keys in about 4 to 6 bytes each: a key picks one of
-// 65,536 buckets by its top 16 bits, and the bucket keeps the next 32 bits
-// in a sorted slice. Two keys that agree on those 48 bits are the same to
-// the set, so its answers are "maybe": a caller that must be sure confirms
-// a hit another way (among a million random keys, two agree with a chance
-// of about 1 in 500).
+// Set holds 64-bit keys in about 4 bytes each. A key's top 16 bits pick
+// one of 65,536 buckets and the next 32 bits are stored: one sorted array
+// of those values, bucket after bucket, with a table of where each bucket
+// starts. Two keys that agree on their top 48 bits are the same to the
+// set, so its answers are "maybe": a caller that must be sure confirms a
+// hit another way (among a million random keys, two agree with a chance of
+// about 1 in 500).
 //
-// Beyond SpillAt keys in memory, the buckets are written to a temporary
-// file as one sorted run and emptied: memory stays bounded however many
-// keys, and each later look-up costs one small read per run.
+// New keys wait in a small map and are merged into the array, in place,
+// when it fills. The array lives outside the Go heap (an anonymous memory
+// mapping, see mem_unix.go), so it counts once in the process's memory
+// instead of once more as garbage-collector headroom.
+//
+// Beyond SpillAt keys in memory, the array is written to a temporary file
+// as one sorted run and emptied: memory stays bounded however many keys,
+// and each later look-up costs one small read per run.
 //
 // A Set is not safe for concurrent use.
 type Set struct {
-	buckets [1 << 16][]uint32
-	n       int // keys in memory
-	total   int // keys in the spilled runs
+	vals    []uint32 // the sorted array: len is the keys merged, cap is spillAt
+	free    func()   // releases vals' memory
+	start   []uint32 // 65,537 offsets into vals: bucket b is vals[start[b]:start[b+1]]
+	pending map[uint64]struct{}
+	keys    []uint64 // merge scratch
+	total   int      // keys in the spilled runs
 	spillAt int
 	runs    []run
 	file    *os.File // temporary file of the runs, created at the first spill
@@ -37,14 +46,19 @@ type Set struct {
 }
 
 // run is one spilled run: bucket b's sorted values are the 4-byte
-// values at [start[b], start[b+1]) of the file.
+// values at [start[b], start[b+1]) of the file, from base.
 type run struct {
 	base  int64
-	start []uint32 // 65,537 offsets, in values
+	start []uint32
 }
 
-// DefaultSpillAt is 16 Mi keys, 64 MiB of memory.
-const DefaultSpillAt = 16 << 20
+const (
+	buckets = 1 << 16
+	// DefaultSpillAt is 16 Mi keys, 64 MiB of memory.
+	DefaultSpillAt = 16 << 20
+	// pendingMax is how many new keys wait before a merge.
+	pendingMax = 1 << 15
+)
 
 // New returns an empty set that spills beyond spillAt keys in memory
 // (DefaultSpillAt when spillAt <= 0).
@@ -52,7 +66,7 @@ func New(spillAt int) *Set {
 	if spillAt <= 0 {
 		spillAt = DefaultSpillAt
 	}
-	return &Set{spillAt: spillAt}
+	return &Set{spillAt: spillAt, pending: map[uint64]struct{}{}}
 }
 
 // Mix spreads the bits of a weak 64-bit hash (FNV, for instance) over
@@ -70,43 +84,79 @@ func Mix(x uint64) uint64 {
 // Add adds key and reports whether a key equal to it in its top 48 bits
 // was added before.
 func (s *Set) Add(key uint64) (maybeSeen bool, err error) {
-	b, v := int(key>>48), uint32(key>>16)
-	bucket := s.buckets[b]
-	i, found := slices.BinarySearch(bucket, v)
-	if found {
-		return true, nil
-	}
-	if seen, err := s.inRuns(b, v); err != nil || seen {
+	if seen, err := s.Has(key); err != nil || seen {
 		return seen, err
 	}
-	s.buckets[b] = slices.Insert(bucket, i, v)
-	s.n++
-	if s.n >= s.spillAt {
-		return false, s.spill()
+	s.pending[key>>16] = struct{}{}
+	if len(s.pending) >= pendingMax || len(s.vals)+len(s.pending) >= s.spillAt {
+		return false, s.merge()
 	}
 	return false, nil
 }
 
 // Has reports whether a key equal to key in its top 48 bits was added.
 func (s *Set) Has(key uint64) (bool, error) {
-	b, v := int(key>>48), uint32(key>>16)
-	if _, found := slices.BinarySearch(s.buckets[b], v); found {
+	if _, ok := s.pending[key>>16]; ok {
 		return true, nil
 	}
-	return s.inRuns(b, v)
-}
-
-// Len returns the number of keys added (48-bit duplicates counted once).
-func (s *Set) Len() int { return s.total + s.n }
-
-// inRuns looks v up in bucket b of the spilled runs.
-func (s *Set) inRuns(b int, v uint32) (bool, error) {
+	b, v := int(key>>48), uint32(key>>16)
+	if s.start != nil {
+		if _, found := slices.BinarySearch(s.vals[s.start[b]:s.start[b+1]], v); found {
+			return true, nil
+		}
+	}
 	for _, r := range s.runs {
 		if seen, err := s.inRun(r, b, v); err != nil || seen {
 			return seen, err
 		}
 	}
 	return false, nil
+}
+
+// Len returns the number of keys added (48-bit duplicates counted once).
+func (s *Set) Len() int { return s.total + len(s.vals) + len(s.pending) }
+
+// merge moves the pending keys into the sorted array, from its end
+// backwards so that no value is overwritten before it is moved, and
+// spills the array when it is full.
+func (s *Set) merge() error {
+	if s.vals == nil {
+		s.vals, s.free = alloc(s.spillAt)
+		s.start = make([]uint32, buckets+1)
+	}
+	keys := s.keys[:0]
+	for k := range s.pending {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	clear(s.pending)
+	s.keys = keys
+	n := len(s.vals)
+	s.vals = s.vals[:n+len(keys)]
+	w, j := n+len(keys)-1, len(keys)-1
+	for b := buckets - 1; b >= 0; b-- {
+		i := int(s.start[b+1]) - 1
+		lo := int(s.start[b])
+		s.start[b+1] = uint32(w + 1)
+		for {
+			inBucket := j >= 0 && int(keys[j]>>32) == b
+			if inBucket && (i < lo || uint32(keys[j]) > s.vals[i]) {
+				s.vals[w] = uint32(keys[j])
+				j--
+			} else if i >= lo {
+				s.vals[w] = s.vals[i]
+				i--
+			} else {
+				break
+			}
+			w--
+		}
+	}
+	s.start[0] = 0
+	if len(s.vals) >= s.spillAt {
+		return s.spill()
+	}
+	return nil
 }
 
 // inRun looks v up in bucket b of a spilled run.
@@ -139,8 +189,7 @@ func (s *Set) inRun(r run, b int, v uint32) (bool, error) {
 	return false, nil
 }
 
-// spill writes the buckets to the temporary file as one run and empties
-// them, keeping their memory for the next run.
+// spill writes the array to the temporary file as one run and empties it.
 func (s *Set) spill() error {
 	if s.file == nil {
 		f, err := os.CreateTemp("", "syncd-idset-")
@@ -151,33 +200,31 @@ func (s *Set) spill() error {
 		_ = os.Remove(f.Name())
 		s.file = f
 	}
-	r := run{base: s.size, start: make([]uint32, len(s.buckets)+1)}
 	w := bufio.NewWriterSize(io.NewOffsetWriter(s.file, s.size), 64<<10)
-	var n uint32
 	var v4 [4]byte
-	for b, bucket := range s.buckets {
-		r.start[b] = n
-		for _, v := range bucket {
-			binary.LittleEndian.PutUint32(v4[:], v)
-			_, _ = w.Write(v4[:])
-		}
-		n += uint32(len(bucket))
-		s.buckets[b] = bucket[:0]
+	for _, v := range s.vals {
+		binary.LittleEndian.PutUint32(v4[:], v)
+		_, _ = w.Write(v4[:])
 	}
-	r.start[len(s.buckets)] = n
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("id set spill: %w", err)
 	}
-	s.size += int64(n) * 4
-	s.runs = append(s.runs, r)
-	s.total += s.n
-	s.n = 0
+	s.runs = append(s.runs, run{base: s.size, start: slices.Clone(s.start)})
+	s.size += int64(len(s.vals)) * 4
+	s.total += len(s.vals)
+	s.vals = s.vals[:0]
+	clear(s.start)
 	return nil
 }
 
-// Close removes the temporary file, if any. Do not use the set after it.
+// Close releases the array's memory and removes the temporary file, if
+// any. Do not use the set after it.
 func (s *Set) Close() error {
-	s.runs, s.total = nil, 0
+	if s.free != nil {
+		s.free()
+		s.free = nil
+	}
+	s.vals, s.start, s.runs, s.total = nil, nil, nil, 0
 	if s.file == nil {
 		return nil
 	}

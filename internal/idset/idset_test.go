@@ -3,6 +3,8 @@ package idset
 import (
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -11,6 +13,55 @@ func key(id string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(id))
 	return Mix(h.Sum64())
+}
+
+// TestSetMatchesAMap adds random keys, some twice, across several merges
+// and compares every answer with a map of the 48-bit keys.
+func TestSetMatchesAMap(t *testing.T) {
+	s := New(0)
+	defer s.Close()
+	r := rand.New(rand.NewPCG(7, 7))
+	want := map[uint64]bool{}
+	var added []uint64
+	for i := range 3 * pendingMax {
+		k := r.Uint64()
+		if i%5 == 0 && len(added) > 0 {
+			k = added[r.IntN(len(added))]
+		}
+		seen, err := s.Add(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen != want[k>>16] {
+			t.Fatalf("key %d: Add says seen %v, want %v", i, seen, want[k>>16])
+		}
+		want[k>>16] = true
+		added = append(added, k)
+	}
+	for i := 1; i < len(s.vals); i++ {
+		if s.vals[i-1] >= s.vals[i] && s.bucketOf(i-1) == s.bucketOf(i) {
+			t.Fatalf("array not sorted within a bucket at %d", i)
+		}
+	}
+	for _, k := range added {
+		if has, _ := s.Has(k); !has {
+			t.Fatalf("key %x lost", k)
+		}
+	}
+	if s.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", s.Len(), len(want))
+	}
+}
+
+// bucketOf returns the bucket of the array's value at i.
+func (s *Set) bucketOf(i int) int {
+	b, _ := slices.BinarySearchFunc(s.start[1:], uint32(i), func(e, t uint32) int {
+		if e <= t {
+			return -1
+		}
+		return 1
+	})
+	return b
 }
 
 func TestSetFindsKeysInMemoryAndSpilled(t *testing.T) {
@@ -26,8 +77,8 @@ func TestSetFindsKeysInMemoryAndSpilled(t *testing.T) {
 			t.Fatalf("id-%d reported seen before it was added", i)
 		}
 	}
-	if len(s.runs) != n/7_000 || s.n != n%7_000 {
-		t.Fatalf("%d runs and %d in memory, want %d and %d", len(s.runs), s.n, n/7_000, n%7_000)
+	if inMemory := len(s.vals) + len(s.pending); len(s.runs) != n/7_000 || inMemory != n%7_000 {
+		t.Fatalf("%d runs and %d in memory, want %d and %d", len(s.runs), inMemory, n/7_000, n%7_000)
 	}
 	if s.Len() != n {
 		t.Fatalf("Len = %d, want %d", s.Len(), n)
