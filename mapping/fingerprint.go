@@ -29,7 +29,7 @@ const fingerprintVersion = "syncd-record-fingerprint-v1"
 // whose fingerprint matches its link's needs no mapping. Editing a field
 // the mapping does not read leaves the fingerprint as it was; changing the
 // mapping changes every fingerprint.
-func (m *Mapper) Fingerprint(r connector.Record, seal string) [16]byte {
+func (m *Mapper) Fingerprint(r connector.Record, seal string) [8]byte {
 	bp := fpBufs.Get().(*[]byte)
 	b := append((*bp)[:0], m.config[:]...)
 	if m.types != nil {
@@ -59,8 +59,8 @@ func (m *Mapper) Fingerprint(r connector.Record, seal string) [16]byte {
 	sum := sha256.Sum256(b)
 	*bp = b
 	fpBufs.Put(bp)
-	var out [16]byte
-	copy(out[:], sum[:16])
+	var out [8]byte
+	copy(out[:], sum[:8])
 	return out
 }
 

@@ -21,7 +21,7 @@ func TestFingerprint(t *testing.T) {
 	base := m.Fingerprint(rec(nil), "seal")
 	cases := []struct {
 		name string
-		fp   [16]byte
+		fp   [8]byte
 		same bool
 	}{
 		{"same record again", m.Fingerprint(rec(nil), "seal"), true},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping/mappingtest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -24,18 +25,8 @@ func mustCompile(t *testing.T, doc, direction string) *Mapper {
 	return m
 }
 
-const crmSpec = `
-externalId: id
-sourceUrl: "https://crm.example.com/contacts/{{ .id }}"
-fields:
-  firstName: first_name
-  lastName: { from: last_name, transform: trim }
-  company: company
-  emails.work: { from: email, transform: [email] }
-  phoneNumbers.mobile: { from: mobile, transform: [e164], region: US }
-  custom.tags: { from: tags, transform: ["split:;"] }
-  custom.lifecycle: { from: stage, direction: to-workspace }
-`
+// crmSpec is the mapping the benchmarks measure (mappingtest.CRMSpec).
+const crmSpec = mappingtest.CRMSpec
 
 func TestFieldSpecYAML(t *testing.T) {
 	var spec Spec

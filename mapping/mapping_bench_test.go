@@ -1,30 +1,16 @@
 package mapping
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping/mappingtest"
 	"github.com/syncd-io/syncd/workspace"
 	"gopkg.in/yaml.v3"
 )
 
-// benchRecord is a CRM record of realistic shape for crmSpec, its values
-// in the untidy form systems hand them out (spaces, national phone
-// numbers, mixed-case e-mails), so that every normaliser does its work.
-func benchRecord(i int) connector.Record {
-	return connector.Record{
-		ID: fmt.Sprint(i),
-		Fields: map[string]any{
-			"id": fmt.Sprint(i), "first_name": "Ada", "last_name": "  Lovelace ", "company": "Analytical Engines Ltd",
-			"email":  fmt.Sprintf(" Ada.Lovelace%d@Example.COM", i),
-			"mobile": fmt.Sprintf("(415) 555-%04d", i%10000),
-			"tags":   "vip; engineering ;customer", "stage": "customer",
-		},
-		UpdatedAt: time.Unix(1770000000, 0),
-	}
-}
+// benchRecord is mappingtest.Record: the record `syncd bench` maps too.
+func benchRecord(i int) connector.Record { return mappingtest.Record(i) }
 
 // BenchmarkToContactAndHash is the forward hot path for each record of
 // every run: map a record (transforms, e-mail and phone normalisation,

@@ -51,7 +51,7 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 		}
 		d := digests[j]
 		j++
-		if d.Found && d.Fingerprint != ([16]byte{}) && d.RecordID == rec.ID && count[ext] == 1 &&
+		if d.Found && d.Fingerprint != ([8]byte{}) && d.RecordID == rec.ID && count[ext] == 1 &&
 			!p.hasDeadLetter(ext, rec.ID) && r.opts.Mapper.Fingerprint(rec, d.WorkspaceHash) == d.Fingerprint {
 			skipped = append(skipped, ext)
 			continue

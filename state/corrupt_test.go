@@ -34,7 +34,10 @@ func TestCorruptLinkValue(t *testing.T) {
 		must(t, s.PutLink(Link{Connector: "db", ExternalID: fmt.Sprint(i), ContactID: fmt.Sprint("c", i)}))
 	}
 	must(t, s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketLinks).Bucket([]byte("db")).Bucket(subExt).Put([]byte("1"), []byte{linkFormat1, 0xff})
+		// The link value of db/1 damaged, its externalID still readable.
+		lb, _ := readLinks(tx, "db")
+		seq, _ := lb.lookup([]byte("1"))
+		return lb.links.Put(u64(seq), append(appendString(nil, "1"), linkFormat1, 0xff))
 	}))
 	tests := []struct {
 		name string
@@ -73,7 +76,7 @@ func TestPanicInWriteTransaction(t *testing.T) {
 	s, _ := openTest(t)
 	must(t, s.PutLink(Link{Connector: "db", ExternalID: "1", ContactID: "c1"}))
 	err := s.update("write", func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketLinks).Bucket([]byte("db")).Bucket(subExt).Put([]byte("2"), []byte{1}); err != nil {
+		if err := tx.Bucket(bucketLinks).Bucket([]byte("db")).Bucket(subIDs).Put([]byte("2"), []byte{1}); err != nil {
 			return err
 		}
 		panic("bad branch")

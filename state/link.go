@@ -2,8 +2,10 @@ package state
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -39,7 +41,7 @@ type Link struct {
 	// with the mapping's configuration and WorkspaceHash: while a record's
 	// fingerprint equals it, the record maps to WorkspaceHash and need not
 	// be mapped again. Zero when unknown.
-	Fingerprint [16]byte
+	Fingerprint [8]byte
 }
 
 // LinkDigest is the part of a link that the forward pass reads for every
@@ -48,20 +50,39 @@ type LinkDigest struct {
 	Found         bool
 	RecordID      string
 	WorkspaceHash string
-	Fingerprint   [16]byte
+	Fingerprint   [8]byte
 }
 
-// A link is stored in the connector's ext bucket in the binary form of
-// linkcodec.go; its LastSeenRun in the seen bucket, so that MarkSeen
-// rewrites 8 bytes and not the whole link.
+// A connector's links live in three buckets. The links themselves are
+// keyed by a sequence number assigned when the link is first stored: new
+// links append at the end of the bucket, whose pages bbolt then fills
+// nearly full instead of splitting them half full as random keys would.
+// Their value is the externalID (length-prefixed) and the link in the
+// binary form of linkcodec.go. Two small indexes find them: by externalID,
+// and by contact ID, whose key is an 8-byte hash of the ID and the link's
+// sequence number (a look-up reads the links under the hash and keeps the
+// one that holds the contact; hashes that collide only cost a read).
 var (
-	subExt     = []byte("ext")     // externalID -> encodeLink value
+	subLinks    = []byte("links")    // seq(8) -> uvarint len + externalID + link value
+	subIDs      = []byte("ids")      // externalID -> seq (uvarint)
+	subContacts = []byte("contacts") // hash(contactID)(8) + seq (uvarint) -> nil
+
+	// The buckets of schema version 1, read by the migration to 2.
+	subExt     = []byte("ext")     // externalID -> link value
 	subContact = []byte("contact") // contactID -> externalID
 	subSeen    = []byte("seen")    // externalID -> run id (8 bytes)
 )
 
+// Fill percents: the links bucket gets appends (and rewrites in place),
+// the indexes random keys, for which bbolt's default split is best.
+const (
+	linksFill    = 1.0
+	idsFill      = 0.9                     // externalIDs often come in increasing order
+	contactsFill = bolt.DefaultFillPercent // hashes: random
+)
+
 // linkBuckets are one connector's link buckets.
-type linkBuckets struct{ ext, contact, seen *bolt.Bucket }
+type linkBuckets struct{ links, ids, contacts *bolt.Bucket }
 
 // readLinks returns the connector's buckets, ok false when it has none.
 func readLinks(tx *bolt.Tx, connector string) (linkBuckets, bool) {
@@ -69,13 +90,9 @@ func readLinks(tx *bolt.Tx, connector string) (linkBuckets, bool) {
 	if c == nil {
 		return linkBuckets{}, false
 	}
-	return linkBuckets{c.Bucket(subExt), c.Bucket(subContact), c.Bucket(subSeen)}, true
+	lb := linkBuckets{c.Bucket(subLinks), c.Bucket(subIDs), c.Bucket(subContacts)}
+	return lb, lb.links != nil && lb.ids != nil && lb.contacts != nil
 }
-
-// linkFill is the fill percent of the link buckets: links are small and
-// rarely grow in place, so pages are split nearly full rather than half
-// full (bbolt's default), which keeps the file near its data's size.
-const linkFill = 0.9
 
 // writeLinks returns the connector's buckets, creating them.
 func writeLinks(tx *bolt.Tx, connector string) (linkBuckets, error) {
@@ -86,75 +103,174 @@ func writeLinks(tx *bolt.Tx, connector string) (linkBuckets, error) {
 	if err != nil {
 		return linkBuckets{}, err
 	}
+	return createLinkBuckets(c)
+}
+
+func createLinkBuckets(c *bolt.Bucket) (linkBuckets, error) {
 	var lb linkBuckets
+	var err error
 	for _, sub := range []struct {
 		name []byte
 		b    **bolt.Bucket
-	}{{subExt, &lb.ext}, {subContact, &lb.contact}, {subSeen, &lb.seen}} {
+		fill float64
+	}{{subLinks, &lb.links, linksFill}, {subIDs, &lb.ids, idsFill}, {subContacts, &lb.contacts, contactsFill}} {
 		if *sub.b, err = c.CreateBucketIfNotExists(sub.name); err != nil {
 			return linkBuckets{}, err
 		}
-		(*sub.b).FillPercent = linkFill
+		(*sub.b).FillPercent = sub.fill
 	}
 	return lb, nil
 }
 
+// lookup returns the sequence number of externalID's link; ok false when
+// there is none.
+func (lb linkBuckets) lookup(externalID []byte) (seq uint64, ok bool) {
+	v := lb.ids.Get(externalID)
+	if v == nil {
+		return 0, false
+	}
+	seq, n := binary.Uvarint(v)
+	return seq, n == len(v) && seq > 0
+}
+
+// stored reads the value of link seq: its externalID and link value.
+func (lb linkBuckets) stored(seq uint64) (ext, value []byte, ok bool) {
+	raw := lb.links.Get(u64(seq))
+	if raw == nil {
+		return nil, nil, false
+	}
+	n, w := binary.Uvarint(raw)
+	if w <= 0 || n > uint64(len(raw)-w) {
+		return nil, raw, true // decodeLink reports it
+	}
+	return raw[w : w+int(n)], raw[w+int(n):], true
+}
+
 // get decodes the link of externalID; ok false when there is none.
 func (lb linkBuckets) get(connector, externalID string) (Link, bool, error) {
-	raw := lb.ext.Get([]byte(externalID))
-	if raw == nil {
+	seq, ok := lb.lookup([]byte(externalID))
+	if !ok {
 		return Link{}, false, nil
 	}
-	l, err := decodeLink(connector, externalID, raw, lb.seen.Get([]byte(externalID)))
+	_, value, ok := lb.stored(seq)
+	if !ok {
+		return Link{}, false, fmt.Errorf("decode link %s/%s: %w: index names a missing link", connector, externalID, errLinkFormat)
+	}
+	l, err := decodeLink(connector, externalID, value, 0)
 	return l, err == nil, err
 }
 
-func decodeLink(connector, externalID string, raw, seen []byte) (Link, error) {
-	l := Link{Connector: connector, ExternalID: externalID, LastSeenRun: getU64(seen)}
+// bySeq decodes link seq; ok false when there is none.
+func (lb linkBuckets) bySeq(connector string, seq uint64) (Link, bool, error) {
+	ext, value, ok := lb.stored(seq)
+	if !ok {
+		return Link{}, false, nil
+	}
+	if ext == nil {
+		return Link{}, false, fmt.Errorf("decode link %s/#%d: %w", connector, seq, errLinkFormat)
+	}
+	l, err := decodeLink(connector, string(ext), value, 0)
+	return l, err == nil, err
+}
+
+// decodeLink decodes a link value; run is its LastSeenRun when the value
+// does not hold it (format 1).
+func decodeLink(connector, externalID string, raw []byte, run uint64) (Link, error) {
+	l := Link{Connector: connector, ExternalID: externalID, LastSeenRun: run}
 	if err := decodeLinkValue(raw, &l); err != nil {
 		return Link{}, fmt.Errorf("decode link %s/%s: %w", connector, externalID, err)
 	}
 	return l, nil
 }
 
-// put stores l, keeping the reverse index in step.
+// storedValue is what the links bucket holds for l.
+func storedValue(l Link) []byte {
+	v := encodeLink(l)
+	b := make([]byte, 0, binary.MaxVarintLen64+len(l.ExternalID)+len(v))
+	b = appendString(b, l.ExternalID)
+	return append(b, v...)
+}
+
+// contactKey is the contacts index key of (contactID, seq): the hash of
+// the ID, then seq as a uvarint (the hash alone is ever sought).
+func contactKey(contactID string, seq uint64) []byte {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(contactID))
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+binary.MaxVarintLen64), h.Sum64())
+	return binary.AppendUvarint(k, seq)
+}
+
+// contactPrefix is the part of contact keys that contactID fixes.
+func contactPrefix(contactID string) []byte { return contactKey(contactID, 0)[:8] }
+
+// byContact returns the link that holds contactID; ok false when none.
+// Index entries under the contact's hash whose link is gone or holds
+// another contact are skipped (and returned as stale, for put to drop).
+func (lb linkBuckets) byContact(connector, contactID string) (l Link, seq uint64, ok bool, stale [][]byte, err error) {
+	prefix := contactPrefix(contactID)
+	c := lb.contacts.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		s, n := binary.Uvarint(k[8:])
+		if n <= 0 || n != len(k)-8 {
+			stale = append(stale, append([]byte(nil), k...))
+			continue
+		}
+		cand, found, err := lb.bySeq(connector, s)
+		if err != nil {
+			return Link{}, 0, false, nil, err
+		}
+		if found && cand.ContactID == contactID {
+			l, seq, ok = cand, s, true
+			continue
+		}
+		stale = append(stale, append([]byte(nil), k...))
+	}
+	return l, seq, ok, stale, nil
+}
+
+// put stores l, keeping the indexes in step.
 func (lb linkBuckets) put(l Link) error {
 	if l.ExternalID == "" || l.ContactID == "" {
 		return fmt.Errorf("link %s/%q to contact %q: externalID and contactID are required",
 			l.Connector, l.ExternalID, l.ContactID)
 	}
-	ext, contact := []byte(l.ExternalID), []byte(l.ContactID)
-	if owner := lb.contact.Get(contact); owner != nil && !bytes.Equal(owner, ext) {
-		// Refuse only when the other link really holds the contact; a
-		// reverse entry left without its link is stale and replaced.
-		other, ok, err := lb.get(l.Connector, string(owner))
-		if err != nil {
-			return err
-		}
-		if ok && other.ContactID == l.ContactID {
-			return fmt.Errorf("link %s/%s: %w: contact %s is linked to %s",
-				l.Connector, l.ExternalID, ErrContactLinked, l.ContactID, owner)
-		}
-	}
-	old, ok, err := lb.get(l.Connector, l.ExternalID)
+	ext := []byte(l.ExternalID)
+	seq, exists := lb.lookup(ext)
+	other, otherSeq, held, stale, err := lb.byContact(l.Connector, l.ContactID)
 	if err != nil {
 		return err
 	}
-	if ok && old.ContactID != l.ContactID && bytes.Equal(lb.contact.Get([]byte(old.ContactID)), ext) {
-		if err := lb.contact.Delete([]byte(old.ContactID)); err != nil {
+	if held && (!exists || otherSeq != seq) && other.ExternalID != l.ExternalID {
+		return fmt.Errorf("link %s/%s: %w: contact %s is linked to %s",
+			l.Connector, l.ExternalID, ErrContactLinked, l.ContactID, other.ExternalID)
+	}
+	for _, k := range stale {
+		if err := lb.contacts.Delete(k); err != nil {
 			return err
 		}
 	}
-	if err := lb.ext.Put(ext, encodeLink(l)); err != nil {
+	if exists {
+		old, ok, err := lb.get(l.Connector, l.ExternalID)
+		if err != nil {
+			return err
+		}
+		if ok && old.ContactID != l.ContactID {
+			if err := lb.contacts.Delete(contactKey(old.ContactID, seq)); err != nil {
+				return err
+			}
+		}
+	} else {
+		if seq, err = lb.links.NextSequence(); err != nil {
+			return err
+		}
+		if err := lb.ids.Put(ext, binary.AppendUvarint(nil, seq)); err != nil {
+			return err
+		}
+	}
+	if err := lb.links.Put(u64(seq), storedValue(l)); err != nil {
 		return err
 	}
-	if err := lb.contact.Put(contact, ext); err != nil {
-		return err
-	}
-	if l.LastSeenRun == 0 {
-		return lb.seen.Delete(ext)
-	}
-	return lb.seen.Put(ext, u64(l.LastSeenRun))
+	return lb.contacts.Put(contactKey(l.ContactID, seq), nil)
 }
 
 // Link returns the link of (connector, externalID); ok false when none.
@@ -181,9 +297,13 @@ func (s *Store) LinkDigests(connector string, externalIDs []string) ([]LinkDiges
 			return nil
 		}
 		for i, id := range externalIDs {
-			raw := lb.ext.Get([]byte(id))
-			if raw == nil {
+			seq, ok := lb.lookup([]byte(id))
+			if !ok {
 				continue
+			}
+			_, raw, ok := lb.stored(seq)
+			if !ok {
+				return fmt.Errorf("decode link %s/%s: %w: index names a missing link", connector, id, errLinkFormat)
 			}
 			d, err := decodeDigest(raw)
 			if err != nil {
@@ -204,11 +324,7 @@ func (s *Store) LinkByContact(connector, contactID string) (l Link, ok bool, err
 		if !found {
 			return nil
 		}
-		ext := lb.contact.Get([]byte(contactID))
-		if ext == nil {
-			return nil
-		}
-		l, ok, err = lb.get(connector, string(ext))
+		l, _, ok, _, err = lb.byContact(connector, contactID)
 		if ok && l.ContactID != contactID {
 			l, ok = Link{}, false // stale reverse entry
 		}
@@ -285,19 +401,21 @@ func deleteLink(tx *bolt.Tx, connector, externalID string) (l Link, ok bool, err
 	if !found {
 		return Link{}, false, nil
 	}
+	ext := []byte(externalID)
+	seq, found := lb.lookup(ext)
+	if !found {
+		return Link{}, false, nil
+	}
 	if l, ok, err = lb.get(connector, externalID); err != nil || !ok {
 		return l, ok, err
 	}
-	ext := []byte(externalID)
-	if bytes.Equal(lb.contact.Get([]byte(l.ContactID)), ext) {
-		if err := lb.contact.Delete([]byte(l.ContactID)); err != nil {
-			return l, ok, err
-		}
-	}
-	if err := lb.seen.Delete(ext); err != nil {
+	if err := lb.contacts.Delete(contactKey(l.ContactID, seq)); err != nil {
 		return l, ok, err
 	}
-	return l, ok, lb.ext.Delete(ext)
+	if err := lb.links.Delete(u64(seq)); err != nil {
+		return l, ok, err
+	}
+	return l, ok, lb.ids.Delete(ext)
 }
 
 // linkChunk is how many links ForEachLink reads per transaction.
@@ -321,14 +439,16 @@ func (s *Store) ForEachLink(connector string, fn func(Link) error) error {
 			if !found {
 				return nil
 			}
-			c := lb.ext.Cursor()
-			k, v := seekAfter(c, after)
-			for ; k != nil && len(batch) < linkChunk; k, v = c.Next() {
-				l, err := decodeLink(connector, string(k), v, lb.seen.Get(k))
+			c := lb.ids.Cursor()
+			k, _ := seekAfter(c, after)
+			for ; k != nil && len(batch) < linkChunk; k, _ = c.Next() {
+				l, ok, err := lb.get(connector, string(k))
 				if err != nil {
 					return err
 				}
-				batch = append(batch, l)
+				if ok {
+					batch = append(batch, l)
+				}
 			}
 			return nil
 		})
@@ -361,19 +481,21 @@ func (s *Store) ForEachLinkWhere(connector string, want func(externalID []byte) 
 			if !found {
 				return nil
 			}
-			c := lb.ext.Cursor()
-			k, v := seekAfter(c, after)
-			for ; k != nil && scanned < linkScanChunk && len(batch) < linkChunk; k, v = c.Next() {
+			c := lb.ids.Cursor()
+			k, _ := seekAfter(c, after)
+			for ; k != nil && scanned < linkScanChunk && len(batch) < linkChunk; k, _ = c.Next() {
 				scanned++
 				after = append(after[:0], k...)
 				if !want(k) {
 					continue
 				}
-				l, err := decodeLink(connector, string(k), v, lb.seen.Get(k))
+				l, ok, err := lb.get(connector, string(k))
 				if err != nil {
 					return err
 				}
-				batch = append(batch, l)
+				if ok {
+					batch = append(batch, l)
+				}
 			}
 			if k == nil {
 				after = nil
@@ -415,7 +537,7 @@ func (s *Store) CountLinks(connector string) (int, error) {
 	var n int
 	err := s.view("count links "+connector, func(tx *bolt.Tx) error {
 		if lb, found := readLinks(tx, connector); found {
-			n = lb.ext.Stats().KeyN
+			n = lb.ids.Stats().KeyN
 		}
 		return nil
 	})
@@ -434,13 +556,19 @@ func (s *Store) MarkSeen(connector string, runID uint64, externalIDs []string) e
 		if !found {
 			return nil
 		}
-		run := u64(runID)
 		for _, id := range externalIDs {
-			k := []byte(id)
-			if id == "" || lb.ext.Get(k) == nil {
+			if id == "" {
 				continue
 			}
-			if err := lb.seen.Put(k, run); err != nil {
+			l, ok, err := lb.get(connector, id)
+			if err != nil {
+				return err
+			}
+			if !ok || l.LastSeenRun == runID {
+				continue
+			}
+			l.LastSeenRun = runID
+			if err := lb.put(l); err != nil {
 				return err
 			}
 		}

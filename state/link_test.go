@@ -327,8 +327,8 @@ func assertIndexConsistent(t *testing.T, s *Store, connector string) {
 	// No reverse entry outlives its link.
 	must(t, s.db.View(func(tx *bolt.Tx) error {
 		lb, ok := readLinks(tx, connector)
-		if ok && lb.contact.Stats().KeyN != n {
-			return fmt.Errorf("%d reverse entries for %d links", lb.contact.Stats().KeyN, n)
+		if ok && (lb.contacts.Stats().KeyN != n || lb.links.Stats().KeyN != n) {
+			return fmt.Errorf("%d reverse entries and %d values for %d links", lb.contacts.Stats().KeyN, lb.links.Stats().KeyN, n)
 		}
 		return nil
 	}))
@@ -338,12 +338,12 @@ func TestLinkDigests(t *testing.T) {
 	s, _ := openTest(t)
 	hash := strings.Repeat("5e", 32)
 	l := Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", RecordID: "r1", WorkspaceHash: hash, SourceHash: "other",
-		Fields: map[string]string{"firstName": "Ada"}, Fingerprint: [16]byte{1, 2, 3}}
+		Fields: map[string]string{"firstName": "Ada"}, Fingerprint: [8]byte{1, 2, 3}}
 	must(t, s.PutLink(l))
 	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c2"}))
 	got, err := s.LinkDigests("crm", []string{"missing", "e1", "e2"})
 	must(t, err)
-	want := []LinkDigest{{}, {Found: true, RecordID: "r1", WorkspaceHash: hash, Fingerprint: [16]byte{1, 2, 3}}, {Found: true}}
+	want := []LinkDigest{{}, {Found: true, RecordID: "r1", WorkspaceHash: hash, Fingerprint: [8]byte{1, 2, 3}}, {Found: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("digests %+v, want %+v", got, want)
 	}

@@ -10,7 +10,7 @@ import (
 
 // Links are the hottest values (one read per source record per run, up to
 // millions), so they are stored in a compact binary form rather than
-// JSON. Connector, externalID and LastSeenRun are not in the value.
+// JSON. Connector and externalID are not in the value.
 //
 // Format 1 (read only, migrated at start-up): a format byte, then
 // ContactID, RecordID, WorkspaceHash and SourceHash as length-prefixed
@@ -20,11 +20,12 @@ import (
 //
 // Format 2 puts first what the forward pass reads for every record (see
 // LinkDigest), so that an unchanged record costs a short prefix decode:
-// the format byte; a flags byte; the 16-byte Fingerprint when set; the
+// the format byte; a flags byte; the 8-byte Fingerprint when set; the
 // WorkspaceHash as its 32 raw bytes when it is a lower-case hex SHA-256
 // digest (as mapping.Fields.Hash writes it), else as a string; the
 // SourceHash likewise, or nothing when it equals the WorkspaceHash; the
-// RecordID and ContactID strings; the four times; Fields and ItemIDs with
+// RecordID and ContactID strings; the four times; LastSeenRun as a
+// uvarint; Fields and ItemIDs with
 // their keys packed (a code for the targets every mapping uses, the label
 // after it for emails., phoneNumbers. and custom.).
 const (
@@ -34,7 +35,7 @@ const (
 
 // Format 2 flags.
 const (
-	flagFingerprint  = 1 << iota // a 16-byte fingerprint follows
+	flagFingerprint  = 1 << iota // an 8-byte fingerprint follows
 	flagWorkspaceRaw             // the workspace hash is 32 raw bytes
 	flagSourceSame               // the source hash equals the workspace hash
 	flagSourceRaw                // the source hash is 32 raw bytes
@@ -67,7 +68,7 @@ func encodeLink(l Link) []byte {
 	}
 	b := make([]byte, 0, n)
 	var flags byte
-	if l.Fingerprint != ([16]byte{}) {
+	if l.Fingerprint != ([8]byte{}) {
 		flags |= flagFingerprint
 	}
 	wraw, wok := rawHash(l.WorkspaceHash)
@@ -103,6 +104,7 @@ func encodeLink(l Link) []byte {
 		nanos(l.ContactUpdatedAt), nanos(l.SourceUpdatedAt)} {
 		b = binary.AppendVarint(b, t)
 	}
+	b = binary.AppendUvarint(b, l.LastSeenRun)
 	b = appendMap(b, l.Fields, true)
 	b = appendMap(b, l.ItemIDs, true)
 	return b
@@ -270,8 +272,9 @@ func (d *linkDecoder) stringMap(packed bool) map[string]string {
 	return m
 }
 
-// decodeLinkValue fills l (but Connector, ExternalID and LastSeenRun) from
-// a value written by encodeLink, in either format.
+// decodeLinkValue fills l (but Connector and ExternalID, and LastSeenRun
+// from format 1, which kept it apart) from a value written by encodeLink,
+// in either format.
 func decodeLinkValue(raw []byte, l *Link) error {
 	if len(raw) == 0 {
 		return errLinkFormat
@@ -293,6 +296,9 @@ func decodeLinkValue(raw []byte, l *Link) error {
 	l.SourceWrittenAt = fromNanos(d.varint())
 	l.ContactUpdatedAt = fromNanos(d.varint())
 	l.SourceUpdatedAt = fromNanos(d.varint())
+	if raw[0] == linkFormat2 {
+		l.LastSeenRun = d.uvarint()
+	}
 	l.Fields = d.stringMap(raw[0] == linkFormat2)
 	l.ItemIDs = d.stringMap(raw[0] == linkFormat2)
 	if d.err == nil && len(d.b) != 0 {
@@ -314,7 +320,7 @@ func (d *linkDecoder) head(l *Link) {
 		return
 	}
 	if f&flagFingerprint != 0 {
-		copy(l.Fingerprint[:], d.bytes(16))
+		copy(l.Fingerprint[:], d.bytes(8))
 	}
 	l.WorkspaceHash = d.hash(f&flagWorkspaceRaw != 0)
 	if f&flagSourceSame != 0 {

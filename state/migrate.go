@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -53,62 +55,6 @@ var migrations = []migration{
 		return nil
 	}},
 	{version: 2, name: "compact links", up: compactLinks},
-}
-
-// compactLinks rewrites every link value in format 2 (linkcodec.go), a
-// few hundred at a time within the migration's transaction, and sets the
-// link buckets' denser fill for the pages it writes.
-func compactLinks(tx *bolt.Tx) error {
-	links := tx.Bucket(bucketLinks)
-	if links == nil {
-		return nil
-	}
-	var connectors [][]byte
-	if err := links.ForEachBucket(func(k []byte) error {
-		connectors = append(connectors, append([]byte(nil), k...))
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, name := range connectors {
-		ext := links.Bucket(name).Bucket(subExt)
-		if ext == nil {
-			continue
-		}
-		ext.FillPercent = linkFill
-		if err := recodeLinks(ext, string(name)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// recodeLinks rewrites the values of one ext bucket in the current format.
-// Keys are read in chunks and written after each chunk, so that no put
-// happens under a live cursor.
-func recodeLinks(ext *bolt.Bucket, connector string) error {
-	type kv struct{ k, v []byte }
-	var after []byte
-	for {
-		var chunk []kv
-		c := ext.Cursor()
-		for k, v := seekAfter(c, after); k != nil && len(chunk) < linkChunk; k, v = c.Next() {
-			var l Link
-			if err := decodeLinkValue(v, &l); err != nil {
-				return fmt.Errorf("decode link %s/%s: %w", connector, k, err)
-			}
-			chunk = append(chunk, kv{append([]byte(nil), k...), encodeLink(l)})
-		}
-		for _, e := range chunk {
-			if err := ext.Put(e.k, e.v); err != nil {
-				return err
-			}
-		}
-		if len(chunk) < linkChunk {
-			return nil
-		}
-		after = chunk[len(chunk)-1].k
-	}
 }
 
 // CurrentSchemaVersion is the schema version this syncd writes.
@@ -195,4 +141,76 @@ func (s *Store) migrate(readOnly bool) error {
 		}
 		return nil
 	})
+}
+
+// compactLinks moves every connector's links to the layout of link.go:
+// values in format 2 (linkcodec.go) keyed by sequence numbers in
+// externalID order, the ids and contacts indexes, and drops the buckets of
+// version 1 (ext, contact, seen). It runs inside the migration's
+// transaction.
+func compactLinks(tx *bolt.Tx) error {
+	links := tx.Bucket(bucketLinks)
+	if links == nil {
+		return nil
+	}
+	var connectors [][]byte
+	if err := links.ForEachBucket(func(k []byte) error {
+		connectors = append(connectors, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, name := range connectors {
+		if err := relayLinks(links.Bucket(name), string(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relayLinks moves one connector's links from the version 1 buckets to
+// the current ones. A reverse entry is kept only where it names its link.
+func relayLinks(c *bolt.Bucket, connector string) error {
+	ext, contact, seen := c.Bucket(subExt), c.Bucket(subContact), c.Bucket(subSeen)
+	lb, err := createLinkBuckets(c)
+	if err != nil {
+		return err
+	}
+	if ext != nil {
+		cur := ext.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			var run uint64
+			if seen != nil {
+				run = getU64(seen.Get(k))
+			}
+			l, err := decodeLink(connector, string(k), v, run)
+			if err != nil {
+				return err
+			}
+			seq, err := lb.links.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := lb.links.Put(u64(seq), storedValue(l)); err != nil {
+				return err
+			}
+			if err := lb.ids.Put(k, binary.AppendUvarint(nil, seq)); err != nil {
+				return err
+			}
+			if contact != nil && bytes.Equal(contact.Get([]byte(l.ContactID)), k) {
+				if err := lb.contacts.Put(contactKey(l.ContactID, seq), nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, old := range [][]byte{subExt, subContact, subSeen} {
+		if c.Bucket(old) == nil {
+			continue
+		}
+		if err := c.DeleteBucket(old); err != nil {
+			return err
+		}
+	}
+	return nil
 }

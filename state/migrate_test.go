@@ -57,21 +57,31 @@ func v1File(t *testing.T) string {
 	})
 }
 
-// putV1Links stores links as version 1 did: format 1 values.
+// putV1Links stores links as version 1 did: format 1 values keyed by
+// externalID in the ext bucket, the contact and seen buckets beside it.
 func putV1Links(tx *bolt.Tx, ls ...Link) error {
 	for _, l := range ls {
-		lb, err := writeLinks(tx, l.Connector)
+		c, err := tx.Bucket(bucketLinks).CreateBucketIfNotExists([]byte(l.Connector))
 		if err != nil {
 			return err
 		}
-		if err := lb.ext.Put([]byte(l.ExternalID), encodeLinkV1(l)); err != nil {
+		var ext, contact, seen *bolt.Bucket
+		for _, b := range []struct {
+			name []byte
+			b    **bolt.Bucket
+		}{{subExt, &ext}, {subContact, &contact}, {subSeen, &seen}} {
+			if *b.b, err = c.CreateBucketIfNotExists(b.name); err != nil {
+				return err
+			}
+		}
+		if err := ext.Put([]byte(l.ExternalID), encodeLinkV1(l)); err != nil {
 			return err
 		}
-		if err := lb.contact.Put([]byte(l.ContactID), []byte(l.ExternalID)); err != nil {
+		if err := contact.Put([]byte(l.ContactID), []byte(l.ExternalID)); err != nil {
 			return err
 		}
 		if l.LastSeenRun != 0 {
-			if err := lb.seen.Put([]byte(l.ExternalID), u64(l.LastSeenRun)); err != nil {
+			if err := seen.Put([]byte(l.ExternalID), u64(l.LastSeenRun)); err != nil {
 				return err
 			}
 		}
@@ -131,19 +141,34 @@ func TestMigrateCompactsLinks(t *testing.T) {
 		if err != nil || !ok || !sameLink(got, w) {
 			t.Fatalf("link %s after the migration: %+v %v %v, want %+v", w.ExternalID, got, ok, err, w)
 		}
+		if byContact, ok, err := s.LinkByContact(w.Connector, w.ContactID); err != nil || !ok || !sameLink(byContact, w) {
+			t.Fatalf("link of contact %s after the migration: %+v %v %v", w.ContactID, byContact, ok, err)
+		}
 	}
 	must(t, s.Close())
 	readRaw(t, path, func(tx *bolt.Tx) error {
 		for _, c := range []string{"crm", "other"} {
-			cur := tx.Bucket(bucketLinks).Bucket([]byte(c)).Bucket(subExt).Cursor()
-			for k, v := cur.First(); k != nil; k, v = cur.Next() {
-				if v[0] != linkFormat2 {
-					t.Fatalf("link %s/%s still in format %d", c, k, v[0])
+			cb := tx.Bucket(bucketLinks).Bucket([]byte(c))
+			for _, old := range [][]byte{subExt, subContact, subSeen} {
+				if cb.Bucket(old) != nil {
+					t.Errorf("connector %s keeps the old bucket %s", c, old)
+				}
+			}
+			lb, ok := readLinks(tx, c)
+			if !ok {
+				t.Fatalf("connector %s has no link buckets", c)
+			}
+			cur := lb.links.Cursor()
+			for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
+				if _, v, _ := lb.stored(getU64(k)); v[0] != linkFormat2 {
+					t.Fatalf("link %s/%d in format %d", c, getU64(k), v[0])
 				}
 			}
 		}
-		if n := len(tx.Bucket(bucketLinks).Bucket([]byte("crm")).Bucket(subExt).Get([]byte("e0001"))); n >= v1Size-60 {
-			t.Errorf("link of %d bytes after the migration, %d before: want at least 60 fewer", n, v1Size)
+		lb, _ := readLinks(tx, "crm")
+		seq, _ := lb.lookup([]byte("e0001"))
+		if _, v, _ := lb.stored(seq); len(v) >= v1Size-60 {
+			t.Errorf("link of %d bytes after the migration, %d before: want at least 60 fewer", len(v), v1Size)
 		}
 		return nil
 	})

@@ -61,7 +61,7 @@ const DefaultEventTTL = 7 * 24 * time.Hour
 const initialMmapSize = 1 << 30 * (strconv.IntSize / 64)
 
 // allocSize is how much the file grows at a time (bbolt's AllocSize).
-const allocSize = 1 << 20
+const allocSize = 128 << 10
 
 // Store is an open state file. Its methods are safe for concurrent use.
 type Store struct {

@@ -22,13 +22,14 @@ type BenchCommand struct {
 
 // Run parses the flags and runs the scenarios.
 func (c *BenchCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("bench", "bench [--scenario forward,webhooks,scan] [--rows N] [--rate R] [--events N] [--scan-rows N] [--out FILE]")
-	scenarios := fs.String("scenario", "forward,webhooks,scan", "comma-separated scenarios: forward, webhooks, scan")
+	fs := c.m.newFlagSet("bench", "bench [--scenario forward,webhooks,scan,state,mapping] [--rows N] [--rate R] [--events N] [--scan-rows N] [--state-rows N] [--out FILE]")
+	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping")
 	rows := fs.Int("rows", 10000, "rows of the forward scenario")
 	rate := fs.Float64("rate", 100, "the emulator's rate limit, requests per second (syncd is configured to match)")
 	maxRatio := fs.Float64("max-ratio", 1.10, "target for wall time / ideal time of the initial sync")
 	events := fs.Int("events", 10000, "webhook events of the webhooks scenario, one per contact (needs PostgreSQL at $SYNCD_BENCH_POSTGRES_URL)")
-	scanRows := fs.Int("scan-rows", 1000000, "rows of the unchanged-scan scenario")
+	scanRows := fs.Int("scan-rows", 1000000, "rows of the unchanged-scan scenario (its state file is measured too)")
+	stateRows := fs.Int("state-rows", 20000, "rows of the state scenario's initial sync")
 	out := fs.String("out", "BENCHMARKS.md", "write the report here (empty: only print it)")
 	goBench := fs.String("go-bench", "", "include this file, the output of `go test -run '^$' -bench . <packages>`, in the report")
 	goBenchCmd := fs.String("go-bench-command", "go test -run '^$' -bench . ./mapping ./state ./workspace/signature", "the command that made --go-bench, as the report shows it")
@@ -60,8 +61,12 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 			figs, err = bench.Webhooks(ctx, binary, dir, *events)
 		case "scan":
 			figs, err = bench.Scan(ctx, binary, dir, *scanRows)
+		case "state":
+			figs, err = bench.StateSize(ctx, binary, dir, *stateRows)
+		case "mapping":
+			figs, err = bench.Mapping()
 		default:
-			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan)", s)
+			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping)", s)
 		}
 		os.RemoveAll(dir)
 		if err != nil {
