@@ -17,7 +17,7 @@ import (
 // when a change of this package maps the same record and configuration to
 // other canonical values (a normaliser, a hash form): every record is then
 // mapped again once. A build from another VCS revision does the same on
-// its own (see configFingerprint).
+// its own (see buildRevision).
 const fingerprintVersion = "syncd-record-fingerprint-v1"
 
 // Fingerprint is a digest of what ToContact reads of r (its ID, and the
