@@ -32,19 +32,11 @@ func fig(scn, metric, value, target string, ok bool) Figure {
 // Forward measures an initial sync of n new rows at the given rate, a
 // rerun with nothing changed and one with 1% of the rows changed.
 func Forward(ctx context.Context, binary, dir string, n int, rate float64, maxRatio float64) ([]Figure, error) {
-	env, err := NewEnv(binary, dir, rate, 10)
+	env, src, cfg, err := csvEnv(binary, dir, rate, 10, n)
 	if err != nil {
 		return nil, err
 	}
 	defer env.Close()
-	src := filepath.Join(dir, "contacts.csv")
-	if err := WriteCSV(src, n, nil); err != nil {
-		return nil, err
-	}
-	cfg, err := env.WriteConfig(src)
-	if err != nil {
-		return nil, err
-	}
 	scn := fmt.Sprintf("initial sync, %d rows at %g/s", n, rate)
 	r, err := env.RunOnce(ctx, cfg)
 	if err != nil {
@@ -135,19 +127,11 @@ func Scan(ctx context.Context, binary, dir string, n int) ([]Figure, error) {
 // the daemon (one transaction per created contact, as in production),
 // against an emulator fast enough that the sync takes seconds.
 func StateSize(ctx context.Context, binary, dir string, n int) ([]Figure, error) {
-	env, err := NewEnv(binary, dir, 5000, 100)
+	env, _, cfg, err := csvEnv(binary, dir, 5000, 100, n)
 	if err != nil {
 		return nil, err
 	}
 	defer env.Close()
-	src := filepath.Join(dir, "contacts.csv")
-	if err := WriteCSV(src, n, nil); err != nil {
-		return nil, err
-	}
-	cfg, err := env.WriteConfig(src)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := env.RunOnce(ctx, cfg); err != nil {
 		return nil, err
 	}
@@ -171,19 +155,11 @@ func scanOnce(ctx context.Context, binary, dir string, n int) (Result, time.Dura
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Result{}, 0, 0, err
 	}
-	env, err := NewEnv(binary, dir, 100, 10)
+	env, _, cfgPath, err := csvEnv(binary, dir, 100, 10, n)
 	if err != nil {
 		return Result{}, 0, 0, err
 	}
 	defer env.Close()
-	src := filepath.Join(dir, "contacts.csv")
-	if err := WriteCSV(src, n, nil); err != nil {
-		return Result{}, 0, 0, err
-	}
-	cfgPath, err := env.WriteConfig(src)
-	if err != nil {
-		return Result{}, 0, 0, err
-	}
 	seedStart := time.Now()
 	if err := seedLinks(ctx, cfgPath); err != nil {
 		return Result{}, 0, 0, fmt.Errorf("seed links: %w", err)
@@ -241,4 +217,25 @@ func seedLinks(ctx context.Context, cfgPath string) error {
 		}
 		return store.PutLinks(links)
 	})
+}
+
+// csvEnv starts an emulator at rate and burst, writes a CSV source of n
+// generated rows in dir and the configuration of one connector reading
+// it; it returns the environment, the CSV's path and the configuration's.
+func csvEnv(binary, dir string, rate float64, burst, n int) (*Env, string, string, error) {
+	env, err := NewEnv(binary, dir, rate, burst)
+	if err != nil {
+		return nil, "", "", err
+	}
+	src := filepath.Join(dir, "contacts.csv")
+	if err := WriteCSV(src, n, nil); err != nil {
+		env.Close()
+		return nil, "", "", err
+	}
+	cfg, err := env.WriteConfig(src)
+	if err != nil {
+		env.Close()
+		return nil, "", "", err
+	}
+	return env, src, cfg, nil
 }

@@ -431,40 +431,7 @@ var errStop = errors.New("stop")
 // instance). Links put or deleted during the scan may or may not be seen;
 // none is seen twice. An error from fn stops the scan and is returned.
 func (s *Store) ForEachLink(connector string, fn func(Link) error) error {
-	var after []byte
-	for {
-		batch := make([]Link, 0, linkChunk)
-		err := s.view("scan links "+connector, func(tx *bolt.Tx) error {
-			lb, found := readLinks(tx, connector)
-			if !found {
-				return nil
-			}
-			c := lb.ids.Cursor()
-			k, _ := seekAfter(c, after)
-			for ; k != nil && len(batch) < linkChunk; k, _ = c.Next() {
-				l, ok, err := lb.get(connector, string(k))
-				if err != nil {
-					return err
-				}
-				if ok {
-					batch = append(batch, l)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, l := range batch {
-			if err := fn(l); err != nil {
-				return err
-			}
-		}
-		if len(batch) < linkChunk {
-			return nil
-		}
-		after = []byte(batch[len(batch)-1].ExternalID)
-	}
+	return s.ForEachLinkWhere(connector, func([]byte) bool { return true }, fn)
 }
 
 // ForEachLinkWhere is ForEachLink for the links whose externalID want
