@@ -142,7 +142,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		if burst == 0 {
 			burst = DefaultBurst
 		}
-		c.limiter = remote.SharedLimiter(c.baseURL, c.apiKey, "", rate.Limit(limit), burst)
+		c.limiter = remote.SharedLimiter(c.baseURL, c.apiKey, "", rate.Limit(limit), clientBurst(limit, burst))
 	}
 	switch {
 	case c.maxRetries == 0:

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"math"
 	"time"
 
 	"github.com/syncd-io/syncd/internal/remote"
@@ -24,4 +25,23 @@ type backoff struct {
 // delay returns the sleep before retry n.
 func (b backoff) delay(n int) time.Duration {
 	return remote.Backoff{Base: b.base, Max: b.max, Jitter: true}.Delay(n)
+}
+
+// jitterHeadroom is the part of the service's burst the client leaves
+// unused, as requests per second times this time.
+//
+// A request takes its token at the client and is counted by the service
+// when it arrives: between the two lie the client's scheduling, the
+// network and the service's own queue. When that delay varies, requests
+// taken evenly arrive bunched, and a client that spent the whole burst
+// (after an idle moment, with a full bucket) would see the service refuse
+// the bunch's last ones. Leaving rate x 100 ms of the burst unused absorbs
+// up to 100 ms of jitter; at the service's default (10/s, burst 10) the
+// client still bursts 9.
+const jitterHeadroom = 100 * time.Millisecond
+
+// clientBurst is the burst of the client's limiter for a service that
+// allows limit requests per second and burst at once.
+func clientBurst(limit float64, burst int) int {
+	return max(1, burst-int(math.Ceil(limit*jitterHeadroom.Seconds())))
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -310,5 +311,62 @@ func TestFirstBurstAfterAnotherProcess(t *testing.T) {
 	wg.Wait()
 	if n := throttled.Load(); n != 0 {
 		t.Fatalf("%d of the first %d requests answered 429, want none", n, calls)
+	}
+}
+
+// jitterTransport delays each request by a random time before sending
+// it, as scheduling, the network and the service's queue do between the
+// client's token and the service's count.
+type jitterTransport struct {
+	next http.RoundTripper
+	max  time.Duration
+}
+
+func (j jitterTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	time.Sleep(rand.N(j.max))
+	return j.next.RoundTrip(r)
+}
+
+// TestJitterCausesNo429: requests in groups with idle moments between
+// them (the client's bucket fills up), each delayed by up to 60 ms of
+// jitter on its way, against a service whose bucket matches the client's
+// settings: none may be refused.
+func TestJitterCausesNo429(t *testing.T) {
+	const limit, burst = 100, 10
+	bucket := rate.NewLimiter(limit, burst)
+	var throttled, served atomic.Int64
+	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
+		if !bucket.Allow() {
+			throttled.Add(1)
+			status(http.StatusTooManyRequests)(w, r)
+			return
+		}
+		served.Add(1)
+		writeData(w, http.StatusOK, Contact{ID: r.PathValue("id")})
+	}})
+	opts := testClientOptions(t, f.URL)
+	opts.RateLimit, opts.Burst = limit, burst
+	opts.HTTPClient = &http.Client{Timeout: 10 * time.Second,
+		Transport: jitterTransport{next: &http.Transport{MaxIdleConnsPerHost: 8}, max: 60 * time.Millisecond}}
+	c, err := NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 5 {
+					if _, err := c.GetContact(context.Background(), "c_1"); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(150 * time.Millisecond) // idle: the buckets fill up
+	}
+	if n := throttled.Load(); n != 0 {
+		t.Fatalf("%d of %d requests answered 429, want none", n, served.Load()+n)
 	}
 }
