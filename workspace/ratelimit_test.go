@@ -146,17 +146,8 @@ func TestLoadStaysUnderTheLimit(t *testing.T) {
 		max429     = 5
 		minPerSecs = 0.9 * limit
 	)
-	bucket := rate.NewLimiter(limit, burst) // the service's, created first
-	var ok200, throttled atomic.Int64
-	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
-		if !bucket.Allow() {
-			throttled.Add(1)
-			status(http.StatusTooManyRequests)(w, r)
-			return
-		}
-		ok200.Add(1)
-		writeData(w, http.StatusOK, Contact{ID: r.PathValue("id")})
-	}})
+	f := newBucketAPI(t, limit, burst) // the service's, created first
+	ok200, throttled := &f.served, &f.throttled
 	opts := testClientOptions(t, f.URL)
 	opts.RateLimit, opts.Burst = limit, burst
 	opts.HTTPClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
@@ -282,17 +273,9 @@ func TestRetryAfterZeroFallsBackToBackoff(t *testing.T) {
 // the service's bucket.
 func TestFirstBurstAfterAnotherProcess(t *testing.T) {
 	const limit, burst, calls = 50, 10, 30
-	bucket := rate.NewLimiter(limit, burst)
-	var throttled atomic.Int64
-	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
-		if !bucket.Allow() {
-			throttled.Add(1)
-			status(http.StatusTooManyRequests)(w, r)
-			return
-		}
-		writeData(w, http.StatusOK, Contact{ID: r.PathValue("id")})
-	}})
-	bucket.AllowN(time.Now(), burst) // the earlier process spent it
+	f := newBucketAPI(t, limit, burst)
+	throttled := &f.throttled
+	f.bucket.AllowN(time.Now(), burst) // the earlier process spent it
 	opts := testClientOptions(t, f.URL)
 	opts.RateLimit, opts.Burst = limit, burst
 	opts.HTTPClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: calls}}
@@ -333,17 +316,8 @@ func (j jitterTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // settings: none may be refused.
 func TestJitterCausesNo429(t *testing.T) {
 	const limit, burst = 100, 10
-	bucket := rate.NewLimiter(limit, burst)
-	var throttled, served atomic.Int64
-	f := newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
-		if !bucket.Allow() {
-			throttled.Add(1)
-			status(http.StatusTooManyRequests)(w, r)
-			return
-		}
-		served.Add(1)
-		writeData(w, http.StatusOK, Contact{ID: r.PathValue("id")})
-	}})
+	f := newBucketAPI(t, limit, burst)
+	throttled, served := &f.throttled, &f.served
 	opts := testClientOptions(t, f.URL)
 	opts.RateLimit, opts.Burst = limit, burst
 	opts.HTTPClient = &http.Client{Timeout: 10 * time.Second,
@@ -369,4 +343,26 @@ func TestJitterCausesNo429(t *testing.T) {
 	if n := throttled.Load(); n != 0 {
 		t.Fatalf("%d of %d requests answered 429, want none", n, served.Load()+n)
 	}
+}
+
+// bucketAPI is a fake service that enforces a token bucket (the limit and
+// burst of the test) on GetContact and answers 429 over it.
+type bucketAPI struct {
+	*fakeAPI
+	bucket            *rate.Limiter
+	served, throttled atomic.Int64
+}
+
+func newBucketAPI(t *testing.T, limit rate.Limit, burst int) *bucketAPI {
+	b := &bucketAPI{bucket: rate.NewLimiter(limit, burst)}
+	b.fakeAPI = newFakeAPI(t, map[string]http.HandlerFunc{RouteGetContact: func(w http.ResponseWriter, r *http.Request) {
+		if !b.bucket.Allow() {
+			b.throttled.Add(1)
+			status(http.StatusTooManyRequests)(w, r)
+			return
+		}
+		b.served.Add(1)
+		writeData(w, http.StatusOK, Contact{ID: r.PathValue("id")})
+	}})
+	return b
 }
