@@ -17,16 +17,94 @@ import (
 	"github.com/syncd-io/syncd/connector"
 )
 
-// Write applies each change in its own statement, in order; a failing
-// change has its Err set and the others go on. Creates are not repeated
-// by Write itself: a create whose answer was lost fails with the
-// connection's error. The call as a whole fails only when ctx is done or
-// the source closed before any change was tried; when ctx ends midway,
-// the remaining changes fail with ctx's error.
+// Write applies the changes in order; a failing change has its Err set
+// and the others go on. Several changes go in one transaction, so that the
+// server flushes its log once for them all rather than once a row; when a
+// statement of it fails, or it does not commit for certain, nothing of it
+// was written and each change is applied again in its own statement
+// (writeEach). Creates are not repeated by Write itself: a create whose
+// answer was lost fails with the connection's error, and when the answer
+// to a transaction's COMMIT is lost every change of it fails with
+// connector.ErrOutcomeUnknown. The call as a whole fails only when ctx is
+// done or the source closed before any change was tried; when ctx ends
+// midway, the remaining changes fail with ctx's error.
 func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]connector.WriteResult, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
+	if len(changes) > 1 {
+		if res, ok := s.writeInTx(ctx, changes); ok {
+			return res, nil
+		}
+	}
+	return s.writeEach(ctx, changes), nil
+}
+
+// querier is what a change's statements run on: the pool (a statement
+// per transaction) or one transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// apply runs one change on db and returns the record's ID.
+func (s *Source) apply(ctx context.Context, db querier, c connector.Change) (string, error) {
+	switch c.Op {
+	case connector.OpCreate:
+		return s.create(ctx, db, c.Fields)
+	case connector.OpUpdate:
+		return c.ID, s.update(ctx, db, c.ID, c.Fields, c.IfUnchangedSince)
+	case connector.OpDelete:
+		return c.ID, s.delete(ctx, db, c.ID, c.Soft)
+	}
+	return c.ID, fmt.Errorf("unknown write op %d", c.Op)
+}
+
+// changeError is a change's error as Write reports it.
+func (s *Source) changeError(c connector.Change, err error) error {
+	what := c.Op.String()
+	if c.ID != "" {
+		what += " " + c.ID
+	}
+	return fmt.Errorf("%s in %s: %w", what, s.tbl.name, refusal(s.red.redact(err)))
+}
+
+// writeInTx applies the changes in one transaction. ok is false when
+// nothing was written: a statement failed (which aborts the transaction),
+// or the transaction could not begin or commit for certain.
+func (s *Source) writeInTx(ctx context.Context, changes []connector.Change) (res []connector.WriteResult, ok bool) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, false
+	}
+	res = make([]connector.WriteResult, len(changes))
+	for i, c := range changes {
+		id, err := s.apply(ctx, tx, c)
+		res[i].ID = id
+		switch {
+		case err == nil:
+		case errors.Is(err, connector.ErrNotFound) || errors.Is(err, connector.ErrChanged):
+			res[i].Err = s.changeError(c, err) // the statement ran: the transaction goes on
+		default:
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			return nil, false
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		if !maybeSent(err) {
+			return nil, false // not committed: the caller writes each change
+		}
+		for i, c := range changes {
+			if res[i].Err == nil {
+				res[i].Err = s.changeError(c, fmt.Errorf("%w: commit: %w", connector.ErrOutcomeUnknown, err))
+			}
+		}
+	}
+	return res, true
+}
+
+// writeEach applies each change in its own statement, in order.
+func (s *Source) writeEach(ctx context.Context, changes []connector.Change) []connector.WriteResult {
 	res := make([]connector.WriteResult, len(changes))
 	for i, c := range changes {
 		res[i].ID = c.ID
@@ -34,16 +112,9 @@ func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]conne
 			res[i].Err = err
 			continue
 		}
-		var err error
-		switch c.Op {
-		case connector.OpCreate:
-			res[i].ID, err = s.create(ctx, c.Fields)
-		case connector.OpUpdate:
-			err = s.update(ctx, c.ID, c.Fields, c.IfUnchangedSince)
-		case connector.OpDelete:
-			err = s.delete(ctx, c.ID, c.Soft)
-		default:
-			err = fmt.Errorf("unknown write op %d", c.Op)
+		id, err := s.apply(ctx, s.pool, c)
+		if c.Op == connector.OpCreate {
+			res[i].ID = id
 		}
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -52,14 +123,10 @@ func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]conne
 				}
 				err = ctxErr
 			}
-			what := c.Op.String()
-			if c.ID != "" {
-				what += " " + c.ID
-			}
-			res[i].Err = fmt.Errorf("%s in %s: %w", what, s.tbl.name, refusal(s.red.redact(err)))
+			res[i].Err = s.changeError(c, err)
 		}
 	}
-	return res, nil
+	return res
 }
 
 // maybeSent reports whether a statement that failed with err may have
@@ -109,7 +176,7 @@ func (s *Source) assignments(fields map[string]any, first int) (cols, exprs []st
 	return cols, exprs, args, nil
 }
 
-func (s *Source) create(ctx context.Context, fields map[string]any) (string, error) {
+func (s *Source) create(ctx context.Context, db querier, fields map[string]any) (string, error) {
 	cols, exprs, args, err := s.assignments(fields, 1)
 	if err != nil {
 		return "", err
@@ -119,7 +186,7 @@ func (s *Source) create(ctx context.Context, fields map[string]any) (string, err
 		q = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", s.tbl.name, strings.Join(cols, ", "), strings.Join(exprs, ", "))
 	}
 	var id *string
-	if err := s.pool.QueryRow(ctx, q+" RETURNING "+s.tbl.id.ident+"::text", args...).Scan(&id); err != nil {
+	if err := db.QueryRow(ctx, q+" RETURNING "+s.tbl.id.ident+"::text", args...).Scan(&id); err != nil {
 		if maybeSent(err) {
 			// The connection failed after the insert may have been sent:
 			// it may have been committed.
@@ -149,7 +216,7 @@ func (s *Source) live() string {
 // table's updatedAtColumn holds times, the row must still have that
 // change time (as Get reads it), else nothing is written and the error is
 // connector.ErrChanged.
-func (s *Source) update(ctx context.Context, id string, fields map[string]any, since time.Time) error {
+func (s *Source) update(ctx context.Context, db querier, id string, fields map[string]any, since time.Time) error {
 	cols, exprs, args, err := s.assignments(fields, 2)
 	if err != nil {
 		return err
@@ -162,7 +229,7 @@ func (s *Source) update(ctx context.Context, id string, fields map[string]any, s
 	}
 	if len(cols) == 0 {
 		var found bool
-		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
+		if err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
 			return err
 		}
 		if !found {
@@ -174,7 +241,7 @@ func (s *Source) update(ctx context.Context, id string, fields map[string]any, s
 	for i := range cols {
 		sets[i] = cols[i] + " = " + exprs[i]
 	}
-	tag, err := s.pool.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+strings.Join(sets, ", ")+where+cond, append([]any{id}, args...)...)
+	tag, err := db.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+strings.Join(sets, ", ")+where+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return err
 	}
@@ -183,7 +250,7 @@ func (s *Source) update(ctx context.Context, id string, fields map[string]any, s
 	}
 	if cond != "" {
 		var found bool
-		if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
+		if err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+where+")", id).Scan(&found); err != nil {
 			return err
 		}
 		if found {
@@ -196,11 +263,11 @@ func (s *Source) update(ctx context.Context, id string, fields map[string]any, s
 // delete removes the row, or marks it deleted when soft is asked and the
 // table has a deletedAtColumn. Marking an already marked row keeps its
 // first mark and succeeds; removing a missing row is ErrNotFound.
-func (s *Source) delete(ctx context.Context, id string, soft bool) error {
+func (s *Source) delete(ctx context.Context, db querier, id string, soft bool) error {
 	byID := fmt.Sprintf(" WHERE %s = $1::%s", s.tbl.id.ident, s.tbl.id.typ)
 	d := s.tbl.deleted
 	if !soft || d == nil {
-		tag, err := s.pool.Exec(ctx, "DELETE FROM "+s.tbl.name+byID, id)
+		tag, err := db.Exec(ctx, "DELETE FROM "+s.tbl.name+byID, id)
 		if err != nil {
 			return err
 		}
@@ -213,7 +280,7 @@ func (s *Source) delete(ctx context.Context, id string, soft bool) error {
 	if d.kind == kindBool {
 		mark = "true"
 	}
-	tag, err := s.pool.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+mark+byID+" AND "+s.live(), id)
+	tag, err := db.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+mark+byID+" AND "+s.live(), id)
 	if err != nil {
 		return err
 	}
@@ -221,7 +288,7 @@ func (s *Source) delete(ctx context.Context, id string, soft bool) error {
 		return nil
 	}
 	var found bool
-	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+")", id).Scan(&found); err != nil {
+	if err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+")", id).Scan(&found); err != nil {
 		return err
 	}
 	if !found {
