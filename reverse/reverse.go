@@ -283,7 +283,11 @@ func (a *Applier) Run(ctx context.Context) error {
 			timer.Stop()
 			return nil
 		case <-a.wake:
-			if backoff == 0 && a.opts.Gather > 0 {
+			// Gather only after an idle round, as Options.Gather says: while
+			// events keep coming, those that arrive during a round wait for
+			// the next one, which starts at once and takes them all (a
+			// gather would only add to every event's delay).
+			if backoff == 0 && a.opts.Gather > 0 && res.Read == 0 {
 				gather := time.NewTimer(a.opts.Gather)
 				select {
 				case <-ctx.Done():

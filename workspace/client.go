@@ -43,7 +43,9 @@ type ClientOptions struct {
 	VersionHeader string
 	Version       string
 	// RateLimit (requests per second, DefaultRateLimit) and Burst
-	// (DefaultBurst) configure the limiter of the API key.
+	// (DefaultBurst) are the service's limits for the API key. The key's
+	// limiter paces at RateLimit and bursts a little less than Burst
+	// (clientBurst), leaving room for network jitter.
 	RateLimit float64
 	Burst     int
 	// Limiter, when set, is used instead of the registry's and RateLimit

@@ -281,8 +281,8 @@ func TestNewClientDefaults(t *testing.T) {
 	if got := c.Limiter().Limit(); got != DefaultRateLimit {
 		t.Errorf("limit = %v, want %v", got, DefaultRateLimit)
 	}
-	if got := c.Limiter().Burst(); got != DefaultBurst {
-		t.Errorf("burst = %v, want %v", got, DefaultBurst)
+	if got, want := c.Limiter().Burst(), DefaultBurst-1; got != want { // jitter headroom: 10/s x 100 ms
+		t.Errorf("burst = %v, want %v", got, want)
 	}
 	if c.maxRetries != DefaultMaxRetries || c.http.Timeout != DefaultHTTPTimeout {
 		t.Errorf("maxRetries %d, timeout %v", c.maxRetries, c.http.Timeout)
@@ -324,8 +324,8 @@ func TestLimiterSharedPerKey(t *testing.T) {
 	if d.Limiter() != own || e.Limiter() != own || d.gate != e.gate {
 		t.Error("a limiter passed in options is not used, or its gate not shared")
 	}
-	if a.Limiter().Limit() != 7 || a.Limiter().Burst() != 3 {
-		t.Errorf("limit %v burst %d, want 7 and 3", a.Limiter().Limit(), a.Limiter().Burst())
+	if a.Limiter().Limit() != 7 || a.Limiter().Burst() != 2 { // jitter headroom: 7/s x 100 ms, rounded up
+		t.Errorf("limit %v burst %d, want 7 and 2", a.Limiter().Limit(), a.Limiter().Burst())
 	}
 }
 
