@@ -102,3 +102,25 @@ func BenchmarkFingerprint(b *testing.B) {
 		i++
 	}
 }
+
+type fieldTypes map[string]string
+
+func (f fieldTypes) CustomFieldType(key string) string { return f[key] }
+
+// TestFingerprintFollowsCustomFieldTypes: a custom field's type decides
+// its canonical value, so a type changed in the workspace changes the
+// fingerprint of every record that maps to it.
+func TestFingerprintFollowsCustomFieldTypes(t *testing.T) {
+	m := mustCompile(t, crmSpec, ToWorkspace)
+	types := fieldTypes{"tags": "multi-select", "lifecycle": "string"}
+	m.SetCustomFieldTypes(types)
+	r := benchRecord(3)
+	before := m.Fingerprint(r, "seal")
+	if m.Fingerprint(r, "seal") != before {
+		t.Fatal("fingerprint not stable")
+	}
+	types["lifecycle"] = "number"
+	if m.Fingerprint(r, "seal") == before {
+		t.Fatal("a custom field's new type leaves the fingerprint as it was")
+	}
+}
