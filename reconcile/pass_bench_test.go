@@ -38,8 +38,12 @@ func BenchmarkUnchangedPass(b *testing.B) {
 	emu := emulator.NewServer(emulator.Options{APIKey: "k", Rate: -1,
 		CustomFields: []workspace.CustomFieldDefinition{{Name: "Score", Key: "score", Type: "number"}}})
 	defer emu.Close()
-	ws, err := workspace.NewClient(workspace.ClientOptions{BaseURL: emu.URL, APIKey: "k", RateLimit: 100000, Burst: 1000, Log: quietLog()})
+	ws, err := workspace.NewClient(workspace.ClientOptions{BaseURL: emu.URL, APIKey: "k", RateLimit: 100000, Burst: 1000, Log: quietLog(),
+		CustomFieldValues: emulator.TestCustomFieldValues()})
 	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ws.LoadCustomFields(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	store, err := state.Open(filepath.Join(dir, "syncd.db"), state.Options{NoSync: true})
@@ -59,6 +63,7 @@ func BenchmarkUnchangedPass(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	m.SetCustomFieldTypes(ws)
 	r, err := New(Options{Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
 		Store: store, Workspace: ws, Workers: 8, Log: quietLog()})
 	if err != nil {

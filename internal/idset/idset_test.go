@@ -107,8 +107,11 @@ func BenchmarkAdd(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if seen, err := s.Add(key(strconv.Itoa(i))); err != nil || seen {
-			b.Fatal(seen, err)
+		// A new key may be "seen" when it agrees with another on 48
+		// bits (about once in 200 runs of a few million keys): that is
+		// the set's contract, not a failure.
+		if _, err := s.Add(key(strconv.Itoa(i))); err != nil {
+			b.Fatal(err)
 		}
 		i++
 	}
