@@ -19,6 +19,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -38,28 +39,11 @@ const (
 	DefaultMassDeleteThreshold = 0.10
 )
 
-// Connector policies.
+// Match keys (a connector's match list); the connector's policies are
+// package policy's types.
 const (
-	ConflictNewestWins    = "newest-wins"
-	ConflictWorkspaceWins = "workspace-wins"
-	ConflictCRMWins       = "crm-wins"
-
-	DeleteIgnore = "ignore"
-	DeleteUnlink = "unlink"
-	DeleteDelete = "delete"
-
-	CreateIgnore = "ignore"
-	CreateCreate = "create"
-
 	MatchPhone = "phone"
 	MatchEmail = "email"
-
-	OnMatchAdopt  = "adopt"
-	OnMatchLink   = "link"
-	OnMatchCreate = "create"
-
-	OnAmbiguousHold   = "hold"
-	OnAmbiguousCreate = "create"
 )
 
 // Config is the whole configuration file.
@@ -130,15 +114,15 @@ type ConnectorConfig struct {
 	Source   string `yaml:"source"`
 	Schedule string `yaml:"schedule"` // robfig/cron/v3 standard spec or descriptor
 
-	Direction         string `yaml:"direction"`         // to-workspace, to-crm, both
-	Conflict          string `yaml:"conflict"`          // newest-wins, workspace-wins, crm-wins
-	OnSourceDelete    string `yaml:"onSourceDelete"`    // ignore, unlink, delete
-	OnWorkspaceDelete string `yaml:"onWorkspaceDelete"` // ignore, unlink, delete
-	OnWorkspaceCreate string `yaml:"onWorkspaceCreate"` // ignore, create
+	Direction         policy.Direction `yaml:"direction"`         // to-workspace, to-crm, both
+	Conflict          policy.Conflict  `yaml:"conflict"`          // newest-wins, workspace-wins, crm-wins
+	OnSourceDelete    policy.Delete    `yaml:"onSourceDelete"`    // ignore, unlink, delete
+	OnWorkspaceDelete policy.Delete    `yaml:"onWorkspaceDelete"` // ignore, unlink, delete
+	OnWorkspaceCreate policy.Create    `yaml:"onWorkspaceCreate"` // ignore, create
 
-	Match       []string `yaml:"match"`       // subset of phone, email
-	OnMatch     string   `yaml:"onMatch"`     // adopt, link, create
-	OnAmbiguous string   `yaml:"onAmbiguous"` // hold, create
+	Match       []string           `yaml:"match"`       // subset of phone, email
+	OnMatch     policy.OnMatch     `yaml:"onMatch"`     // adopt, link, create
+	OnAmbiguous policy.OnAmbiguous `yaml:"onAmbiguous"` // hold, create
 
 	BatchSize           int     `yaml:"batchSize"` // records per reconcile batch
 	Workers             int     `yaml:"workers"`
@@ -172,13 +156,13 @@ func DefaultConfig() Config {
 func DefaultConnector() ConnectorConfig {
 	return ConnectorConfig{
 		Schedule:            DefaultSchedule,
-		Direction:           mapping.ToWorkspace,
-		Conflict:            ConflictNewestWins,
-		OnSourceDelete:      DeleteIgnore,
-		OnWorkspaceDelete:   DeleteIgnore,
-		OnWorkspaceCreate:   CreateIgnore,
-		OnMatch:             OnMatchAdopt,
-		OnAmbiguous:         OnAmbiguousHold,
+		Direction:           policy.ToWorkspace,
+		Conflict:            policy.NewestWins,
+		OnSourceDelete:      policy.DeleteIgnore,
+		OnWorkspaceDelete:   policy.DeleteIgnore,
+		OnWorkspaceCreate:   policy.CreateIgnore,
+		OnMatch:             policy.MatchAdopt,
+		OnAmbiguous:         policy.AmbiguousHold,
 		BatchSize:           DefaultBatchSize,
 		Workers:             DefaultWorkers,
 		MassDeleteThreshold: DefaultMassDeleteThreshold,
@@ -198,9 +182,9 @@ func (c *Config) ApplyDefaults() {
 // the workspace: it writes back, or has a policy for contacts created or
 // deleted there.
 func (cc *ConnectorConfig) ReadsWorkspace() bool {
-	return cc.Direction == mapping.ToCRM || cc.Direction == mapping.Both ||
-		(cc.OnWorkspaceCreate != "" && cc.OnWorkspaceCreate != CreateIgnore) ||
-		(cc.OnWorkspaceDelete != "" && cc.OnWorkspaceDelete != DeleteIgnore)
+	return cc.Direction.WritesBack() ||
+		(cc.OnWorkspaceCreate != "" && cc.OnWorkspaceCreate != policy.CreateIgnore) ||
+		(cc.OnWorkspaceDelete != "" && cc.OnWorkspaceDelete != policy.DeleteIgnore)
 }
 
 // Load reads and parses the file at path.

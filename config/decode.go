@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"gopkg.in/yaml.v3"
 )
 
@@ -28,6 +31,7 @@ type decoder struct {
 
 var (
 	unmarshalerType  = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+	textType         = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 	fieldSpecType    = reflect.TypeOf(mapping.FieldSpec{})
 	connectorCfgType = reflect.TypeOf(ConnectorConfig{})
 	durationType     = reflect.TypeOf(time.Duration(0))
@@ -113,6 +117,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		if err := n.Decode(v.Addr().Interface()); err != nil {
 			d.ps.add(path, "see config.example.yaml for the expected form", "%s", cleanYAMLError(err))
 		}
+		return
+	case reflect.PointerTo(t).Implements(textType):
+		d.text(n, v, path)
 		return
 	}
 	switch t.Kind() {
@@ -233,6 +240,33 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) {
 			hint = `write a duration such as "30s", "5m" or "24h"`
 		}
 		d.ps.add(path, hint, "expected %s, got %s", want, describe(n, d.orig))
+	}
+}
+
+// text decodes a scalar through the value's UnmarshalText (a connector's
+// policies). A refused text is reported with the allowed values and, in a
+// string-kind value, kept as written: Validate then sees what was written
+// (its own report of the same path is dropped).
+func (d *decoder) text(n *yaml.Node, v reflect.Value, path string) {
+	if d.failed[path] {
+		return
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.ps.add(path, "write a single value on the key's line", "expected %s, got %s", kindName(v.Type()), describe(n, d.orig))
+		return
+	}
+	err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value))
+	if err == nil {
+		return
+	}
+	var ve *policy.ValueError
+	if errors.As(err, &ve) {
+		d.ps.add(path, allowedHint(ve.Allowed), "unknown value %s", describe(n, d.orig))
+	} else {
+		d.ps.add(path, "see config.example.yaml for the expected form", "%s: %v", describe(n, d.orig), err)
+	}
+	if v.Kind() == reflect.String {
+		v.SetString(n.Value)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -161,13 +162,13 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 	if _, err := cron.ParseStandard(cc.Schedule); err != nil {
 		ps.add(p("schedule"), `use a cron spec such as "*/5 * * * *", or a descriptor such as "@every 5m" or "@hourly"`, "invalid schedule %q: %v", cc.Schedule, err)
 	}
-	enum(ps, p("direction"), cc.Direction, mapping.ToWorkspace, mapping.ToCRM, mapping.Both)
-	enum(ps, p("conflict"), cc.Conflict, ConflictNewestWins, ConflictWorkspaceWins, ConflictCRMWins)
-	enum(ps, p("onSourceDelete"), cc.OnSourceDelete, DeleteIgnore, DeleteUnlink, DeleteDelete)
-	enum(ps, p("onWorkspaceDelete"), cc.OnWorkspaceDelete, DeleteIgnore, DeleteUnlink, DeleteDelete)
-	enum(ps, p("onWorkspaceCreate"), cc.OnWorkspaceCreate, CreateIgnore, CreateCreate)
-	enum(ps, p("onMatch"), cc.OnMatch, OnMatchAdopt, OnMatchLink, OnMatchCreate)
-	enum(ps, p("onAmbiguous"), cc.OnAmbiguous, OnAmbiguousHold, OnAmbiguousCreate)
+	enum(ps, p("direction"), cc.Direction)
+	enum(ps, p("conflict"), cc.Conflict)
+	enum(ps, p("onSourceDelete"), cc.OnSourceDelete)
+	enum(ps, p("onWorkspaceDelete"), cc.OnWorkspaceDelete)
+	enum(ps, p("onWorkspaceCreate"), cc.OnWorkspaceCreate)
+	enum(ps, p("onMatch"), cc.OnMatch)
+	enum(ps, p("onAmbiguous"), cc.OnAmbiguous)
 	seen := map[string]bool{}
 	for i, m := range cc.Match {
 		mp := fmt.Sprintf("%s[%d]", p("match"), i)
@@ -194,8 +195,8 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 	}
 
 	dir := cc.Direction
-	if dir != mapping.ToWorkspace && dir != mapping.ToCRM && dir != mapping.Both {
-		dir = mapping.Both // reported above; check the mapping as loosely as possible
+	if !dir.Valid() {
+		dir = policy.Both // reported above; check the mapping as loosely as possible
 	}
 	if _, err := mapping.Compile(cc.Mapping, dir, nil); err != nil {
 		var se *mapping.SpecError
@@ -212,20 +213,20 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 func (cc *ConnectorConfig) validateForType(ps *problems, path string, typ connector.Type) {
 	p := func(key string) string { return join(path, key) }
 	if !typ.Writable {
-		if cc.Direction == mapping.Both || cc.Direction == mapping.ToCRM {
+		if cc.Direction.WritesBack() {
 			ps.add(p("direction"), "use direction: to-workspace", "%s is read-only", typ.Name)
 		}
-		if cc.OnWorkspaceCreate == CreateCreate {
+		if cc.OnWorkspaceCreate == policy.CreateRecord {
 			ps.add(p("onWorkspaceCreate"), "use onWorkspaceCreate: ignore", "%s is read-only: it cannot create records", typ.Name)
 		}
-		if cc.OnWorkspaceDelete == DeleteDelete {
+		if cc.OnWorkspaceDelete == policy.DeleteRemove {
 			ps.add(p("onWorkspaceDelete"), "use ignore or unlink", "%s is read-only: it cannot delete records", typ.Name)
 		}
 	} else {
-		if cc.OnWorkspaceCreate == CreateCreate && cc.Direction == mapping.ToWorkspace {
+		if cc.OnWorkspaceCreate == policy.CreateRecord && cc.Direction == policy.ToWorkspace {
 			ps.add(p("onWorkspaceCreate"), "set direction: both, or onWorkspaceCreate: ignore", "create writes records back, which direction: to-workspace does not")
 		}
-		if cc.OnWorkspaceDelete == DeleteDelete && cc.Direction == mapping.ToWorkspace {
+		if cc.OnWorkspaceDelete == policy.DeleteRemove && cc.Direction == policy.ToWorkspace {
 			ps.add(p("onWorkspaceDelete"), "set direction: both, or use ignore or unlink", "delete writes back, which direction: to-workspace does not")
 		}
 	}
@@ -245,14 +246,22 @@ func (cc *ConnectorConfig) validateForType(ps *problems, path string, typ connec
 	}
 }
 
-func enum(ps *problems, path, v string, allowed ...string) {
-	for _, a := range allowed {
-		if v == a {
-			return
-		}
-	}
-	ps.add(path, "use one of: "+strings.Join(allowed, ", "), "unknown value %q", v)
+// policyValue is a connector policy of package policy.
+type policyValue interface {
+	String() string
+	Valid() bool
+	Allowed() []string
 }
+
+// enum reports a policy that holds none of its allowed values (decoding
+// keeps the text as written, and reports it first).
+func enum(ps *problems, path string, v policyValue) {
+	if !v.Valid() {
+		ps.add(path, allowedHint(v.Allowed()), "unknown value %q", v.String())
+	}
+}
+
+func allowedHint(allowed []string) string { return "use one of: " + strings.Join(allowed, ", ") }
 
 func orDefault(s, def string) string {
 	if s == "" {

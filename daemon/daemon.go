@@ -18,6 +18,7 @@ import (
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
@@ -326,7 +327,7 @@ func (d *Daemon) otherSources(name string) []string {
 
 // workspaceDeletePolicy is the onWorkspaceDelete the forward pass follows:
 // the connector's, when it reads the workspace at all.
-func workspaceDeletePolicy(cc config.ConnectorConfig) string {
+func workspaceDeletePolicy(cc config.ConnectorConfig) policy.Delete {
 	if !cc.ReadsWorkspace() {
 		return ""
 	}

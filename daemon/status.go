@@ -51,7 +51,7 @@ func BuildStatus(cfg *config.Config, st *state.Store, version string) (admin.Sta
 }
 
 func connectorStatus(st *state.Store, cc config.ConnectorConfig) (admin.ConnectorStatus, error) {
-	cs := admin.ConnectorStatus{Name: cc.Name, Type: cc.Type, Source: cc.Source, Direction: cc.Direction, Schedule: cc.Schedule}
+	cs := admin.ConnectorStatus{Name: cc.Name, Type: cc.Type, Source: cc.Source, Direction: cc.Direction.String(), Schedule: cc.Schedule}
 	var err error
 	if last, ok, err := st.LastRun(cc.Name); err != nil {
 		return cs, err

@@ -11,6 +11,7 @@ import (
 	"text/template/parse"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/policy"
 )
 
 // fingerprintVersion is part of every configuration fingerprint. Bump it
@@ -97,7 +98,7 @@ func appendValue(b []byte, x any) []byte {
 
 // prepareFingerprint computes the configuration's digest and the record
 // fields Fingerprint reads.
-func (m *Mapper) prepareFingerprint(spec Spec, direction string) {
+func (m *Mapper) prepareFingerprint(spec Spec, direction policy.Direction) {
 	var b strings.Builder
 	w := func(parts ...string) {
 		for _, p := range parts {
@@ -110,9 +111,9 @@ func (m *Mapper) prepareFingerprint(spec Spec, direction string) {
 	w("externalId", m.externalID)
 	w("sourceUrl", spec.SourceURL)
 	w(append([]string{"firstNameFallback"}, m.fallback...)...)
-	w("direction", direction)
+	w("direction", string(direction))
 	for _, f := range m.fields {
-		parts := []string{"field", f.target.key, f.from, f.direction, f.region}
+		parts := []string{"field", f.target.key, f.from, string(f.direction), f.region}
 		for _, st := range f.steps {
 			parts = append(parts, st.String())
 		}

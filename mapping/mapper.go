@@ -11,6 +11,7 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -53,7 +54,7 @@ type Mapped struct {
 type field struct {
 	target    target
 	from      string
-	direction string
+	direction policy.Direction
 	steps     []step
 	reverse   []step
 	region    string
@@ -89,20 +90,18 @@ type Mapper struct {
 
 var defaultFallback = []string{"@email", "@phone"}
 
-func validDirection(d string) bool { return d == ToWorkspace || d == ToCRM || d == Both }
-
 // Compile checks a spec and returns its Mapper. defaultDirection is the
 // connector's direction ("" means to-workspace); a field may not flow in
 // a direction its connector does not. customFieldKeys, when not nil, are
 // the workspace's custom field keys that custom.<key> targets must name.
 // The error is a *SpecError listing every problem.
-func Compile(spec Spec, defaultDirection string, customFieldKeys []string) (*Mapper, error) {
+func Compile(spec Spec, defaultDirection policy.Direction, customFieldKeys []string) (*Mapper, error) {
 	var probs []Problem
 	add := func(path, msg, hint string) { probs = append(probs, Problem{Path: path, Message: msg, Hint: hint}) }
 	if defaultDirection == "" {
 		defaultDirection = ToWorkspace
 	}
-	if !validDirection(defaultDirection) {
+	if !defaultDirection.Valid() {
 		add("", fmt.Sprintf("unknown connector direction %q", defaultDirection), "use to-workspace, to-crm or both")
 		defaultDirection = Both
 	}
@@ -203,14 +202,14 @@ func hasTarget(fields []field, key string, forward bool) bool {
 }
 
 // compileField checks one declaration, reporting problems through add.
-func compileField(key string, fs FieldSpec, connDir string, add func(msg, hint string)) (field, bool) {
+func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(msg, hint string)) (field, bool) {
 	ok := true
 	t, err := parseTarget(key)
 	if err != nil {
 		add(err.Error(), "targets are "+targetHelp)
 		ok = false
 	}
-	f := field{target: t, from: strings.TrimSpace(fs.From), direction: fs.Direction, region: strings.ToUpper(strings.TrimSpace(fs.Region))}
+	f := field{target: t, from: strings.TrimSpace(fs.From), direction: policy.Direction(fs.Direction), region: strings.ToUpper(strings.TrimSpace(fs.Region))}
 	if f.from == "" {
 		add("no record field to map from", "write the record field's name, for example "+key+": my_column, or from: my_column")
 		ok = false
@@ -219,7 +218,7 @@ func compileField(key string, fs FieldSpec, connDir string, add func(msg, hint s
 		f.direction = connDir
 	}
 	switch {
-	case !validDirection(f.direction):
+	case !f.direction.Valid():
 		add(fmt.Sprintf("unknown direction %q", fs.Direction), "use to-workspace, to-crm or both, or leave it out to follow the connector")
 		ok = false
 	case connDir != Both && f.direction != connDir:

@@ -8,11 +8,12 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping/mappingtest"
+	"github.com/syncd-io/syncd/policy"
 	"gopkg.in/yaml.v3"
 )
 
 // mustCompile compiles a spec written in YAML, as in a config file.
-func mustCompile(t *testing.T, doc, direction string) *Mapper {
+func mustCompile(t *testing.T, doc string, direction policy.Direction) *Mapper {
 	t.Helper()
 	var spec Spec
 	if err := yaml.Unmarshal([]byte(doc), &spec); err != nil {
@@ -221,7 +222,7 @@ func TestCompileProblems(t *testing.T) {
 	tests := []struct {
 		name      string
 		spec      string
-		direction string
+		direction policy.Direction
 		custom    []string
 		want      []string // "path: message prefix"
 	}{

@@ -5,6 +5,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping/mappingtest"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 	"gopkg.in/yaml.v3"
 )
@@ -76,7 +77,7 @@ func BenchmarkFromContact(b *testing.B) {
 	}
 }
 
-func mustCompileB(b *testing.B, doc, direction string) *Mapper {
+func mustCompileB(b *testing.B, doc string, direction policy.Direction) *Mapper {
 	b.Helper()
 	var spec Spec
 	if err := yaml.Unmarshal([]byte(doc), &spec); err != nil {

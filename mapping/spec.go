@@ -28,13 +28,16 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/syncd-io/syncd/policy"
 )
 
-// Directions of a connector or of a field.
+// Directions of a connector or of a field: policy's, named here too for
+// the mapping's callers.
 const (
-	ToWorkspace = "to-workspace"
-	ToCRM       = "to-crm"
-	Both        = "both"
+	ToWorkspace = policy.ToWorkspace
+	ToCRM       = policy.ToCRM
+	Both        = policy.Both
 )
 
 // Spec is a connector's mapping as configured.
@@ -59,7 +62,7 @@ type FieldSpec struct {
 	// From is the record field.
 	From string `yaml:"from"`
 	// Direction is to-workspace, to-crm or both; empty means the
-	// connector's direction.
+	// connector's direction. It is kept as written: Compile checks it.
 	Direction string `yaml:"direction"`
 	// Transform lists the transforms applied from record to contact, in
 	// order. In YAML a single string is a list of one.

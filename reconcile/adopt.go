@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -21,7 +22,7 @@ func (p *pass) adoptMatch(ctx context.Context, it *item) error {
 	r := p.r
 	c := *it.match
 	have, ids, relabel := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
-	if r.opts.OnMatch == OnMatchLink {
+	if r.opts.OnMatch == policy.MatchLink {
 		p.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
 		c.UpdatedAt = it.match.UpdatedAt
 		if err := p.saveLinkIDs(it, c, ids); err != nil {
@@ -117,12 +118,12 @@ func relabelItems(body *workspace.ContactPatch, relabel map[string]string, desir
 // losing values are returned as a conflict for the journal.
 func (p *pass) resolveAdoption(have mapping.Fields, it *item, c workspace.Contact) (mapping.Fields, *state.Conflict) {
 	r := p.r
-	policy := r.opts.Conflict
-	if policy == "" {
-		policy = ConflictNewestWins
+	conflict := r.opts.Conflict
+	if conflict == "" {
+		conflict = policy.NewestWins
 	}
-	crmWins := policy == ConflictCRMWins ||
-		(policy == ConflictNewestWins && !it.rec.UpdatedAt.IsZero() && it.rec.UpdatedAt.After(c.UpdatedAt))
+	crmWins := conflict == policy.CRMWins ||
+		(conflict == policy.NewestWins && !it.rec.UpdatedAt.IsZero() && it.rec.UpdatedAt.After(c.UpdatedAt))
 	desired := make(mapping.Fields, len(have)+len(it.fields))
 	for k, v := range have {
 		desired[k] = v
@@ -156,7 +157,7 @@ func (p *pass) resolveAdoption(have mapping.Fields, it *item, c workspace.Contac
 	}
 	return desired, &state.Conflict{
 		Connector: r.opts.Connector, ExternalID: it.mapped.ExternalID, ContactID: c.ID,
-		Policy: policy, Winner: winner, Workspace: lostWS, Source: lostSrc, At: r.opts.Now(),
+		Policy: conflict.String(), Winner: winner, Workspace: lostWS, Source: lostSrc, At: r.opts.Now(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -64,25 +65,25 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 // behind the mass-delete breaker.
 func (p *pass) applyDeletes(ctx context.Context, gone []state.Link) error {
 	r := p.r
-	if len(gone) == 0 || r.opts.OnSourceDelete == DeleteIgnore {
+	if len(gone) == 0 || r.opts.OnSourceDelete == policy.DeleteIgnore {
 		return nil
 	}
 	p.mu.Lock()
 	already := p.sum.Deleted
 	p.mu.Unlock()
-	if r.opts.OnSourceDelete == DeleteRemove && !r.opts.AllowMassDelete && p.linked > 0 {
+	if r.opts.OnSourceDelete == policy.DeleteRemove && !r.opts.AllowMassDelete && p.linked > 0 {
 		if share := float64(already+len(gone)) / float64(p.linked); share > r.opts.MassDeleteThreshold {
 			return fmt.Errorf("%w: this run would delete %d of %d linked contacts (%.0f%%), over the %.0f%% threshold; check the source, then run again with --allow-mass-delete",
 				ErrMassDelete, already+len(gone), p.linked, share*100, r.opts.MassDeleteThreshold*100)
 		}
 	}
 	for _, l := range gone {
-		if r.opts.OnSourceDelete == DeleteRemove {
+		if r.opts.OnSourceDelete == policy.DeleteRemove {
 			p.planned("delete", l.ExternalID, l.ContactID, nil, nil)
 		} else {
 			p.planned("unlink", l.ExternalID, l.ContactID, nil, nil)
 		}
-		if r.opts.OnSourceDelete == DeleteRemove {
+		if r.opts.OnSourceDelete == policy.DeleteRemove {
 			err := r.opts.Workspace.DeleteContact(ctx, l.ContactID)
 			if err != nil && !workspace.IsNotFound(err) {
 				return fmt.Errorf("delete contact %s: %w", l.ContactID, err)
@@ -92,7 +93,7 @@ func (p *pass) applyDeletes(ctx context.Context, gone []state.Link) error {
 			return fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
 		p.count(func(s *Summary) {
-			if r.opts.OnSourceDelete == DeleteRemove {
+			if r.opts.OnSourceDelete == policy.DeleteRemove {
 				s.Deleted++
 			} else {
 				s.Unlinked++

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -100,7 +101,7 @@ func TestFaultsConvergeWithoutDuplicates(t *testing.T) {
 
 func TestSourceDeletesAndMassDeleteBreaker(t *testing.T) {
 	e := newEnv(t, 100, emulator.Options{})
-	e.policy = DeleteRemove
+	e.policy = policy.DeleteRemove
 	e.run()
 
 	// 5% gone: under the 10% threshold, deleted.

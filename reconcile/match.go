@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -16,24 +17,10 @@ import (
 // Matching of records against contacts that exist in the workspace
 // without a link (made by hand, imported from a phone, made by other
 // integrations), at a connector's first sync or a resync. Values of the
-// configuration keys match, onMatch and onAmbiguous.
+// configuration key match; onMatch and onAmbiguous are policy's.
 const (
 	MatchPhone = "phone"
 	MatchEmail = "email"
-
-	OnMatchAdopt  = "adopt"  // set externalId and source, then update under the conflict policy
-	OnMatchLink   = "link"   // record the link only; the contact's fields are left alone
-	OnMatchCreate = "create" // ignore matches
-
-	OnAmbiguousHold   = "hold"   // keep the record aside for an operator
-	OnAmbiguousCreate = "create" // create a new contact anyway
-)
-
-// Conflict policies (config conflict).
-const (
-	ConflictNewestWins    = "newest-wins"
-	ConflictWorkspaceWins = "workspace-wins"
-	ConflictCRMWins       = "crm-wins"
 )
 
 // claimPrefix keys, in the match index, the records that match a contact
@@ -49,7 +36,7 @@ type Held struct {
 }
 
 func (r *Reconciler) matching() bool {
-	return len(r.opts.Match) > 0 && r.opts.OnMatch != OnMatchCreate
+	return len(r.opts.Match) > 0 && r.opts.OnMatch != policy.MatchCreate
 }
 
 // matchKeys are the index keys of mapped fields: E.164 phones and
@@ -248,7 +235,7 @@ func (p *pass) match(it *item) (held bool, err error) {
 	default:
 		reason = fmt.Sprintf("matches %d contacts (%s) by phone or e-mail", len(free), strings.Join(free, ", "))
 	}
-	if r.opts.OnAmbiguous == OnAmbiguousCreate {
+	if r.opts.OnAmbiguous == policy.AmbiguousCreate {
 		return false, nil
 	}
 	payload, err := json.Marshal(Held{Record: it.rec, Candidates: free, Reason: reason})

@@ -13,6 +13,7 @@ import (
 	"github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/internal/pgtest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -21,7 +22,7 @@ type pgEnv struct {
 	*env
 	pool     *pgxpool.Pool
 	table    string
-	wsDelete string
+	wsDelete policy.Delete
 }
 
 func newPGEnv(t *testing.T, rows int, emuOpts emulator.Options) *pgEnv {
@@ -144,7 +145,7 @@ func TestPostgresFaultsConverge(t *testing.T) {
 // connector carries workspace deletions (onWorkspaceDelete: delete).
 func TestPostgresWorkspaceDeletionIsNotUndone(t *testing.T) {
 	e := newPGEnv(t, 20, emulator.Options{})
-	e.wsDelete = WorkspaceDeleteRemove
+	e.wsDelete = policy.DeleteRemove
 	e.run()
 	l, _, _ := e.store.Link("crm", "7")
 	req, _ := http.NewRequest(http.MethodDelete, e.emu.URL+"/_emulator/app/contacts/"+l.ContactID, nil)

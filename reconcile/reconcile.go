@@ -27,6 +27,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -44,16 +45,6 @@ type Workspace interface {
 }
 
 var _ Workspace = (*workspace.Client)(nil)
-
-// Source-delete policies (config onSourceDelete).
-const (
-	DeleteIgnore = "ignore"
-	DeleteUnlink = "unlink"
-	DeleteRemove = "delete"
-
-	// WorkspaceDeleteRemove is onWorkspaceDelete: delete.
-	WorkspaceDeleteRemove = "delete"
-)
 
 // ErrMassDelete is returned when a run would delete more of a connector's
 // linked contacts than its threshold allows.
@@ -78,8 +69,8 @@ type Options struct {
 	// Workers is how many records are written at once (default 4); they
 	// all share the workspace client's rate limiter.
 	Workers int
-	// OnSourceDelete is ignore, unlink or delete.
-	OnSourceDelete string
+	// OnSourceDelete is ignore (default), unlink or delete.
+	OnSourceDelete policy.Delete
 	// MassDeleteThreshold is the share of linked contacts one run may
 	// delete (default 0.10).
 	MassDeleteThreshold float64
@@ -89,15 +80,17 @@ type Options struct {
 	// for adopting existing contacts at the first sync or a resync;
 	// empty means by externalId only.
 	Match []string
-	// OnMatch is adopt, link or create; OnAmbiguous is hold or create.
-	OnMatch, OnAmbiguous string
+	// OnMatch is adopt (default), link or create.
+	OnMatch policy.OnMatch
+	// OnAmbiguous is hold (default) or create.
+	OnAmbiguous policy.OnAmbiguous
 	// OnWorkspaceDelete is the connector's onWorkspaceDelete when it reads
 	// the workspace (direction both or to-crm), else "". With "delete", a
 	// linked contact found deleted in the workspace has its record deleted
 	// instead of being created again.
-	OnWorkspaceDelete string
+	OnWorkspaceDelete policy.Delete
 	// Conflict is the connector's conflict policy (newest-wins default).
-	Conflict string
+	Conflict policy.Conflict
 	// OtherSources are the workspace sources of the other connectors:
 	// contacts carrying them are never adopted.
 	OtherSources []string
@@ -143,16 +136,16 @@ func New(opts Options) (*Reconciler, error) {
 		opts.Workers = 4
 	}
 	if opts.OnSourceDelete == "" {
-		opts.OnSourceDelete = DeleteIgnore
+		opts.OnSourceDelete = policy.DeleteIgnore
 	}
 	if opts.MassDeleteThreshold <= 0 {
 		opts.MassDeleteThreshold = 0.10
 	}
 	if opts.OnMatch == "" {
-		opts.OnMatch = OnMatchAdopt
+		opts.OnMatch = policy.MatchAdopt
 	}
 	if opts.OnAmbiguous == "" {
-		opts.OnAmbiguous = OnAmbiguousHold
+		opts.OnAmbiguous = policy.AmbiguousHold
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 4

@@ -14,6 +14,7 @@ import (
 	"github.com/syncd-io/syncd/connector"
 	csvconn "github.com/syncd-io/syncd/connector/csv"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -28,7 +29,7 @@ type env struct {
 	csv    string
 	store  *state.Store
 	rows   [][]string // header first
-	policy string
+	policy policy.Delete
 	allow  bool
 	match  []string
 	spec   *mapping.Spec // the mapping; testSpec() when nil
@@ -57,7 +58,7 @@ func newEnv(t *testing.T, rows int, emuOpts emulator.Options) *env {
 	if _, err := ws.LoadCustomFields(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, emu: emu, ws: ws, dir: t.TempDir(), policy: DeleteIgnore}
+	e := &env{t: t, emu: emu, ws: ws, dir: t.TempDir(), policy: policy.DeleteIgnore}
 	e.csv = filepath.Join(e.dir, "contacts.csv")
 	e.rows = [][]string{{"id", "first_name", "last_name", "email", "mobile", "score"}}
 	for i := 1; i <= rows; i++ {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -77,7 +78,7 @@ func (p *pass) patch(ctx context.Context, it *item, contactID string, have mappi
 	body := patchBody(have, it.fields, itemIDs)
 	p.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
 	c, err := p.r.opts.Workspace.UpdateContact(ctx, contactID, body)
-	if workspace.IsNotFound(err) && p.r.opts.OnWorkspaceDelete == WorkspaceDeleteRemove && it.link != nil {
+	if workspace.IsNotFound(err) && p.r.opts.OnWorkspaceDelete == policy.DeleteRemove && it.link != nil {
 		// Deleted in the workspace by a person, on a connector that
 		// carries such deletions to the other system: creating it again
 		// would undo the deletion, so the deletion is applied here (the

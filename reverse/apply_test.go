@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -135,7 +136,7 @@ func TestConflictPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.Conflict = tt.policy })
+			e := newEnv(t, func(tg *Target) { tg.Conflict = policy.Conflict(tt.policy) })
 			e.seed(1)
 			c := e.contact("1")
 			// Both sides change lastName since the last sync.
@@ -241,7 +242,7 @@ func TestDeletePolicies(t *testing.T) {
 			name += " soft"
 		}
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.OnWorkspaceDelete, tg.SoftDelete = tt.policy, tt.soft })
+			e := newEnv(t, func(tg *Target) { tg.OnWorkspaceDelete, tg.SoftDelete = policy.Delete(tt.policy), tt.soft })
 			e.seed(2)
 			e.listen()
 			c := e.contact("1")

@@ -228,8 +228,8 @@ var testSpec = mapping.Spec{
 		"firstName":   {From: "first_name"},
 		"lastName":    {From: "last_name"},
 		"emails.work": {From: "email"},
-		"role":        {From: "title", Direction: mapping.ToCRM},
-		"company":     {From: "company", Direction: mapping.ToWorkspace},
+		"role":        {From: "title", Direction: "to-crm"},
+		"company":     {From: "company", Direction: "to-workspace"},
 	},
 }
 

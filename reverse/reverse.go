@@ -59,9 +59,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -100,13 +100,13 @@ type Target struct {
 	Getter connector.Getter
 	// Direction is the connector's direction: updates flow back only with
 	// both or to-crm.
-	Direction string
+	Direction policy.Direction
 	// Conflict is newest-wins (default), workspace-wins or crm-wins.
-	Conflict string
+	Conflict policy.Conflict
 	// OnWorkspaceCreate is ignore (default) or create; OnWorkspaceDelete
 	// is ignore (default), unlink or delete.
-	OnWorkspaceCreate string
-	OnWorkspaceDelete string
+	OnWorkspaceCreate policy.Create
+	OnWorkspaceDelete policy.Delete
 	// SoftDelete asks deletes to mark records deleted where the system
 	// has a soft-delete column.
 	SoftDelete bool
@@ -122,7 +122,7 @@ type Target struct {
 }
 
 func (t *Target) writesBack() bool {
-	return t.Writer != nil && (t.Direction == mapping.Both || t.Direction == mapping.ToCRM)
+	return t.Writer != nil && t.Direction.WritesBack()
 }
 
 // Options configure an Applier.
@@ -218,7 +218,7 @@ func New(opts Options) (*Applier, error) {
 			t.Getter, _ = t.Writer.(connector.Getter)
 		}
 		if t.Conflict == "" {
-			t.Conflict = config.ConflictNewestWins
+			t.Conflict = policy.NewestWins
 		}
 		a.targets[t.Name] = t
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -190,7 +191,7 @@ func (r *round) route(g *group) error {
 	}
 	if !g.deleted && !r.a.ownedSource(g.contact) {
 		for _, t := range r.a.opts.Targets {
-			if t.OnWorkspaceCreate == "create" && t.writesBack() {
+			if t.OnWorkspaceCreate == policy.CreateRecord && t.writesBack() {
 				g.target = t
 				return nil
 			}

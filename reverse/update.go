@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -160,7 +160,7 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 	if len(conflict) > 0 {
 		workspaceWins = wins(t.Conflict, u.g.contact.UpdatedAt, rec)
 		cf := state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
-			Policy: t.Conflict, Winner: "workspace", Workspace: map[string]string{}, Source: map[string]string{}}
+			Policy: t.Conflict.String(), Winner: "workspace", Workspace: map[string]string{}, Source: map[string]string{}}
 		if !workspaceWins {
 			cf.Winner = t.Name
 		}
@@ -216,11 +216,11 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 }
 
 // wins reports whether the workspace's version wins a conflict.
-func wins(policy string, contactAt time.Time, rec *connector.Record) bool {
-	switch policy {
-	case config.ConflictWorkspaceWins:
+func wins(conflict policy.Conflict, contactAt time.Time, rec *connector.Record) bool {
+	switch conflict {
+	case policy.WorkspaceWins:
 		return true
-	case config.ConflictCRMWins:
+	case policy.CRMWins:
 		return false
 	}
 	// newest-wins: a record without a change time loses.
@@ -265,11 +265,11 @@ func (b *batch) planDeletes(groups []*group) {
 	t, r := b.t, b.r
 	for _, g := range groups {
 		switch {
-		case t.OnWorkspaceDelete == config.DeleteUnlink || (t.OnWorkspaceDelete == config.DeleteDelete && t.Writer == nil):
+		case t.OnWorkspaceDelete == policy.DeleteUnlink || (t.OnWorkspaceDelete == policy.DeleteRemove && t.Writer == nil):
 			r.commit.Unlink = append(r.commit.Unlink, *g.link)
 			r.a.count(func(s *Stats) { s.Unlinked++ })
 			r.ack(g)
-		case t.OnWorkspaceDelete == config.DeleteDelete:
+		case t.OnWorkspaceDelete == policy.DeleteRemove:
 			id := g.link.RecordID
 			if id == "" {
 				if _, err := t.Mapper.ExternalID(connector.Record{ID: g.link.ExternalID}); err == nil {
