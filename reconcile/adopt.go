@@ -14,23 +14,27 @@ import (
 	"github.com/syncd-io/syncd/workspace"
 )
 
-// adoptMatch takes over a matched contact: with onMatch adopt it sets the
+// linkMatch records the link to a matched contact (onMatch link); the
+// contact's fields are left alone.
+func (p *pass) linkMatch(it *item) error {
+	c := *it.match
+	_, ids, _ := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
+	p.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
+	if err := p.saveLinkIDs(it, c, ids); err != nil {
+		return err
+	}
+	p.count(func(s *Summary) { s.Adopted++ })
+	return nil
+}
+
+// adoptMatch takes over a matched contact (onMatch adopt): it sets the
 // contact's externalId and source and the record's values under the
 // conflict policy (a value someone typed in the workspace is not blindly
-// overwritten); with onMatch link it only records the link.
-func (p *pass) adoptMatch(ctx context.Context, it *item) error {
+// overwritten). A contact deleted since the listing marks the item gone.
+func (p *pass) adoptMatch(ctx context.Context, it *item) (bool, error) {
 	r := p.r
 	c := *it.match
 	have, ids, relabel := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
-	if r.opts.OnMatch == policy.MatchLink {
-		p.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
-		c.UpdatedAt = it.match.UpdatedAt
-		if err := p.saveLinkIDs(it, c, ids); err != nil {
-			return err
-		}
-		p.count(func(s *Summary) { s.Adopted++ })
-		return nil
-	}
 	desired, lost := p.resolveAdoption(have, it, c)
 	body := patchBody(have, desired, ids)
 	relabelItems(&body, relabel, desired)
@@ -39,22 +43,22 @@ func (p *pass) adoptMatch(ctx context.Context, it *item) error {
 	p.planned("adopt", it.mapped.ExternalID, c.ID, have, desired)
 	got, err := r.opts.Workspace.UpdateContact(ctx, c.ID, body)
 	if workspace.IsNotFound(err) {
-		it.match = nil // deleted since the listing: make a new one
-		return p.create(ctx, it)
+		it.gone = true
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("adopt contact %s: %w", c.ID, err)
+		return true, fmt.Errorf("adopt contact %s: %w", c.ID, err)
 	}
 	if lost != nil {
 		if _, err := r.opts.Store.AddConflict(*lost); err != nil {
-			return fmt.Errorf("record conflict: %w", err)
+			return true, fmt.Errorf("record conflict: %w", err)
 		}
 	}
 	if err := p.saveLinkIDs(it, got, ids); err != nil {
-		return err
+		return true, err
 	}
 	p.count(func(s *Summary) { s.Adopted++ })
-	return nil
+	return true, nil
 }
 
 // matchedFields is what a matched contact holds for the mapped targets.
@@ -215,7 +219,8 @@ func (p *pass) resolve(ctx context.Context, rec connector.Record, contactID stri
 		return err
 	}
 	f := ContactFields(m)
-	it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
+	// The operator chose: this contact, or (contactID "") a new one.
+	it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash(), lookedUp: true, matched: true}
 	if contactID != "" {
 		var c workspace.Contact
 		if ws, ok := r.opts.Workspace.(interface {

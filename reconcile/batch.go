@@ -13,18 +13,39 @@ import (
 	"github.com/syncd-io/syncd/workspace"
 )
 
-// item is one mapped record on its way to the workspace.
+// item is one mapped record on its way to the workspace, with what the
+// pass knows of it so far: decide reads these facts, the effects set them.
 type item struct {
 	rec    connector.Record
 	mapped mapping.Mapped
 	fields mapping.Fields // mapped fields plus the sourceUrl pseudo-field
 	hash   string
-	link   *state.Link        // the record's link, when it has one
-	found  *workspace.Contact // an unlinked contact that carries the externalId
-	match  *workspace.Contact // a contact without link that shares a phone or e-mail
+	link   *state.Link // the record's link, when it has one
+	// fingerprint is the raw record's fingerprint, when its link holds
+	// the mapped values (the link keeps it, so that the next pass skips
+	// the record without mapping it).
+	fingerprint [8]byte
+	// refused: a dead letter holds these very values, refused for good.
+	refused bool
+	// lookedUp: the externalId was looked up in the workspace (or needs
+	// no look-up); found is the unlinked contact that carries it, and
+	// foundHave what that contact holds of the mapped targets.
+	lookedUp  bool
+	found     *workspace.Contact
+	foundHave mapping.Fields
+	// matched: the match index was consulted (or needs not be); match is
+	// the one contact without link that shares a phone or e-mail,
+	// ambiguous the several that do.
+	matched   bool
+	match     *workspace.Contact
+	ambiguous *ambiguity
+	// gone: the contact the item was to be written to answered 404.
+	gone bool
 	// uncertain is set when a create's outcome is unknown: the contact
-	// may exist, so the next attempt looks before it creates.
+	// may exist, so the next attempt looks before it creates. lost is
+	// that create's error, within the attempt.
 	uncertain bool
+	lost      error
 }
 
 // sourceURLKey holds the sourceUrl among a link's fields, so that a change
@@ -52,14 +73,52 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err // do not start a batch after a shutdown request
 	}
-	r := p.r
 	recs, seen, err := p.skipUnchanged(recs)
 	if err != nil {
 		return err
 	}
-	items := make([]*item, 0, len(recs))
-	index := map[string]int{} // externalId -> position in items (last wins)
-	var deletes []connector.Record
+	items, deletes, seen := p.mapRecords(ctx, recs, seen)
+	if len(deletes) > 0 {
+		// A merge moves a link before the survivor's record, perhaps in
+		// this very batch, is looked up by it.
+		mctx, cancel := p.writeContext(ctx)
+		var err error
+		deletes, err = p.relinkMerged(mctx, deletes)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	if err := p.loadLinks(items); err != nil {
+		return err
+	}
+	wctx, cancel := p.writeContext(ctx)
+	defer cancel()
+	work, err := p.prepare(wctx, items)
+	if err != nil {
+		return err
+	}
+	if err := p.writeAll(wctx, work); err != nil {
+		return err
+	}
+	if p.full || !p.r.opts.Type.Incremental {
+		if err := p.markSeen(seen); err != nil {
+			return err
+		}
+	}
+	if len(deletes) > 0 {
+		return p.deleteRecords(wctx, deletes)
+	}
+	return nil
+}
+
+// mapRecords maps a batch's records to items (the last of an externalId
+// wins), sets aside those that do not map, and returns the deletions and
+// the externalIds seen (added to seen).
+func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []string) (items []*item, deletes []connector.Record, _ []string) {
+	r := p.r
+	items = make([]*item, 0, len(recs))
+	index := map[string]int{} // externalId -> position in items
 	for _, rec := range recs {
 		if rec.Deleted {
 			deletes = append(deletes, rec)
@@ -87,21 +146,13 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		items = append(items, it)
 		seen = append(seen, m.ExternalID)
 	}
+	return items, deletes, seen
+}
 
-	if len(deletes) > 0 {
-		// A merge moves a link before the survivor's record, perhaps in
-		// this very batch, is looked up by it.
-		mctx, cancel := p.writeContext(ctx)
-		var err error
-		deletes, err = p.relinkMerged(mctx, deletes)
-		cancel()
-		if err != nil {
-			return err
-		}
-	}
-
-	var work, unlinked []*item
-	var fill []state.Link // unchanged links that lack the record's ID
+// loadLinks reads the items' links and their dead letters, and the
+// fingerprints of the records whose link holds their mapped values.
+func (p *pass) loadLinks(items []*item) error {
+	r := p.r
 	for _, it := range items {
 		l, ok, err := r.opts.Store.Link(r.opts.Connector, it.mapped.ExternalID)
 		if err != nil {
@@ -110,73 +161,81 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		if ok {
 			it.link = &l
 			if l.WorkspaceHash == it.hash {
-				fp := r.opts.Mapper.Fingerprint(it.rec, it.hash)
-				if l.RecordID != it.rec.ID || l.Fingerprint != fp {
-					// A link rebuilt from a listing knows no record ID;
-					// write-back needs it to address the record. A
-					// fingerprint that is missing or stale (the mapping
-					// changed) is stored, so that the next pass skips
-					// the record without mapping it.
-					l.RecordID, l.Fingerprint = it.rec.ID, fp
-					fill = append(fill, l)
-				}
-				p.count(func(s *Summary) { s.Unchanged++ })
-				p.clearDeadLetter(it)
-				continue
+				it.fingerprint = r.opts.Mapper.Fingerprint(it.rec, it.hash)
 			}
 		}
-		if dl, ok := p.known[it.mapped.ExternalID]; ok && dl.Permanent && dl.Hash == it.hash {
+		dl, ok := p.known[it.mapped.ExternalID]
+		it.refused = ok && dl.Permanent && dl.Hash == it.hash
+	}
+	return nil
+}
+
+// prepare carries out, for a batch's items, the actions that come before
+// the writes: what needs no call, the look-ups by externalId (one call
+// per 50), the match index and holds. It returns the items to write.
+func (p *pass) prepare(wctx context.Context, items []*item) ([]*item, error) {
+	ru := p.rules()
+	var work, unknown []*item
+	var fill []state.Link // unchanged links that lack the record's id or fingerprint
+	for _, it := range items {
+		switch decide(it, ru) {
+		case actUnchanged:
+			p.count(func(s *Summary) { s.Unchanged++ })
+			p.clearDeadLetter(it)
+		case actFillRecordID:
+			l := *it.link
+			l.RecordID, l.Fingerprint = it.rec.ID, it.fingerprint
+			fill = append(fill, l)
+			p.count(func(s *Summary) { s.Unchanged++ })
+			p.clearDeadLetter(it)
+		case actSkipRefused:
 			// Refused before with these very values: do not spend a call
 			// to be refused again. A change of the record retries it.
 			p.count(func(s *Summary) { s.Failed++ })
+		case actLookUp:
+			unknown = append(unknown, it)
+			work = append(work, it)
+		default:
+			work = append(work, it)
+		}
+	}
+	if len(fill) > 0 {
+		if err := p.r.opts.Store.PutLinks(fill); err != nil {
+			return nil, fmt.Errorf("save record ids: %w", err)
+		}
+	}
+	if len(unknown) > 0 {
+		if err := p.lookUp(wctx, unknown); err != nil {
+			return nil, err
+		}
+	}
+	return p.matchAll(work, ru)
+}
+
+// matchAll consults the match index for the items that need it and holds
+// those that match ambiguously; it returns the items left to write.
+func (p *pass) matchAll(items []*item, ru rules) ([]*item, error) {
+	kept := items[:0]
+	for _, it := range items {
+		a := decide(it, ru)
+		if a == actMatch {
+			if err := p.match(it); err != nil {
+				return nil, err
+			}
+			a = decide(it, ru)
+		}
+		if a == actHold {
+			if err := p.hold(it); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		if it.link == nil {
-			unlinked = append(unlinked, it)
+		if !a.writes() {
+			return nil, fmt.Errorf("record %s: %s before writing", it.mapped.ExternalID, a)
 		}
-		work = append(work, it)
+		kept = append(kept, it)
 	}
-
-	if len(fill) > 0 {
-		if err := r.opts.Store.PutLinks(fill); err != nil {
-			return fmt.Errorf("save record ids: %w", err)
-		}
-	}
-	wctx, cancel := p.writeContext(ctx)
-	defer cancel()
-	if len(unlinked) > 0 && !p.listed {
-		if err := p.lookUp(wctx, unlinked); err != nil {
-			return err
-		}
-	}
-	if len(unlinked) > 0 && p.indexed {
-		kept := work[:0]
-		for _, it := range work {
-			if it.link == nil && it.found == nil {
-				held, err := p.match(it)
-				if err != nil {
-					return err
-				}
-				if held {
-					continue
-				}
-			}
-			kept = append(kept, it)
-		}
-		work = kept
-	}
-	if err := p.writeAll(wctx, work); err != nil {
-		return err
-	}
-	if p.full || !r.opts.Type.Incremental {
-		if err := p.markSeen(seen); err != nil {
-			return err
-		}
-	}
-	if len(deletes) > 0 {
-		return p.deleteRecords(wctx, deletes)
-	}
-	return nil
+	return kept, nil
 }
 
 // markSeen records that this pass saw the records, for the sweep of the
@@ -226,9 +285,9 @@ func (p *pass) lookUp(ctx context.Context, items []*item) error {
 	}
 	byExt := oldestByExternalID(found)
 	for _, it := range items {
+		it.lookedUp = true
 		if c, ok := byExt[it.mapped.ExternalID]; ok {
-			c := c
-			it.found = &c
+			p.setFound(it, &c)
 		}
 	}
 	return nil

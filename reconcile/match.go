@@ -190,63 +190,80 @@ func (p *pass) candidates(f mapping.Fields) ([]string, error) {
 	return out, nil
 }
 
+// ambiguity is a record that matches several contacts, or a contact that
+// several records match.
+type ambiguity struct {
+	candidates []string
+	reason     string
+}
+
 // match looks an unlinked, unfound item up in the match index. It sets
-// it.match to the one contact it may adopt, or holds the item (returning
-// held true) when the match is ambiguous and onAmbiguous is hold.
-func (p *pass) match(it *item) (held bool, err error) {
+// it.match to the one contact it may adopt, or it.ambiguous when the
+// match is ambiguous; decide then follows onMatch and onAmbiguous.
+func (p *pass) match(it *item) error {
 	r := p.r
+	it.matched = true
 	cands, err := p.candidates(it.fields)
 	if err != nil {
-		return false, err
+		return err
 	}
 	free := cands[:0:0]
 	for _, id := range cands {
 		l, ok, err := r.opts.Store.LinkByContact(r.opts.Connector, id)
 		if err != nil {
-			return false, fmt.Errorf("read link of contact %s: %w", id, err)
+			return fmt.Errorf("read link of contact %s: %w", id, err)
 		}
 		if !ok || l.ExternalID == it.mapped.ExternalID {
 			free = append(free, id)
 		}
 	}
-	reason := ""
 	switch len(free) {
 	case 0:
-		return false, nil
+		return nil
 	case 1:
-		claims, err := r.opts.Store.LookupIndex(r.opts.Connector, claimPrefix+free[0])
-		if err != nil {
-			return false, fmt.Errorf("read claims: %w", err)
-		}
-		if len(claims) > 1 {
-			reason = fmt.Sprintf("records %s all match contact %s", strings.Join(claims, ", "), free[0])
-			break
-		}
-		doc, ok, err := r.opts.Store.MatchDoc(r.opts.Connector, free[0])
-		if err != nil || !ok {
-			return false, fmt.Errorf("read matched contact %s: found=%v: %w", free[0], ok, err)
-		}
-		var c workspace.Contact
-		if err := json.Unmarshal(doc, &c); err != nil {
-			return false, fmt.Errorf("decode matched contact %s: %w", free[0], err)
-		}
-		it.match = &c
-		return false, nil
-	default:
-		reason = fmt.Sprintf("matches %d contacts (%s) by phone or e-mail", len(free), strings.Join(free, ", "))
+		return p.matchOne(it, free[0])
 	}
-	if r.opts.OnAmbiguous == policy.AmbiguousCreate {
-		return false, nil
-	}
-	payload, err := json.Marshal(Held{Record: it.rec, Candidates: free, Reason: reason})
+	it.ambiguous = &ambiguity{candidates: free, reason: fmt.Sprintf("matches %d contacts (%s) by phone or e-mail", len(free), strings.Join(free, ", "))}
+	return nil
+}
+
+// matchOne sets the item's match to the contact, unless other records
+// claim it too.
+func (p *pass) matchOne(it *item, contactID string) error {
+	r := p.r
+	claims, err := r.opts.Store.LookupIndex(r.opts.Connector, claimPrefix+contactID)
 	if err != nil {
-		return false, err
+		return fmt.Errorf("read claims: %w", err)
+	}
+	if len(claims) > 1 {
+		it.ambiguous = &ambiguity{candidates: []string{contactID}, reason: fmt.Sprintf("records %s all match contact %s", strings.Join(claims, ", "), contactID)}
+		return nil
+	}
+	doc, ok, err := r.opts.Store.MatchDoc(r.opts.Connector, contactID)
+	if err != nil || !ok {
+		return fmt.Errorf("read matched contact %s: found=%v: %w", contactID, ok, err)
+	}
+	var c workspace.Contact
+	if err := json.Unmarshal(doc, &c); err != nil {
+		return fmt.Errorf("decode matched contact %s: %w", contactID, err)
+	}
+	it.match = &c
+	return nil
+}
+
+// hold sets an ambiguously matching record aside for an operator.
+func (p *pass) hold(it *item) error {
+	r := p.r
+	a := it.ambiguous
+	payload, err := json.Marshal(Held{Record: it.rec, Candidates: a.candidates, Reason: a.reason})
+	if err != nil {
+		return err
 	}
 	if err := r.opts.Store.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
-		return false, fmt.Errorf("hold record %s: %w", it.mapped.ExternalID, err)
+		return fmt.Errorf("hold record %s: %w", it.mapped.ExternalID, err)
 	}
-	p.planned("hold", it.mapped.ExternalID, strings.Join(free, ","), nil, nil)
+	p.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
 	p.count(func(s *Summary) { s.Held++ })
-	r.log.WithField("external_id", it.mapped.ExternalID).WithField("reason", reason).Info("ambiguous match held for an operator")
-	return true, nil
+	r.log.WithField("external_id", it.mapped.ExternalID).WithField("reason", a.reason).Info("ambiguous match held for an operator")
+	return nil
 }

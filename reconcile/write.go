@@ -8,7 +8,6 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
-	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -55,52 +54,89 @@ func (p *pass) write(ctx context.Context, it *item) error {
 	}
 }
 
-// writeOnce makes one attempt: patch a linked contact, adopt a found one,
-// or create.
+// writeOnce makes one attempt: it carries out the actions decide picks
+// until one ends the attempt (written, linked, or failed).
 func (p *pass) writeOnce(ctx context.Context, it *item) error {
-	switch {
-	case it.link != nil:
-		return p.patch(ctx, it, it.link.ContactID, mapping.Fields(it.link.Fields), it.link.ItemIDs)
-	case it.found != nil:
-		return p.adopt(ctx, it)
-	case it.match != nil:
-		return p.adoptMatch(ctx, it)
-	case it.uncertain:
-		// An earlier attempt's create may have been applied: look first.
-		return p.resolveUncertain(ctx, it, nil)
-	default:
-		return p.create(ctx, it)
+	it.lost = nil
+	ru := p.rules()
+	for {
+		a := decide(it, ru)
+		done, err := p.execute(ctx, it, a)
+		if err != nil || done {
+			return err
+		}
 	}
 }
 
-// patch sends only the fields that differ from have.
-func (p *pass) patch(ctx context.Context, it *item, contactID string, have mapping.Fields, itemIDs map[string]string) error {
+// execute carries out one write-phase action. done is false when the
+// action learned something (recorded on the item) that calls for another.
+func (p *pass) execute(ctx context.Context, it *item, a action) (done bool, err error) {
+	switch a {
+	case actPatch:
+		return p.update(ctx, it, it.link.ContactID, mapping.Fields(it.link.Fields), it.link.ItemIDs)
+	case actDeleteRecord:
+		return true, p.applyWorkspaceDelete(ctx, it)
+	case actForget:
+		return false, p.forget(it)
+	case actLinkFound:
+		return true, p.linkFound(it)
+	case actAdoptFound:
+		return p.update(ctx, it, it.found.ID, it.foundHave, mapping.ItemIDs(*it.found))
+	case actLinkMatch:
+		return true, p.linkMatch(it)
+	case actAdoptMatch:
+		return p.adoptMatch(ctx, it)
+	case actResolve:
+		return p.resolveUncertain(ctx, it)
+	case actFailLost:
+		return true, fmt.Errorf("create contact %s: %w", it.mapped.ExternalID, it.lost)
+	case actCreate:
+		return p.create(ctx, it)
+	}
+	return true, fmt.Errorf("record %s: cannot %s while writing", it.mapped.ExternalID, a)
+}
+
+// update patches a contact with the fields that differ from have; a
+// contact deleted in the workspace meanwhile marks the item gone.
+func (p *pass) update(ctx context.Context, it *item, contactID string, have mapping.Fields, itemIDs map[string]string) (bool, error) {
 	body := patchBody(have, it.fields, itemIDs)
 	p.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
 	c, err := p.r.opts.Workspace.UpdateContact(ctx, contactID, body)
-	if workspace.IsNotFound(err) && p.r.opts.OnWorkspaceDelete == policy.DeleteRemove && it.link != nil {
-		// Deleted in the workspace by a person, on a connector that
-		// carries such deletions to the other system: creating it again
-		// would undo the deletion, so the deletion is applied here (the
-		// reverse applier may do the same; deleting twice is harmless).
-		return p.applyWorkspaceDelete(ctx, it)
-	}
 	if workspace.IsNotFound(err) {
-		// Deleted in the workspace since it was linked: the record still
-		// exists at the source, so it is created again.
-		if derr := p.r.opts.Store.DeleteLink(p.r.opts.Connector, it.mapped.ExternalID); derr != nil {
-			return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, derr)
-		}
-		it.link, it.found = nil, nil
-		return p.create(ctx, it)
+		it.gone = true
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("patch contact %s: %w", contactID, err)
+		return true, fmt.Errorf("patch contact %s: %w", contactID, err)
 	}
 	if err := p.saveLink(it, c); err != nil {
-		return err
+		return true, err
 	}
 	p.count(func(s *Summary) { s.Updated++ })
+	return true, nil
+}
+
+// forget drops what the item knew of a contact deleted in the workspace
+// (its link, found or matched contact): the record still exists at the
+// source, so it is created again, with no look-up or match.
+func (p *pass) forget(it *item) error {
+	if it.link != nil {
+		if err := p.r.opts.Store.DeleteLink(p.r.opts.Connector, it.mapped.ExternalID); err != nil {
+			return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
+		}
+	}
+	it.link, it.found, it.match, it.ambiguous, it.gone = nil, nil, nil, nil, false
+	it.lookedUp, it.matched = true, true
+	return nil
+}
+
+// linkFound links a contact that already carries the record's externalId
+// and its values.
+func (p *pass) linkFound(it *item) error {
+	if err := p.saveLink(it, *it.found); err != nil {
+		return err
+	}
+	p.count(func(s *Summary) { s.Unchanged++ })
 	return nil
 }
 
@@ -117,21 +153,6 @@ func patchBody(have, want mapping.Fields, itemIDs map[string]string) workspace.C
 	return body
 }
 
-// adopt links a contact that already carries the record's externalId and
-// patches what differs.
-func (p *pass) adopt(ctx context.Context, it *item) error {
-	c := *it.found
-	have := p.workspaceFields(c)
-	if have.Hash() == it.hash {
-		if err := p.saveLink(it, c); err != nil {
-			return err
-		}
-		p.count(func(s *Summary) { s.Unchanged++ })
-		return nil
-	}
-	return p.patch(ctx, it, c.ID, have, mapping.ItemIDs(c))
-}
-
 // workspaceFields reads the forward-mapped fields (and sourceUrl) of a
 // contact, to compare with a mapped record.
 func (p *pass) workspaceFields(c workspace.Contact) mapping.Fields {
@@ -143,45 +164,42 @@ func (p *pass) workspaceFields(c workspace.Contact) mapping.Fields {
 }
 
 // create makes the contact. When the answer is lost (the write may or may
-// not have been applied) or the service failed, it looks the externalId
-// up before anything else, and adopts what it finds.
-func (p *pass) create(ctx context.Context, it *item) error {
+// not have been applied) or the service failed, the item becomes
+// uncertain: the externalId is looked up before anything else.
+func (p *pass) create(ctx context.Context, it *item) (bool, error) {
 	r := p.r
 	p.planned("create", it.mapped.ExternalID, "", nil, it.fields)
 	c, err := r.opts.Workspace.CreateContact(ctx, mapping.CreateBody(r.opts.Source, it.mapped))
 	if err == nil {
 		if err := p.saveLink(it, c); err != nil {
-			return err
+			return true, err
 		}
 		p.count(func(s *Summary) { s.Created++ })
-		return nil
+		return true, nil
 	}
 	if !errors.Is(err, workspace.ErrOutcomeUnknown) && !workspace.IsTransient(err) {
-		return fmt.Errorf("create contact %s: %w", it.mapped.ExternalID, err)
+		return true, fmt.Errorf("create contact %s: %w", it.mapped.ExternalID, err)
 	}
-	it.uncertain = true
-	return p.resolveUncertain(ctx, it, err)
+	it.uncertain, it.lost = true, err
+	return false, nil
 }
 
 // resolveUncertain looks up a record whose create may have been applied.
 // Until a look-up answers, the item stays uncertain and is never created
 // again: a retry starts with the look-up.
-func (p *pass) resolveUncertain(ctx context.Context, it *item, cause error) error {
+func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
 	r := p.r
 	found, err := r.opts.Workspace.ContactsByExternalIDs(ctx, r.opts.Source, []string{it.mapped.ExternalID})
 	if err != nil {
-		return fmt.Errorf("look up contact %s after a failed create: %w", it.mapped.ExternalID, errors.Join(cause, err))
+		return true, fmt.Errorf("look up contact %s after a failed create: %w", it.mapped.ExternalID, errors.Join(it.lost, err))
 	}
 	it.uncertain = false
 	if c, ok := oldestByExternalID(found)[it.mapped.ExternalID]; ok {
-		it.found = &c
+		p.setFound(it, &c)
+		it.lost = nil
 		r.log.WithField("external_id", it.mapped.ExternalID).Info("create was applied although its answer was lost; adopting the contact")
-		return p.adopt(ctx, it)
 	}
-	if cause != nil {
-		return fmt.Errorf("create contact %s: %w", it.mapped.ExternalID, cause)
-	}
-	return p.create(ctx, it)
+	return false, nil
 }
 
 // saveLink records that contact c now holds the item's values.
