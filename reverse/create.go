@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
@@ -51,27 +52,28 @@ type createJob struct {
 func (b *batch) planCreates(groups []*group) error {
 	t, r := b.t, b.r
 	for _, g := range groups {
-		switch {
-		case g.deleted:
-			if g.pending != nil {
-				r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": g.contactID, "record": g.pending.RecordID}).
-					Warn("contact deleted in the workspace while its record was being created; the record is left as it is")
-			}
+		switch decideGroup(t, g) {
+		case vDeletedCreating:
+			r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": g.contactID, "record": g.pending.RecordID}).
+				Warn("contact deleted in the workspace while its record was being created; the record is left as it is")
 			r.a.count(func(s *Stats) { s.Ignored++ })
 			r.ack(g)
-		case g.pending != nil && g.pending.RecordID != "":
+		case vResume:
 			b.created = append(b.created, &createJob{g: g, pending: *g.pending})
-		case g.pending != nil:
+		case vCreateUnknown:
 			r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body, fmt.Sprintf(
 				"the create of this contact's record (started %s, fields %v) may or may not have been applied; "+
 					"check %s and link or create the record by hand: syncd will not create it again",
 				g.pending.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), g.pending.Fields, t.Name))
 			r.a.count(func(s *Stats) { s.Failed++ })
 			r.ack(g)
-		default:
+		case vCreate:
 			if err := b.startCreate(g); err != nil {
 				return err
 			}
+		default:
+			r.a.count(func(s *Stats) { s.Ignored++ })
+			r.ack(g)
 		}
 	}
 	return nil
@@ -97,34 +99,40 @@ func (b *batch) startCreate(g *group) error {
 	if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
 		return err
 	}
-	b.add(connector.Change{Op: connector.OpCreate, Fields: fields}, func(res connector.WriteResult) {
-		var whole *wholeCallError
-		switch {
-		case res.Err == nil && res.ID != "":
-			p.RecordID = res.ID
-			if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
-				r.a.log.WithError(err).WithField("contact", g.contactID).Error("record created but its id could not be written to state")
-			}
-			b.created = append(b.created, &createJob{g: g, pending: p, sent: fields})
-			return
-		case res.Err == nil:
-			res.Err = errors.New("the connector reported no record id")
-		case errors.As(res.Err, &whole) || errors.Is(res.Err, connector.ErrRefused):
-			// Nothing was created: a later round may try again.
-			if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
-				r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")
-			}
-			r.failed(t, g, opCreate, res.Err, !errors.As(res.Err, &whole))
-			return
-		}
-		// Outcome unknown (connector.ErrOutcomeUnknown), or an error that
-		// is not a refusal: the pending create stays (see above).
-		r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body,
-			"the create may or may not have been applied ("+res.Err.Error()+"); syncd will not create it again: check "+t.Name+" and link the record by hand")
-		r.a.count(func(s *Stats) { s.Failed++ })
-		r.ack(g)
-	})
+	b.writes = append(b.writes, &write{g: g, pending: p, change: connector.Change{Op: connector.OpCreate, Fields: fields}})
 	return nil
+}
+
+// settleCreate records a created record's id for step 3, or settles a
+// create that failed: refused (nothing created, a later round may try
+// again) or of unknown outcome (set aside, never created again).
+func (b *batch) settleCreate(w *write, res connector.WriteResult) {
+	t, r, g, p := b.t, b.r, w.g, w.pending
+	var whole *wholeCallError
+	switch {
+	case res.Err == nil && res.ID != "":
+		p.RecordID = res.ID
+		if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
+			r.a.log.WithError(err).WithField("contact", g.contactID).Error("record created but its id could not be written to state")
+		}
+		b.created = append(b.created, &createJob{g: g, pending: p, sent: w.change.Fields})
+		return
+	case res.Err == nil:
+		res.Err = errors.New("the connector reported no record id")
+	case errors.As(res.Err, &whole) || errors.Is(res.Err, connector.ErrRefused):
+		// Nothing was created: a later round may try again.
+		if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
+			r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")
+		}
+		r.failed(t, g, opCreate, res.Err, !errors.As(res.Err, &whole))
+		return
+	}
+	// Outcome unknown (connector.ErrOutcomeUnknown), or an error that
+	// is not a refusal: the pending create stays (see above).
+	r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body,
+		"the create may or may not have been applied ("+res.Err.Error()+"); syncd will not create it again: check "+t.Name+" and link the record by hand")
+	r.a.count(func(s *Stats) { s.Failed++ })
+	r.ack(g)
 }
 
 // finishCreates gives each created record's contact its externalId and
@@ -171,30 +179,20 @@ func (b *batch) finishCreates(ctx context.Context) error {
 // finishCreate is step 3 for one contact.
 func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Record) error {
 	t, r := b.t, b.r
-	m := t.Mapper
-	mapped, merr := m.ToContact(rec)
+	mapped, merr := t.Mapper.ToContact(rec)
 	ext := mapped.ExternalID
 	if merr != nil {
 		var err error
-		if ext, err = m.ExternalID(rec); err != nil {
+		if ext, err = t.Mapper.ExternalID(rec); err != nil {
 			r.failed(t, j.g, opCreate, fmt.Errorf("record %s was created but gives no externalId: %w", rec.ID, err), true)
 			return nil
 		}
 	}
-	patch := workspace.ContactPatch{ExternalID: workspace.Some(ext), Source: workspace.Some(t.Source)}
-	rt := m.ReverseTargets()
-	fwdOnly := forwardOnly(m)
+	var fwd *mapping.Mapped // the record mapped forward, when it maps
 	if merr == nil {
-		if mapped.SourceURL != "" {
-			patch.SourceURL = workspace.Some(mapped.SourceURL)
-		}
-		// Fields flowing only to the workspace: the new record's
-		// defaults reach the contact now.
-		have := m.FromContact(j.g.contact).Only(fwdOnly)
-		body := mapping.PatchBody(have, mapped.Fields.Only(fwdOnly), mapping.ItemIDs(j.g.contact))
-		patch.DefaultFields, patch.CustomFields = body.DefaultFields, body.CustomFields
+		fwd = &mapped
 	}
-	c, err := r.a.opts.Workspace.UpdateContact(ctx, j.g.contactID, patch)
+	c, err := r.a.opts.Workspace.UpdateContact(ctx, j.g.contactID, createdPatch(t, j.g.contact, ext, fwd))
 	if workspace.IsNotFound(err) {
 		_ = r.a.opts.Store.DeletePendingCreate(t.Name, j.g.contactID)
 		r.failed(t, j.g, opCreate, fmt.Errorf("contact deleted before record %s was linked to it: %w", rec.ID, err), true)
@@ -208,41 +206,7 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 		r.failed(t, j.g, opCreate, err, workspace.IsValidation(err))
 		return nil
 	}
-	// Agreed: what the record holds for targets flowing both ways, what
-	// the contact holds now for those flowing only to the workspace.
-	now := m.FromContact(c)
-	fields := map[string]string{}
-	for _, k := range m.ForwardTargets() {
-		v := now[k]
-		if contains(rt, k) {
-			v = j.pending.Fields[k]
-			if merr == nil {
-				v = mapped.Fields[k]
-			}
-		}
-		if v != "" {
-			fields[k] = v
-		}
-	}
-	if c.SourceURL != nil && *c.SourceURL != "" {
-		fields[sourceURLKey] = *c.SourceURL
-	}
-	rev := map[string]string{}
-	for _, k := range rt {
-		if v := j.pending.Fields[k]; v != "" && !contains(m.ForwardTargets(), k) {
-			rev[k] = v
-		}
-	}
-	at := r.a.opts.Now()
-	l := state.Link{
-		Connector: t.Name, ExternalID: ext, ContactID: j.g.contactID, RecordID: rec.ID,
-		Fields: fields, ItemIDs: mapping.ItemIDs(c),
-		WorkspaceWrittenAt: at, SourceWrittenAt: at,
-		ContactUpdatedAt: j.pending.ContactUpdatedAt, SourceUpdatedAt: rec.UpdatedAt,
-	}
-	l.WorkspaceHash = mapping.Fields(fields).Hash()
-	l.SourceHash = l.WorkspaceHash
-	r.commit.Links = append(r.commit.Links, state.ReverseLink{Link: l, Agreed: rev, ClearPending: true})
+	r.commit.Links = append(r.commit.Links, createdLink(t, j.pending, c, rec, ext, fwd, r.a.opts.Now()))
 	r.a.count(func(s *Stats) { s.Created++ })
 	// Versions newer than the one created from stay in the inbox: the
 	// next round applies them as updates of the linked contact.
@@ -255,6 +219,66 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 	r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": j.g.contactID, "record": rec.ID, "external_id": ext}).
 		Info("record created for a contact made in the workspace")
 	return nil
+}
+
+// createdPatch gives a contact the externalId and source of the record
+// created for it and, when the record maps forward (fwd), its sourceUrl
+// and its values of the fields flowing only to the workspace: the new
+// record's defaults reach the contact now.
+func createdPatch(t *Target, contact workspace.Contact, ext string, fwd *mapping.Mapped) workspace.ContactPatch {
+	patch := workspace.ContactPatch{ExternalID: workspace.Some(ext), Source: workspace.Some(t.Source)}
+	if fwd == nil {
+		return patch
+	}
+	if fwd.SourceURL != "" {
+		patch.SourceURL = workspace.Some(fwd.SourceURL)
+	}
+	only := forwardOnly(t.Mapper)
+	have := t.Mapper.FromContact(contact).Only(only)
+	body := mapping.PatchBody(have, fwd.Fields.Only(only), mapping.ItemIDs(contact))
+	patch.DefaultFields, patch.CustomFields = body.DefaultFields, body.CustomFields
+	return patch
+}
+
+// createdLink is the link of a contact and the record created for it.
+// Agreed: what the record holds for targets flowing both ways (its
+// forward mapping, else the values sent), what the contact c holds now
+// for those flowing only to the workspace.
+func createdLink(t *Target, p state.PendingCreate, c workspace.Contact, rec connector.Record, ext string, fwd *mapping.Mapped, at time.Time) state.ReverseLink {
+	m := t.Mapper
+	rt := m.ReverseTargets()
+	now := m.FromContact(c)
+	fields := map[string]string{}
+	for _, k := range m.ForwardTargets() {
+		v := now[k]
+		if contains(rt, k) {
+			v = p.Fields[k]
+			if fwd != nil {
+				v = fwd.Fields[k]
+			}
+		}
+		if v != "" {
+			fields[k] = v
+		}
+	}
+	if c.SourceURL != nil && *c.SourceURL != "" {
+		fields[sourceURLKey] = *c.SourceURL
+	}
+	rev := map[string]string{}
+	for _, k := range rt {
+		if v := p.Fields[k]; v != "" && !contains(m.ForwardTargets(), k) {
+			rev[k] = v
+		}
+	}
+	l := state.Link{
+		Connector: t.Name, ExternalID: ext, ContactID: p.ContactID, RecordID: rec.ID,
+		Fields: fields, ItemIDs: mapping.ItemIDs(c),
+		WorkspaceWrittenAt: at, SourceWrittenAt: at,
+		ContactUpdatedAt: p.ContactUpdatedAt, SourceUpdatedAt: rec.UpdatedAt,
+	}
+	l.WorkspaceHash = mapping.Fields(fields).Hash()
+	l.SourceHash = l.WorkspaceHash
+	return state.ReverseLink{Link: l, Agreed: rev, ClearPending: true}
 }
 
 // forwardOnly are the targets flowing only to the workspace.

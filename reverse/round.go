@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -284,19 +285,25 @@ func (r *round) relink(t *Target, groups []*group) ([]*group, error) {
 }
 
 // batch is one connector's part of a round: the changes of its single
-// Write call and what each one settles.
+// Write call, each with what its result settles.
 type batch struct {
-	r       *round
-	t       *Target
-	changes []connector.Change
-	done    []func(res connector.WriteResult)
+	r      *round
+	t      *Target
+	writes []*write
 	// created are the creates whose record now exists, for finishCreates.
 	created []*createJob
 }
 
-func (b *batch) add(ch connector.Change, done func(connector.WriteResult)) {
-	b.changes = append(b.changes, ch)
-	b.done = append(b.done, done)
+// write is one change of the round's Write call and what settling its
+// result needs: the contact's group and, by the change's Op, the update
+// and the values it agrees (OpUpdate) or the pending create and the
+// record fields sent (OpCreate).
+type write struct {
+	change  connector.Change
+	g       *group
+	u       *update
+	agreed  mapping.Fields
+	pending state.PendingCreate
 }
 
 // write sends the batch's changes in one call and settles each. When the
@@ -304,23 +311,39 @@ func (b *batch) add(ch connector.Change, done func(connector.WriteResult)) {
 // inbox (creates lose their pending marker: nothing was created, the
 // Writer contract says) and the round reports the error.
 func (b *batch) write(ctx context.Context) error {
-	if len(b.changes) == 0 {
+	if len(b.writes) == 0 {
 		return nil
 	}
-	res, err := b.t.Writer.Write(ctx, b.changes)
-	if err == nil && len(res) != len(b.changes) {
-		err = fmt.Errorf("writer returned %d results for %d changes", len(res), len(b.changes))
+	changes := make([]connector.Change, len(b.writes))
+	for i, w := range b.writes {
+		changes[i] = w.change
+	}
+	res, err := b.t.Writer.Write(ctx, changes)
+	if err == nil && len(res) != len(changes) {
+		err = fmt.Errorf("writer returned %d results for %d changes", len(res), len(changes))
 	}
 	if err != nil {
-		for i := range b.changes {
-			b.done[i](connector.WriteResult{Err: &wholeCallError{err}})
+		for _, w := range b.writes {
+			b.settle(w, connector.WriteResult{Err: &wholeCallError{err}})
 		}
-		return fmt.Errorf("write %d changes: %w", len(b.changes), err)
+		return fmt.Errorf("write %d changes: %w", len(changes), err)
 	}
-	for i := range b.changes {
-		b.done[i](res[i])
+	for i, w := range b.writes {
+		b.settle(w, res[i])
 	}
 	return nil
+}
+
+// settle carries out what a change's result means for its contact.
+func (b *batch) settle(w *write, res connector.WriteResult) {
+	switch w.change.Op {
+	case connector.OpUpdate:
+		b.settleUpdate(w, res)
+	case connector.OpDelete:
+		b.settleDelete(w, res)
+	case connector.OpCreate:
+		b.settleCreate(w, res)
+	}
 }
 
 // wholeCallError marks a change whose Write call failed as a whole.

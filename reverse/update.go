@@ -27,58 +27,45 @@ type update struct {
 	recordID string
 }
 
-// planUpdates decides, for each linked contact's new version, between
-// dropping it (older than applied, or the connector does not write back),
-// recording an echo, and writing the fields that differ from what the
-// record holds; it settles conflicts by policy.
+// planUpdates settles each linked contact's new version by its verdict:
+// dropped (older than applied, or the connector does not write back), an
+// echo recorded, or the fields that differ from what the record holds
+// written, with conflicts settled by policy.
 func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 	t, r := b.t, b.r
 	var work []*update
 	for _, g := range groups {
-		if !t.writesBack() {
+		var u *update
+		v := decideGroup(t, g)
+		if v == vCompare {
+			var err error
+			if u, err = b.compare(g); err != nil {
+				return err
+			}
+			v = decideUpdate(u)
+		}
+		switch v {
+		case vIgnore:
 			r.a.count(func(s *Stats) { s.Ignored++ })
 			r.ack(g)
-			continue
-		}
-		if g.contact.UpdatedAt.Before(g.link.ContactUpdatedAt) {
+		case vStale:
 			r.a.count(func(s *Stats) { s.Stale++ })
 			r.ack(g)
-			continue
-		}
-		u, err := b.compare(g)
-		if err != nil {
-			return err
-		}
-		if len(u.changed) == 0 {
+		case vEcho:
 			r.a.count(func(s *Stats) { s.Echoes++ })
 			b.record(u, u.base, false)
-			continue
-		}
-		if u.recordID == "" {
+		case vNoRecordID:
 			r.failed(t, g, opWriteBack, errors.New("the link holds no record id (made by a listing); run a forward pass or syncd resync first"), true)
-			continue
+		case vWrite:
+			work = append(work, u)
 		}
-		work = append(work, u)
 	}
 	if len(work) == 0 {
 		return nil
 	}
-	records := map[string]*connector.Record{}
-	if t.Getter != nil {
-		ids := make([]string, len(work))
-		for i, u := range work {
-			ids[i] = u.recordID
-		}
-		recs, err := t.Getter.Get(ctx, ids)
-		if err != nil {
-			for _, u := range work {
-				r.failed(t, u.g, opWriteBack, &wholeCallError{err}, false)
-			}
-			return fmt.Errorf("read %d records: %w", len(ids), err)
-		}
-		for i := range recs {
-			records[recs[i].ID] = &recs[i]
-		}
+	records, err := b.readRecords(ctx, work)
+	if err != nil {
+		return err
 	}
 	for _, u := range work {
 		var rec *connector.Record
@@ -91,6 +78,32 @@ func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 		b.planWrite(u, rec)
 	}
 	return nil
+}
+
+// readRecords reads the records the updates write to, in one call, when
+// the connector can read records (else it returns nil). When the read
+// fails every update is retried next round.
+func (b *batch) readRecords(ctx context.Context, work []*update) (map[string]*connector.Record, error) {
+	t := b.t
+	if t.Getter == nil {
+		return nil, nil
+	}
+	ids := make([]string, len(work))
+	for i, u := range work {
+		ids[i] = u.recordID
+	}
+	recs, err := t.Getter.Get(ctx, ids)
+	if err != nil {
+		for _, u := range work {
+			b.r.failed(t, u.g, opWriteBack, &wholeCallError{err}, false)
+		}
+		return nil, fmt.Errorf("read %d records: %w", len(ids), err)
+	}
+	records := make(map[string]*connector.Record, len(recs))
+	for i := range recs {
+		records[recs[i].ID] = &recs[i]
+	}
+	return records, nil
 }
 
 // compare reads a linked contact's values against what was agreed.
@@ -126,10 +139,17 @@ func (b *batch) compare(g *group) (*update, error) {
 	return u, nil
 }
 
-// planWrite adds the update of the fields the record does not hold yet;
-// rec is nil when the connector cannot read records.
-func (b *batch) planWrite(u *update, rec *connector.Record) {
-	t, r := b.t, b.r
+// merge is what a write-back decides for one contact: what the record
+// holds (cur), what it should hold (want), the values then agreed, and
+// the conflict settled by policy, if both sides changed a field.
+type merge struct {
+	cur, want, agreed mapping.Fields
+	conflict          *state.Conflict
+}
+
+// mergeUpdate decides a write-back; rec is nil when the connector cannot
+// read records. It reads and writes nothing.
+func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	fwd := forwardSet(t.Mapper)
 	rt := t.Mapper.ReverseTargets()
 	// cur is what the record holds, as far as it can be known: its
@@ -156,38 +176,48 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 			conflict[k] = true
 		}
 	}
+	m := merge{cur: cur.Only(rt), want: cur.Only(rt), agreed: copyFields(u.base)}
 	workspaceWins := true
 	if len(conflict) > 0 {
 		workspaceWins = wins(t.Conflict, u.g.contact.UpdatedAt, rec)
-		cf := state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
+		m.conflict = &state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
 			Policy: t.Conflict.String(), Winner: "workspace", Workspace: map[string]string{}, Source: map[string]string{}}
 		if !workspaceWins {
-			cf.Winner = t.Name
+			m.conflict.Winner = t.Name
 		}
 		for k := range conflict {
-			cf.Workspace[k], cf.Source[k] = u.ws[k], src[k]
+			m.conflict.Workspace[k], m.conflict.Source[k] = u.ws[k], src[k]
 		}
-		r.commit.Conflicts = append(r.commit.Conflicts, cf)
-		r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": u.g.contactID, "policy": t.Conflict, "winner": cf.Winner}).
-			Info("both sides changed since the last sync; conflict settled by policy")
 	}
-	want := cur.Only(rt)
-	agreed := copyFields(u.base)
 	for _, k := range u.changed {
 		if conflict[k] && !workspaceWins {
 			continue // the record's value stays; the forward pass brings it over
 		}
-		want[k] = u.ws[k]
-		agreed[k] = u.ws[k]
+		m.want[k] = u.ws[k]
+		m.agreed[k] = u.ws[k]
 	}
-	fields, err := t.Mapper.RecordChanges(cur.Only(rt), want)
+	return m
+}
+
+// planWrite queues the update of the fields the record does not hold
+// yet, and records the conflict it settled; rec is nil when the
+// connector cannot read records.
+func (b *batch) planWrite(u *update, rec *connector.Record) {
+	t, r := b.t, b.r
+	m := mergeUpdate(t, u, rec)
+	if cf := m.conflict; cf != nil {
+		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
+		r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": u.g.contactID, "policy": t.Conflict, "winner": cf.Winner}).
+			Info("both sides changed since the last sync; conflict settled by policy")
+	}
+	fields, err := t.Mapper.RecordChanges(m.cur, m.want)
 	if err != nil {
 		r.failed(t, u.g, opWriteBack, err, true)
 		return
 	}
 	if len(fields) == 0 {
 		r.a.count(func(s *Stats) { s.Unchanged++ })
-		b.record(u, agreed, false)
+		b.record(u, m.agreed, false)
 		return
 	}
 	ch := connector.Change{Op: connector.OpUpdate, ID: u.recordID, Fields: fields}
@@ -196,23 +226,28 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 		// made since must not be overwritten unseen.
 		ch.IfUnchangedSince = rec.UpdatedAt
 	}
-	b.add(ch, func(res connector.WriteResult) {
-		if errors.Is(res.Err, connector.ErrChanged) {
-			// Not a failure: the events stay for the next round, which
-			// reads the record again and decides anew.
-			r.res.Retry++
-			r.a.count(func(s *Stats) { s.Retried++ })
-			r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": u.g.contactID}).
-				Info("record changed while its write-back was decided; deciding again next round")
-			return
-		}
-		if res.Err != nil {
-			r.failed(t, u.g, opWriteBack, res.Err, errors.Is(res.Err, connector.ErrNotFound))
-			return
-		}
-		r.a.count(func(s *Stats) { s.Written++ })
-		b.record(u, agreed, true)
-	})
+	b.writes = append(b.writes, &write{change: ch, g: u.g, u: u, agreed: m.agreed})
+}
+
+// settleUpdate records a written update, or keeps its events for the
+// next round.
+func (b *batch) settleUpdate(w *write, res connector.WriteResult) {
+	t, r := b.t, b.r
+	if errors.Is(res.Err, connector.ErrChanged) {
+		// Not a failure: the events stay for the next round, which
+		// reads the record again and decides anew.
+		r.res.Retry++
+		r.a.count(func(s *Stats) { s.Retried++ })
+		r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": w.g.contactID}).
+			Info("record changed while its write-back was decided; deciding again next round")
+		return
+	}
+	if res.Err != nil {
+		r.failed(t, w.g, opWriteBack, res.Err, errors.Is(res.Err, connector.ErrNotFound))
+		return
+	}
+	r.a.count(func(s *Stats) { s.Written++ })
+	b.record(w.u, w.agreed, true)
 }
 
 // wins reports whether the workspace's version wins a conflict.
@@ -264,36 +299,32 @@ func (b *batch) record(u *update, agreed mapping.Fields, wrote bool) {
 func (b *batch) planDeletes(groups []*group) {
 	t, r := b.t, b.r
 	for _, g := range groups {
-		switch {
-		case t.OnWorkspaceDelete == policy.DeleteUnlink || (t.OnWorkspaceDelete == policy.DeleteRemove && t.Writer == nil):
+		switch decideGroup(t, g) {
+		case vUnlink:
 			r.commit.Unlink = append(r.commit.Unlink, *g.link)
 			r.a.count(func(s *Stats) { s.Unlinked++ })
 			r.ack(g)
-		case t.OnWorkspaceDelete == policy.DeleteRemove:
-			id := g.link.RecordID
-			if id == "" {
-				if _, err := t.Mapper.ExternalID(connector.Record{ID: g.link.ExternalID}); err == nil {
-					id = g.link.ExternalID
-				}
-			}
-			if id == "" {
-				r.failed(t, g, opDelete, errors.New("the link holds no record id; delete the record by hand"), true)
-				continue
-			}
-			b.add(connector.Change{Op: connector.OpDelete, ID: id, Soft: t.SoftDelete}, func(res connector.WriteResult) {
-				if res.Err != nil && !errors.Is(res.Err, connector.ErrNotFound) {
-					r.failed(t, g, opDelete, res.Err, false)
-					return
-				}
-				r.commit.Unlink = append(r.commit.Unlink, *g.link)
-				r.a.count(func(s *Stats) { s.Deleted++ })
-				r.ack(g)
-			})
+		case vNoDeleteID:
+			r.failed(t, g, opDelete, errors.New("the link holds no record id; delete the record by hand"), true)
+		case vDelete:
+			b.writes = append(b.writes, &write{g: g, change: connector.Change{Op: connector.OpDelete, ID: deleteID(t, g), Soft: t.SoftDelete}})
 		default:
 			r.a.count(func(s *Stats) { s.Ignored++ })
 			r.ack(g)
 		}
 	}
+}
+
+// settleDelete unlinks a contact whose record is deleted (or was gone).
+func (b *batch) settleDelete(w *write, res connector.WriteResult) {
+	t, r := b.t, b.r
+	if res.Err != nil && !errors.Is(res.Err, connector.ErrNotFound) {
+		r.failed(t, w.g, opDelete, res.Err, false)
+		return
+	}
+	r.commit.Unlink = append(r.commit.Unlink, *w.g.link)
+	r.a.count(func(s *Stats) { s.Deleted++ })
+	r.ack(w.g)
 }
 
 // forwardSet is the set of targets Link.Fields may hold: those flowing
