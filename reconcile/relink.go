@@ -38,24 +38,8 @@ func (p *pass) listWorkspace(ctx context.Context) error {
 // links go to state a chunk at a time.
 func (p *pass) relink(ctx context.Context, all bool) error {
 	r := p.r
-	var adoptable []workspace.Contact
-	pending := make([]state.Link, 0, relinkChunk)
-	at := map[string]int{} // externalId -> index in pending
-	created := map[string]workspace.Contact{}
-	flush := func() error {
-		if len(pending) > 0 {
-			if err := r.opts.Store.PutLinks(pending); err != nil {
-				return fmt.Errorf("save links: %w", err)
-			}
-			pending, at, created = pending[:0], map[string]int{}, map[string]workspace.Contact{}
-		}
-		if err := p.indexContacts(adoptable); err != nil {
-			return err
-		}
-		adoptable = adoptable[:0]
-		return nil
-	}
-	dups := 0
+	l := &relinker{p: p, pending: make([]state.Link, 0, relinkChunk)}
+	l.reset()
 	params := workspace.ListContactsParams{Sources: []string{r.opts.Source}, MaxResults: workspace.MaxPageSize}
 	if all {
 		params.Sources = nil
@@ -65,56 +49,92 @@ func (p *pass) relink(ctx context.Context, all bool) error {
 			return fmt.Errorf("list contacts of source %s: %w", r.opts.Source, err)
 		}
 		ours := c.Source != nil && *c.Source == r.opts.Source && c.ExternalID != nil && *c.ExternalID != ""
-		if !ours {
-			if all && r.adoptable(c) {
-				adoptable = append(adoptable, c)
-				if len(adoptable) >= relinkChunk {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
+		switch {
+		case ours:
+			err = l.add(c)
+		case all && r.adoptable(c):
+			l.adoptable = append(l.adoptable, c)
+			if len(l.adoptable) >= relinkChunk {
+				err = l.flush()
 			}
-			continue
 		}
-		ext := *c.ExternalID
-		l := p.linkFromContact(c)
-		if i, ok := at[ext]; ok {
-			dups++
-			if !c.CreatedAt.Before(created[ext].CreatedAt) {
-				p.warnDuplicate(ext, created[ext].ID, c.ID)
-				continue
-			}
-			p.warnDuplicate(ext, c.ID, created[ext].ID)
-			pending[i], created[ext] = l, c
-			continue
-		}
-		// Links are empty when a listing starts (first sync, lost state,
-		// resync): a link found now was written by this listing, under an
-		// earlier chunk, so this contact is a duplicate.
-		if old, ok, err := r.opts.Store.Link(r.opts.Connector, ext); err != nil {
-			return fmt.Errorf("read link %s: %w", ext, err)
-		} else if ok {
-			dups++
-			p.warnDuplicate(ext, old.ContactID, c.ID)
-			continue
-		}
-		at[ext] = len(pending)
-		created[ext] = c
-		pending = append(pending, l)
-		p.count(func(s *Summary) { s.Relinked++ })
-		if len(pending) == relinkChunk {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
-	if err := flush(); err != nil {
+	if err := l.flush(); err != nil {
 		return err
 	}
 	p.listed = true
-	if dups > 0 {
-		r.log.WithField("duplicates", dups).Warn("workspace holds several contacts with one externalId; the oldest of each is linked")
+	if l.dups > 0 {
+		r.log.WithField("duplicates", l.dups).Warn("workspace holds several contacts with one externalId; the oldest of each is linked")
 	}
+	return nil
+}
+
+// relinker holds a listing's links and adoptable contacts until a chunk
+// of them is written.
+type relinker struct {
+	p         *pass
+	adoptable []workspace.Contact
+	pending   []state.Link
+	at        map[string]int               // externalId -> index in pending
+	created   map[string]workspace.Contact // externalId -> the contact of pending[at]
+	dups      int
+}
+
+func (l *relinker) reset() {
+	l.pending, l.at, l.created = l.pending[:0], map[string]int{}, map[string]workspace.Contact{}
+}
+
+// add records the link a contact of the connector's source gives, unless
+// an older contact carries its externalId too.
+func (l *relinker) add(c workspace.Contact) error {
+	p, r := l.p, l.p.r
+	ext := *c.ExternalID
+	link := p.linkFromContact(c)
+	if i, ok := l.at[ext]; ok {
+		l.dups++
+		if !c.CreatedAt.Before(l.created[ext].CreatedAt) {
+			p.warnDuplicate(ext, l.created[ext].ID, c.ID)
+			return nil
+		}
+		p.warnDuplicate(ext, c.ID, l.created[ext].ID)
+		l.pending[i], l.created[ext] = link, c
+		return nil
+	}
+	// Links are empty when a listing starts (first sync, lost state,
+	// resync): a link found now was written by this listing, under an
+	// earlier chunk, so this contact is a duplicate.
+	if old, ok, err := r.opts.Store.Link(r.opts.Connector, ext); err != nil {
+		return fmt.Errorf("read link %s: %w", ext, err)
+	} else if ok {
+		l.dups++
+		p.warnDuplicate(ext, old.ContactID, c.ID)
+		return nil
+	}
+	l.at[ext] = len(l.pending)
+	l.created[ext] = c
+	l.pending = append(l.pending, link)
+	p.count(func(s *Summary) { s.Relinked++ })
+	if len(l.pending) == relinkChunk {
+		return l.flush()
+	}
+	return nil
+}
+
+// flush writes the links and indexes the adoptable contacts held.
+func (l *relinker) flush() error {
+	if len(l.pending) > 0 {
+		if err := l.p.r.opts.Store.PutLinks(l.pending); err != nil {
+			return fmt.Errorf("save links: %w", err)
+		}
+		l.reset()
+	}
+	if err := l.p.indexContacts(l.adoptable); err != nil {
+		return err
+	}
+	l.adoptable = l.adoptable[:0]
 	return nil
 }
 
