@@ -32,14 +32,14 @@ func (c *ConflictsCommand) Run(ctx context.Context, args []string) error {
 		return ErrUsage
 	}
 	fs := c.m.newFlagSet("conflicts list", usage)
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	name := fs.String("connector", "", "only this connector's conflicts")
 	limit := fs.Int("limit", 50, "newest conflicts shown (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON, one conflict per line")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, err := conf.load()
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (c *DeadLettersCommand) Run(ctx context.Context, args []string) error {
 	}
 	action := args[0]
 	fs := c.m.newFlagSet("deadletters "+action, deadLettersUsage)
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	name := fs.String("connector", "", "list: only this connector's dead letters")
 	asJSON := fs.Bool("json", false, "list: print JSON, one dead letter per line")
 	rest, err := parseInterspersed(fs, args[1:])
@@ -54,7 +54,7 @@ func (c *DeadLettersCommand) Run(ctx context.Context, args []string) error {
 			return fmt.Errorf("dead letter ID %q: want a positive number, as `syncd deadletters list` shows: %w", rest[0], ErrUsage)
 		}
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, err := conf.load()
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
@@ -39,12 +38,12 @@ func (c *MatchesCommand) Run(ctx context.Context, args []string) error {
 
 func (c *MatchesCommand) list(args []string) error {
 	fs := c.m.newFlagSet("matches list", "matches list --config FILE [--connector NAME]")
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	name := fs.String("connector", "", "only this connector")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, err := conf.load()
 	if err != nil {
 		return err
 	}
@@ -82,7 +81,7 @@ func (c *MatchesCommand) list(args []string) error {
 
 func (c *MatchesCommand) resolve(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("matches resolve", "matches resolve --config FILE --connector NAME --external-id ID (--contact ID | --create)")
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	name := fs.String("connector", "", "the held record's connector")
 	ext := fs.String("external-id", "", "the held record's externalId")
 	contact := fs.String("contact", "", "adopt (or link, per onMatch) this contact")
@@ -94,18 +93,18 @@ func (c *MatchesCommand) resolve(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errors.New("--connector, --external-id and exactly one of --contact or --create are required")
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, log, err := conf.loadWithLog()
 	if err != nil {
 		return err
 	}
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: newLogger(c.m, cfg.Log)})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log})
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	conn, ok := d.Connector(*name)
 	if !ok {
-		return fmt.Errorf("no connector named %q in %s", *name, *path)
+		return fmt.Errorf("no connector named %q in %s", *name, conf.path)
 	}
 	sum, err := conn.Recon.ResolveHeld(ctx, *ext, *contact)
 	fmt.Fprintf(c.m.Stdout, "%s: %s\n", *name, sum)

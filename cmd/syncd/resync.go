@@ -28,18 +28,17 @@ type ResyncCommand struct {
 // Run parses the flags and resyncs.
 func (c *ResyncCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("resync", "resync --config FILE [--connector NAME] [--dry-run] [--allow-mass-delete]")
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	name := fs.String("connector", "", "resync only this connector")
 	dryRun := fs.Bool("dry-run", false, "print the plan (creates, updates with their field diffs, deletes) and change nothing")
 	allowMassDelete := fs.Bool("allow-mass-delete", false, "let the resync delete more than the connector's massDeleteThreshold")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, log, err := conf.loadWithLog()
 	if err != nil {
 		return err
 	}
-	log := newLogger(c.m, cfg.Log)
 	store, err := state.Open(cfg.State.Path, state.Options{Timeout: 500 * time.Millisecond})
 	if errors.Is(err, state.ErrLocked) {
 		return c.viaDaemon(ctx, cfg, admin.ResyncRequest{Connector: *name, DryRun: *dryRun})

@@ -26,17 +26,16 @@ type RunCommand struct {
 // Run parses the flags and runs.
 func (c *RunCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("run", "run --config FILE [--once] [--allow-mass-delete]")
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	once := fs.Bool("once", false, "run one pass of every connector, then exit")
 	allowMassDelete := fs.Bool("allow-mass-delete", false, "let a run delete more than the connector's massDeleteThreshold of its linked contacts")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, log, err := conf.loadWithLog()
 	if err != nil {
 		return err
 	}
-	log := newLogger(c.m, cfg.Log)
 	signalLogger.Store(log)
 	defer signalLogger.Store(nil)
 	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, Version: Version})

@@ -56,7 +56,7 @@ func (c *StateCommand) Run(ctx context.Context, args []string) error {
 		return ErrUsage
 	}
 	fs := c.m.newFlagSet("state backup", usage)
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	force := fs.Bool("force", false, "replace BACKUP_FILE if it exists")
 	rest, err := parseInterspersed(fs, args[1:])
 	if err != nil {
@@ -66,7 +66,7 @@ func (c *StateCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("want one backup file, got %d arguments: %w", len(rest), ErrUsage)
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, err := conf.load()
 	if err != nil {
 		return err
 	}

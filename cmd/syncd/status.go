@@ -26,12 +26,12 @@ type StatusCommand struct{ m *Main }
 // Run parses the flags and prints the status.
 func (c *StatusCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("status", "status --config FILE [--json]")
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the status as JSON (the admin API's GET /status)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, err := conf.load()
 	if err != nil {
 		return err
 	}

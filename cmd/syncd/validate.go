@@ -41,7 +41,7 @@ func (e *InvalidConfigError) ExitCode() int { return 1 }
 // Run validates the file named by --config.
 func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("validate", "validate --config FILE [--offline]")
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	offline := fs.Bool("offline", false, "check the file only: do not open the sources to check the mapped fields")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,28 +50,28 @@ func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), ErrUsage)
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, err := conf.load()
 	var ve *config.ValidationError
 	if errors.As(err, &ve) {
-		fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", *path, len(ve.Problems))
+		fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", conf.path, len(ve.Problems))
 		for _, p := range ve.Problems {
 			fmt.Fprintf(c.m.Stderr, "  %s\n", p)
 		}
-		return &InvalidConfigError{Path: *path, Problems: len(ve.Problems)}
+		return &InvalidConfigError{Path: conf.path, Problems: len(ve.Problems)}
 	}
 	if err != nil {
 		return err
 	}
 	if !*offline {
 		if problems := c.checkSourceFields(ctx, cfg); len(problems) > 0 {
-			fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", *path, len(problems))
+			fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", conf.path, len(problems))
 			for _, p := range problems {
 				fmt.Fprintf(c.m.Stderr, "  %s\n", p)
 			}
-			return &InvalidConfigError{Path: *path, Problems: len(problems)}
+			return &InvalidConfigError{Path: conf.path, Problems: len(problems)}
 		}
 	}
-	fmt.Fprintf(c.m.Stdout, "%s is valid.\n", *path)
+	fmt.Fprintf(c.m.Stdout, "%s is valid.\n", conf.path)
 	fmt.Fprint(c.m.Stdout, cfg.Redacted())
 	return nil
 }

@@ -40,17 +40,16 @@ func (c *WebhooksCommand) Run(ctx context.Context, args []string) error {
 	}
 	sub := args[0]
 	fs := c.m.newFlagSet("webhooks "+sub, webhooksUsage)
-	path := fs.String("config", "syncd.yaml", "configuration `file`")
+	conf := c.m.configFlag(fs)
 	grace := fs.Duration("grace", -1, "how long the old secret stays accepted after rotate (default: webhooks.secretGrace)")
 	limit := fs.Int("deliveries", 20, "deliveries shown per subscription by list (0: all)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path, c.m.Getenv)
+	cfg, log, err := conf.loadWithLog()
 	if err != nil {
 		return err
 	}
-	log := newLogger(c.m, cfg.Log)
 	ws, err := workspaceClient(cfg, log)
 	if err != nil {
 		return err
