@@ -9,13 +9,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/capture"
 )
 
 // child is a syncd process started by a benchmark, its memory sampled
 // while it runs.
 type child struct {
 	cmd      *exec.Cmd
-	out      *syncBuffer
+	out      *capture.Buffer
 	start    time.Time
 	stop     chan struct{}
 	peakAnon chan int64
@@ -28,7 +30,7 @@ type child struct {
 // startChild starts binary with args, its output captured.
 func startChild(ctx context.Context, binary string, args ...string) (*child, error) {
 	cmd := exec.CommandContext(ctx, binary, args...)
-	out := &syncBuffer{}
+	out := &capture.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	c := &child{cmd: cmd, out: out, stop: make(chan struct{}), peakAnon: make(chan int64, 1), done: make(chan struct{})}
 	c.start = time.Now()
@@ -108,23 +110,4 @@ func (c *child) result() Result {
 		}
 	})
 	return c.res
-}
-
-// syncBuffer is a strings.Builder safe for the child's two writers and
-// our readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

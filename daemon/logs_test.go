@@ -9,35 +9,17 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/webhook"
 	"github.com/syncd-io/syncd/workspace/signature"
 )
-
-// lockedBuffer is a log sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A daemon's logs, at the most verbose level, through a pass with a
 // refused record, admin calls with right and wrong tokens, the health
@@ -46,10 +28,7 @@ func (l *lockedBuffer) String() string {
 // signature; every line is one JSON object with a static message.
 func TestLogsHoldNoSecrets(t *testing.T) {
 	const adminToken = "adm-7f3c9e1b-TOKEN-do-not-log"
-	var sink lockedBuffer
-	log := logrus.New()
-	log.SetOutput(&sink)
-	log.SetLevel(logrus.TraceLevel)
+	log, sink := capture.Logger(logrus.TraceLevel)
 	log.SetFormatter(&logrus.JSONFormatter{})
 
 	e := newCSVEnv(t, 5, log, "")

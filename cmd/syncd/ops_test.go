@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -78,7 +79,7 @@ connectors:
 // main runs a subcommand in-process with the admin token in its
 // environment.
 func (e *opsEnv) main(ctx context.Context, token string, args ...string) (string, string, error) {
-	var out, errb syncBuffer
+	var out, errb capture.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
 		if k == "SYNCD_ADMIN_TOKEN" {
 			return token
@@ -185,7 +186,7 @@ func TestOperatorCommandsThroughTheDaemon(t *testing.T) {
 	e := newOpsEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var runErr syncBuffer
+	var runErr capture.Buffer
 	go func() {
 		m := &Main{Stdin: strings.NewReader(""), Stdout: &runErr, Stderr: &runErr, Getenv: func(k string) string {
 			if k == "SYNCD_ADMIN_TOKEN" {

@@ -1,7 +1,6 @@
 package crash
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -10,10 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/capture"
 )
 
 var (
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 // proc is a running syncd.
 type proc struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *capture.Buffer
 	done chan struct{}
 	err  error
 }
@@ -54,7 +54,7 @@ type proc struct {
 // start runs syncd with args.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(syncdBinary, args...), out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: exec.Command(syncdBinary, args...), out: &capture.Buffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -164,21 +164,4 @@ func waitListening(t *testing.T, ctx context.Context, p *proc, addr string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/internal/e2e"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -37,7 +37,7 @@ type world struct {
 	trace *e2e.Trace
 	d     *daemon.Daemon
 	rev   *daemon.Running
-	logs  *lockedBuffer
+	logs  *capture.Buffer
 	ctx   context.Context
 }
 
@@ -45,7 +45,7 @@ func newWorld(t *testing.T, seed int64, rows int) *world {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w := &world{t: t, m: newModel(seed), table: e2e.NewTable(t), logs: &lockedBuffer{}, ctx: ctx}
+	w := &world{t: t, m: newModel(seed), table: e2e.NewTable(t), logs: &capture.Buffer{}, ctx: ctx}
 	vals := make([]e2e.Values, rows)
 	for i := range vals {
 		vals[i] = w.m.newValues()
@@ -243,22 +243,4 @@ func (w *world) settle(timeout time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// lockedBuffer collects the daemon's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
