@@ -20,6 +20,7 @@ import (
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/internal/pgtest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -178,19 +179,7 @@ func (e *pgEnv) contactOf(id int) workspace.Contact {
 
 func (e *pgEnv) appPatch(contactID string, p workspace.ContactPatch) workspace.Contact {
 	e.t.Helper()
-	b, _ := json.Marshal(p)
-	req, _ := http.NewRequest(http.MethodPatch, e.emu.URL+"/_emulator/app/contacts/"+contactID, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct{ Data workspace.Contact }
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
-		e.t.Fatalf("app patch: %d %v", resp.StatusCode, err)
-	}
-	return out.Data
+	return emutest.NewApp(e.t, e.emu.URL).Patch(contactID, p)
 }
 
 func (e *pgEnv) column(id int, col string) string {

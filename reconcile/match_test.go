@@ -1,13 +1,11 @@
 package reconcile
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -18,18 +16,7 @@ func (e *env) handMade(contacts []workspace.ContactCreate) []string {
 	e.t.Helper()
 	ids := make([]string, 0, len(contacts))
 	for _, c := range contacts {
-		b, _ := json.Marshal(c)
-		res, err := http.Post(e.emu.URL+"/_emulator/app/contacts", "application/json", bytes.NewReader(b))
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		var out struct{ Data workspace.Contact }
-		err = json.NewDecoder(res.Body).Decode(&out)
-		res.Body.Close()
-		if err != nil || res.StatusCode != http.StatusCreated && res.StatusCode != http.StatusOK {
-			e.t.Fatalf("app create: status %d, %v", res.StatusCode, err)
-		}
-		ids = append(ids, out.Data.ID)
+		ids = append(ids, emutest.NewApp(e.t, e.emu.URL).Create(c).ID)
 	}
 	return ids
 }

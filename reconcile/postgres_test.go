@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/postgres"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/internal/pgtest"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
@@ -148,12 +148,7 @@ func TestPostgresWorkspaceDeletionIsNotUndone(t *testing.T) {
 	e.wsDelete = policy.DeleteRemove
 	e.run()
 	l, _, _ := e.store.Link("crm", "7")
-	req, _ := http.NewRequest(http.MethodDelete, e.emu.URL+"/_emulator/app/contacts/"+l.ContactID, nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode >= 300 {
-		t.Fatalf("app delete: %v %v", res, err)
-	}
-	res.Body.Close()
+	emutest.NewApp(t, e.emu.URL).Delete(l.ContactID)
 	e.change(7)
 	before := e.emu.Stats()
 	e.run()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -246,7 +247,7 @@ func TestDeletePolicies(t *testing.T) {
 			e.seed(2)
 			e.listen()
 			c := e.contact("1")
-			appDo[any](t, e.emu.URL, "DELETE", "/_emulator/app/contacts/"+c.ID, nil)
+			emutest.NewApp(t, e.emu.URL).Delete(c.ID)
 			e.waitInbox(1)
 			e.drain()
 			_, linked, _ := e.store.LinkByContact("mem", c.ID)

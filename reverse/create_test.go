@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -16,7 +17,7 @@ func createEnv(t *testing.T) *env {
 // appCreate makes a contact in the app: no source, no externalId.
 func (e *env) appCreate(first, last, email string) workspace.Contact {
 	e.t.Helper()
-	return appDo[workspace.Contact](e.t, e.emu.URL, "POST", "/_emulator/app/contacts", workspace.ContactCreate{
+	return emutest.NewApp(e.t, e.emu.URL).Create(workspace.ContactCreate{
 		DefaultFields: workspace.DefaultFieldsInput{FirstName: first, LastName: last, Emails: []workspace.Item{{Name: "work", Value: email}}}})
 }
 
@@ -169,7 +170,7 @@ func TestContactsOfOurSourceOrIgnoredAreNotCreated(t *testing.T) {
 	e.event("e1", workspace.EventContactUpdated, c)
 	e.drain()
 	e2 := createEnv(t)
-	own := appDo[workspace.Contact](t, e2.emu.URL, "POST", "/_emulator/app/contacts", workspace.ContactCreate{
+	own := emutest.NewApp(t, e2.emu.URL).Create(workspace.ContactCreate{
 		Source: testSource, ExternalID: "x1", DefaultFields: workspace.DefaultFieldsInput{FirstName: "Own"}})
 	e2.event("e1", workspace.EventContactUpdated, own)
 	e2.drain()

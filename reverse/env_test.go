@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
@@ -350,7 +351,7 @@ func (e *env) contact(ext string) workspace.Contact {
 // appPatch edits a contact as a person in the app does.
 func (e *env) appPatch(id string, p workspace.ContactPatch) workspace.Contact {
 	e.t.Helper()
-	return appDo[workspace.Contact](e.t, e.emu.URL, "PATCH", "/_emulator/app/contacts/"+id, p)
+	return emutest.NewApp(e.t, e.emu.URL).Patch(id, p)
 }
 
 // event enqueues a contact.updated (or deleted) event of c directly.

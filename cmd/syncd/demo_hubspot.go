@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // hubspotDemo shows the two-way sync with HubSpot: an in-process HubSpot
@@ -51,7 +48,7 @@ func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int) err
 	start := time.Now()
 	for i := 0; i < 3 && i < len(contacts); i++ {
 		role := fmt.Sprintf("Head of Sales %d", i+1)
-		if err := appPatch(ctx, emu.URL, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: workspace.Some(role)}}); err != nil {
+		if _, err := (emulator.App{BaseURL: emu.URL}).UpdateContact(ctx, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: workspace.Some(role)}}); err != nil {
 			return err
 		}
 	}
@@ -105,29 +102,6 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-// appPatch edits a contact as a person would in the workspace's app.
-func appPatch(ctx context.Context, base, id string, p workspace.ContactPatch) error {
-	body, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, base+"/_emulator/app/contacts/"+id, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(res.Body)
-		return fmt.Errorf("app edit of %s: %s: %s", id, res.Status, b)
-	}
-	return nil
 }
 
 func waitFor(d time.Duration, ok func() bool) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // pipedriveDemo shows the two-way sync with Pipedrive: an in-process
@@ -93,7 +94,7 @@ func demoEmailEdits(ctx context.Context, out io.Writer, emu *demoEmulator, pd *p
 			v := "new." + e.Value
 			items = append(items, workspace.ItemPatch{ID: e.ID, Name: e.Name, Value: &v})
 		}
-		if err := appPatch(ctx, emu.URL, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Emails: items}}); err != nil {
+		if _, err := (emulator.App{BaseURL: emu.URL}).UpdateContact(ctx, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Emails: items}}); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
 	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // salesforceDemo shows the two-way sync with Salesforce: an in-process
@@ -51,7 +52,7 @@ func (c *DemoCommand) salesforceDemo(ctx context.Context, dir string, rows int) 
 	contacts := emu.Contacts()
 	before := org.Stats()
 	for i := 0; i < 3 && i < len(contacts); i++ {
-		if err := appPatch(ctx, emu.URL, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some(fmt.Sprintf("Edited-%d", i+1))}}); err != nil {
+		if _, err := (emulator.App{BaseURL: emu.URL}).UpdateContact(ctx, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some(fmt.Sprintf("Edited-%d", i+1))}}); err != nil {
 			return err
 		}
 	}

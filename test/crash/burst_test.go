@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/internal/e2e"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -199,13 +200,13 @@ func burstEdits(t *testing.T, rng *rand.Rand, emu *emulator.Server, versions, de
 		ext := *c.ExternalID
 		var evs []delivery
 		for v := 1; v <= versions; v++ {
-			after := appDo(t, emu.URL, http.MethodPatch, "/"+c.ID, map[string]any{
-				"defaultFields": map[string]any{"lastName": fmt.Sprintf("B%s-v%d", ext, v)}})
+			after := emutest.NewApp(t, emu.URL).Patch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{
+				LastName: workspace.Some(fmt.Sprintf("B%s-v%d", ext, v))}})
 			evs = append(evs, event(t, workspace.EventContactUpdated, after, ext, v))
 			c = after
 		}
 		if deleted[i] {
-			appDo(t, emu.URL, http.MethodDelete, "/"+c.ID, nil)
+			emutest.NewApp(t, emu.URL).Delete(c.ID)
 			d := event(t, workspace.EventContactDeleted, c, ext, 0)
 			d.deleted = true
 			evs = append(evs, d)

@@ -3,13 +3,14 @@ package crash
 import (
 	"fmt"
 	"math/rand"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncd-io/syncd/internal/e2e"
+	"github.com/syncd-io/syncd/internal/emutest"
+	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -119,10 +120,10 @@ func TestKillDuringResync(t *testing.T) {
 		contacts := w.emu.Contacts()
 		rng.Shuffle(len(contacts), func(i, j int) { contacts[i], contacts[j] = contacts[j], contacts[i] })
 		for _, c := range contacts[:deletes] {
-			appDo(t, w.emu.URL, http.MethodDelete, "/"+c.ID, nil)
+			emutest.NewApp(t, w.emu.URL).Delete(c.ID)
 		}
 		for _, c := range contacts[deletes : deletes+edits] {
-			appDo(t, w.emu.URL, http.MethodPatch, "/"+c.ID, map[string]any{"defaultFields": map[string]any{"company": "Changed in the app"}})
+			emutest.NewApp(t, w.emu.URL).Patch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: workspace.Some("Changed in the app")}})
 		}
 		w.editRows(rng, edits, "drift")
 	}

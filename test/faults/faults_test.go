@@ -3,11 +3,12 @@ package faults
 import (
 	"flag"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/emutest"
 )
 
 var (
@@ -182,7 +183,7 @@ func (w *world) edits(round int) {
 			if r == nil || touched[r] != nil || deleted[r] || !contactOf(r) || !rowOf(r) {
 				continue
 			}
-			w.app(http.MethodDelete, "/"+r.contactID, nil)
+			emutest.NewApp(w.t, w.url).Delete(r.contactID)
 			r.live, deleted[r] = false, true
 			m.logf("round %d: app contact %s (%s) deleted", round, r.contactID, r.email)
 		}

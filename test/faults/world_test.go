@@ -1,11 +1,8 @@
 package faults
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +17,7 @@ import (
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/internal/e2e"
+	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -166,36 +164,8 @@ func (w *world) contactByEmail(email string) (workspace.Contact, bool) {
 	return workspace.Contact{}, false
 }
 
-// app calls the emulator's back door as a person using the app would.
-func (w *world) app(method, path string, body any) workspace.Contact {
-	w.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, w.url+"/_emulator/app/contacts"+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		w.t.Fatalf("app %s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	var out struct {
-		Data workspace.Contact `json:"data"`
-	}
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &out)
-	}
-	return out.Data
-}
-
 func (w *world) appCreate(v e2e.Values) workspace.Contact {
-	return w.app(http.MethodPost, "", workspace.ContactCreate{DefaultFields: workspace.DefaultFieldsInput{
+	return emutest.NewApp(w.t, w.url).Create(workspace.ContactCreate{DefaultFields: workspace.DefaultFieldsInput{
 		FirstName: v.First, LastName: v.Last, Company: v.Company,
 		Emails:       []workspace.Item{{Name: "work", Value: v.Email}},
 		PhoneNumbers: []workspace.Item{{Name: "work", Value: v.Phone}},
@@ -214,7 +184,7 @@ func (w *world) appSet(id, column, value string) {
 	case "phone":
 		p.PhoneNumbers = []workspace.ItemPatch{{Name: "work", Value: &value}}
 	}
-	w.app(http.MethodPatch, "/"+id, workspace.ContactPatch{DefaultFields: p})
+	emutest.NewApp(w.t, w.url).Patch(id, workspace.ContactPatch{DefaultFields: p})
 }
 
 // settle waits until every webhook delivery of the emulator is settled
