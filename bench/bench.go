@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -91,40 +92,31 @@ func WriteCSV(path string, n int, changed func(i int) bool) error {
 	return f.Close()
 }
 
-// MappingYAML is the mapping of generated rows.
-const MappingYAML = `    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        company: company
-        emails.work: { from: email, transform: [email] }
-        phoneNumbers.work: { from: phone, transform: [e164], region: US }
-`
+// Mapping is the mapping of generated rows, keyed by their id column.
+func Mapping() configfile.Mapping {
+	m := configfile.People()
+	m.ExternalID = "id"
+	return m
+}
+
+// config is the configuration of the benchmarks' one connector cc.
+func (e *Env) config(cc configfile.Connector, webhooks configfile.Webhooks, logLevel string) configfile.File {
+	cc.Mapping = Mapping()
+	return configfile.File{
+		Workspace:  configfile.Workspace{BaseURL: e.URL, APIKey: APIKey, RateLimit: e.Rate, Burst: e.Burst},
+		State:      configfile.State{Path: filepath.Join(e.Dir, "syncd.db")},
+		Webhooks:   webhooks,
+		Log:        configfile.Log{Level: logLevel},
+		Connectors: []configfile.Connector{cc},
+	}
+}
 
 // WriteConfig writes a configuration for one CSV connector.
 func (e *Env) WriteConfig(csvPath string) (string, error) {
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: %d
-state:
-  path: %s
-admin:
-  listen: ""
-log:
-  level: warn
-connectors:
-  - name: bench
-    type: csv
-    workers: 8
-    settings:
-      path: %s
-      batchSize: 500
-%s`, e.URL, APIKey, e.Rate, e.Burst, filepath.Join(e.Dir, "syncd.db"), csvPath, MappingYAML)
+	f := e.config(configfile.Connector{Name: "bench", Type: "csv", Workers: 8,
+		Settings: map[string]any{"path": csvPath, "batchSize": 500}}, configfile.Webhooks{}, "warn")
 	path := filepath.Join(e.Dir, "syncd.yaml")
-	return path, os.WriteFile(path, []byte(cfg), 0o600)
+	return path, f.Write(path)
 }
 
 // Result is one measured run of the daemon.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/syncd-io/syncd/internal/configfile"
+	"github.com/syncd-io/syncd/policy"
 )
 
 // DefaultPostgresURL is the server the PostgreSQL scenarios use when
@@ -97,31 +101,9 @@ func (t *pgTable) listen(ctx context.Context) (*pgxpool.Conn, error) {
 // postgresConfig writes a configuration of one postgres connector
 // synced both ways, with the webhook receiver on listen.
 func (e *Env) postgresConfig(dsn, table, listen string) (string, error) {
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: %d
-state:
-  path: %s
-webhooks:
-  listen: %q
-  path: /webhooks/workspace
-admin:
-  listen: ""
-log:
-  level: info
-connectors:
-  - name: bench
-    type: postgres
-    direction: both
-    schedule: "@every 1h"
-    workers: 8
-    settings:
-      dsn: %q
-      table: %s
-      batchSize: 1000
-%s`, e.URL, APIKey, e.Rate, e.Burst, e.Dir+"/syncd.db", listen, dsn, table, MappingYAML)
-	path := e.Dir + "/syncd.yaml"
-	return path, os.WriteFile(path, []byte(cfg), 0o600)
+	f := e.config(configfile.Connector{Name: "bench", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h", Workers: 8,
+		Settings: map[string]any{"dsn": dsn, "table": table, "batchSize": 1000}},
+		configfile.Webhooks{Listen: listen, Path: "/webhooks/workspace"}, "info")
+	path := filepath.Join(e.Dir, "syncd.yaml")
+	return path, f.Write(path)
 }

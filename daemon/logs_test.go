@@ -31,7 +31,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	log, sink := capture.Logger(logrus.TraceLevel)
 	log.SetFormatter(&logrus.JSONFormatter{})
 
-	e := newCSVEnv(t, 5, log, "")
+	e := newCSVEnv(t, 5, log, nil)
 	e.setRefuse("row-2", true)
 	e.failNext(2) // retried: logged at debug
 	if _, err := e.d.RunOnce(context.Background()); err != nil {

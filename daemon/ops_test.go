@@ -22,6 +22,7 @@ import (
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/csv"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -45,7 +46,7 @@ type csvEnv struct {
 
 const envAPIKey = "sk-test-0123456789-SECRET-API-KEY"
 
-func newCSVEnv(t *testing.T, rows int, log *logrus.Logger, extraYAML string) *csvEnv {
+func newCSVEnv(t *testing.T, rows int, log *logrus.Logger, mod func(*configfile.File)) *csvEnv {
 	t.Helper()
 	e := &csvEnv{t: t, refuse: map[string]bool{}}
 	e.emu = emulator.New(emulator.Options{APIKey: envAPIKey, Rate: -1})
@@ -56,29 +57,22 @@ func newCSVEnv(t *testing.T, rows int, log *logrus.Logger, extraYAML string) *cs
 	dir := t.TempDir()
 	e.csv = filepath.Join(dir, "contacts.csv")
 	e.writeCSV(rows)
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: ${TEST_API_KEY}
-  rateLimit: 1000
-  burst: 100
-state:
-  path: %s
-admin:
-  listen: ""
-%sconnectors:
-  - name: crm
-    type: csv
-    schedule: "@every 1h"
-    settings:
-      path: %s
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: email
-`, e.srv.URL, filepath.Join(dir, "syncd.db"), extraYAML, e.csv)
-	cfg, err := config.ParseConfig([]byte(yaml), func(k string) string {
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: e.srv.URL, APIKey: "${TEST_API_KEY}", RateLimit: 1000, Burst: 100},
+		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "csv", Schedule: "@every 1h",
+			Settings: map[string]any{"path": e.csv},
+			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
+				"firstName":   configfile.From("first_name"),
+				"lastName":    configfile.From("last_name"),
+				"emails.work": configfile.From("email"),
+			}},
+		}},
+	}
+	if mod != nil {
+		mod(&f)
+	}
+	cfg, err := config.ParseConfig(f.YAML(), func(k string) string {
 		if k == "TEST_API_KEY" {
 			return envAPIKey
 		}
@@ -191,7 +185,7 @@ func checkOK(t *testing.T, checks []admin.Check, name string, want bool) {
 
 func TestStatusMetricsAndDeadLetters(t *testing.T) {
 	ctx := context.Background()
-	e := newCSVEnv(t, 10, nil, "")
+	e := newCSVEnv(t, 10, nil, nil)
 	e.setRefuse("row-3", true)
 
 	// Before any pass: the status comes from an empty state.
@@ -346,7 +340,7 @@ func checkReverseLettersAndConflicts(t *testing.T, e *csvEnv) {
 
 func TestBackupWhileRunning(t *testing.T) {
 	ctx := context.Background()
-	e := newCSVEnv(t, 50, nil, "")
+	e := newCSVEnv(t, 50, nil, nil)
 	if _, err := e.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +365,7 @@ func TestBackupWhileRunning(t *testing.T) {
 
 func TestReadinessProbesTheWorkspaceSparingly(t *testing.T) {
 	ctx := context.Background()
-	e := newCSVEnv(t, 0, nil, "")
+	e := newCSVEnv(t, 0, nil, nil)
 	orgCalls := func() int { return e.emu.Stats().Requests[workspace.RouteOrganization] }
 
 	// No call yet: readiness asks the workspace once, then reuses it.
@@ -383,7 +377,7 @@ func TestReadinessProbesTheWorkspaceSparingly(t *testing.T) {
 
 	// Reachability comes from any answer of the workspace: a fresh daemon
 	// whose first pass got answers does not probe.
-	e2 := newCSVEnv(t, 3, nil, "")
+	e2 := newCSVEnv(t, 3, nil, nil)
 	if _, err := e2.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +387,7 @@ func TestReadinessProbesTheWorkspaceSparingly(t *testing.T) {
 	}
 
 	// A workspace that answers only 5xx is not reachable.
-	e3 := newCSVEnv(t, 0, nil, "")
+	e3 := newCSVEnv(t, 0, nil, nil)
 	e3.setDown(true)
 	checks := e3.d.Ready(ctx)
 	checkOK(t, checks, "workspace", false)
@@ -402,7 +396,7 @@ func TestReadinessProbesTheWorkspaceSparingly(t *testing.T) {
 
 func TestReadinessOfTheReceiver(t *testing.T) {
 	ctx := context.Background()
-	e := newCSVEnv(t, 0, nil, "")
+	e := newCSVEnv(t, 0, nil, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +414,7 @@ func TestReadinessOfTheReceiver(t *testing.T) {
 }
 
 func TestWaitIdleWaitsForAPassInProgress(t *testing.T) {
-	e := newCSVEnv(t, 5, nil, "")
+	e := newCSVEnv(t, 5, nil, nil)
 	// A resync through the admin API holds the connector; WaitIdle waits
 	// for it, or for its own deadline.
 	c, _ := e.d.Connector("crm")

@@ -20,8 +20,10 @@ import (
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 	"github.com/syncd-io/syncd/workspace/signature"
@@ -80,36 +82,21 @@ func newPGEnvBatch(t *testing.T, rows int, emuOpts emulator.Options, batchSize i
 	}
 	emu := emulator.NewServer(emuOpts)
 	t.Cleanup(emu.Close)
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: 1000
-  burst: 100
-state:
-  path: %s
-webhooks:
-  listen: 127.0.0.1:0
-  path: /hooks/workspace
-admin:
-  listen: ""
-connectors:
-  - name: db
-    type: postgres
-    direction: both
-    schedule: "@every 1h"
-    settings:
-      dsn: %s
-      table: %s
-      batchSize: %d
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: email
-        role: { from: title, direction: to-crm }
-`, emu.URL, emulator.DefaultAPIKey, filepath.Join(t.TempDir(), "syncd.db"), pgtest.URL(), table, batchSize)
-	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return "" })
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: emulator.DefaultAPIKey, RateLimit: 1000, Burst: 100},
+		State:     configfile.State{Path: filepath.Join(t.TempDir(), "syncd.db")},
+		Webhooks:  configfile.Webhooks{Listen: "127.0.0.1:0", Path: "/hooks/workspace"},
+		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h",
+			Settings: map[string]any{"dsn": pgtest.URL(), "table": table, "batchSize": batchSize},
+			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
+				"firstName":   configfile.From("first_name"),
+				"lastName":    configfile.From("last_name"),
+				"emails.work": configfile.From("email"),
+				"role":        {From: "title", Direction: policy.ToCRM},
+			}},
+		}},
+	}
+	cfg, err := config.ParseConfig(f.YAML(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/internal/capture"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -49,28 +50,20 @@ func newOpsEnv(t *testing.T) *opsEnv {
 	e.state = filepath.Join(e.dir, "syncd.db")
 	e.listen = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	e.cfg = filepath.Join(e.dir, "syncd.yaml")
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-state:
-  path: %s
-admin:
-  listen: %s
-  token: ${SYNCD_ADMIN_TOKEN}
-connectors:
-  - name: crm
-    type: csv
-    schedule: "@every 1h"
-    settings:
-      path: %s
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: { from: email, transform: [email] }
-`, e.emu.URL, emulator.DefaultAPIKey, e.state, e.listen, csvPath)
-	if err := os.WriteFile(e.cfg, []byte(cfg), 0o600); err != nil {
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: e.emu.URL, APIKey: emulator.DefaultAPIKey},
+		State:     configfile.State{Path: e.state},
+		Admin:     configfile.Admin{Listen: e.listen, Token: "${SYNCD_ADMIN_TOKEN}"},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "csv", Schedule: "@every 1h",
+			Settings: map[string]any{"path": csvPath},
+			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
+				"firstName":   configfile.From("first_name"),
+				"lastName":    configfile.From("last_name"),
+				"emails.work": {From: "email", Transform: []string{"email"}},
+			}},
+		}},
+	}
+	if err := f.Write(e.cfg); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -15,7 +15,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -61,38 +63,21 @@ func TestKilledMidBurstAppliesEveryEventOnce(t *testing.T) {
 	hook := fmt.Sprintf("http://127.0.0.1:%d/hooks", port)
 	statePath := filepath.Join(dir, "syncd.db")
 	cfgPath := filepath.Join(dir, "syncd.yaml")
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: 1000
-  burst: 100
-state:
-  path: %s
-webhooks:
-  listen: 127.0.0.1:%d
-  path: /hooks
-  publicURL: %s
-  autoRegister: true
-admin:
-  listen: ""
-log:
-  level: info
-connectors:
-  - name: db
-    type: postgres
-    direction: both
-    schedule: "@every 1h"
-    settings:
-      dsn: %s
-      table: %s
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: email
-`, emu.URL, emulator.DefaultAPIKey, statePath, port, hook, pgtest.URL(), table)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: emulator.DefaultAPIKey, RateLimit: 1000, Burst: 100},
+		State:     configfile.State{Path: statePath},
+		Webhooks:  configfile.Webhooks{Listen: fmt.Sprintf("127.0.0.1:%d", port), Path: "/hooks", PublicURL: hook, AutoRegister: true},
+		Log:       configfile.Log{Level: "info"},
+		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h",
+			Settings: map[string]any{"dsn": pgtest.URL(), "table": table},
+			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
+				"firstName":   configfile.From("first_name"),
+				"lastName":    configfile.From("last_name"),
+				"emails.work": configfile.From("email"),
+			}},
+		}},
+	}
+	if err := f.Write(cfgPath); err != nil {
 		t.Fatal(err)
 	}
 	logs := filepath.Join(dir, "syncd.log")

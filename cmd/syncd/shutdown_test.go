@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/syncd-io/syncd/bench"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -120,29 +121,17 @@ func newShutdownEnv(t *testing.T, rows int) *shutdownEnv {
 // config writes a configuration going at perSecond requests per second
 // (the emulator allows 50) with batches of batch rows.
 func (e *shutdownEnv) config(name string, perSecond float64, batch int) string {
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: 10
-state:
-  path: %s
-admin:
-  listen: 127.0.0.1:%d
-log:
-  level: info
-  format: json
-connectors:
-  - name: bench
-    type: csv
-    schedule: "@every 1h"
-    workers: 4
-    settings:
-      path: %s
-      batchSize: %d
-%s`, e.emu.url, emulator.DefaultAPIKey, perSecond, e.state, freePort(e.t), filepath.Join(e.dir, "contacts.csv"), batch, bench.MappingYAML)
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: e.emu.url, APIKey: emulator.DefaultAPIKey, RateLimit: perSecond, Burst: 10},
+		State:     configfile.State{Path: e.state},
+		Admin:     configfile.Admin{Listen: fmt.Sprintf("127.0.0.1:%d", freePort(e.t))},
+		Log:       configfile.Log{Level: "info", Format: "json"},
+		Connectors: []configfile.Connector{{Name: "bench", Type: "csv", Schedule: "@every 1h", Workers: 4,
+			Settings: map[string]any{"path": filepath.Join(e.dir, "contacts.csv"), "batchSize": batch},
+			Mapping:  bench.Mapping()}},
+	}
 	path := filepath.Join(e.dir, name)
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+	if err := f.Write(path); err != nil {
 		e.t.Fatal(err)
 	}
 	return path

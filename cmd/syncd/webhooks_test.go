@@ -2,21 +2,22 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 	"github.com/syncd-io/syncd/workspace/signature"
 )
 
 // webhookConfig writes a configuration on the emulator with a CSV
-// connector and returns its path and the state path.
-func webhookConfig(t *testing.T, emuURL, publicURL, extra string) (cfgPath, statePath string) {
+// connector and returns its path and the state path; secretGrace, when
+// set, is webhooks.secretGrace.
+func webhookConfig(t *testing.T, emuURL, publicURL, secretGrace string) (cfgPath, statePath string) {
 	t.Helper()
 	dir := t.TempDir()
 	statePath = filepath.Join(dir, "syncd.db")
@@ -24,29 +25,16 @@ func webhookConfig(t *testing.T, emuURL, publicURL, extra string) (cfgPath, stat
 	if err := os.WriteFile(csv, []byte("id,first_name\n1,Ann\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: emulator-key
-state:
-  path: %s
-webhooks:
-  publicURL: %s
-%s
-admin:
-  listen: ""
-log:
-  level: error
-connectors:
-  - name: crm
-    type: csv
-    settings:
-      path: %s
-    mapping:
-      fields:
-        firstName: first_name
-`, emuURL, statePath, publicURL, extra, csv)
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emuURL, APIKey: "emulator-key"},
+		State:     configfile.State{Path: statePath},
+		Webhooks:  configfile.Webhooks{PublicURL: publicURL, SecretGrace: secretGrace},
+		Log:       configfile.Log{Level: "error"},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "csv", Settings: map[string]any{"path": csv},
+			Mapping: configfile.Mapping{Fields: map[string]configfile.Field{"firstName": configfile.From("first_name")}}}},
+	}
 	cfgPath = filepath.Join(dir, "syncd.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+	if err := f.Write(cfgPath); err != nil {
 		t.Fatal(err)
 	}
 	return cfgPath, statePath
@@ -70,7 +58,7 @@ func TestWebhooksRegisterRotateList(t *testing.T) {
 	emu := emulator.NewServer(emulator.Options{Rate: -1})
 	defer emu.Close()
 	const public = "https://syncd.example.com/webhooks/workspace"
-	cfg, statePath := webhookConfig(t, emu.URL, public, "  secretGrace: 2h")
+	cfg, statePath := webhookConfig(t, emu.URL, public, "2h")
 
 	out, _, err := runMain(t, "webhooks", "register", "--config", cfg)
 	if err != nil || !strings.Contains(out, "created") {

@@ -1,14 +1,14 @@
 package e2e
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	_ "github.com/syncd-io/syncd/connector/postgres" // the connector of these configurations
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -18,16 +18,6 @@ const (
 	Connector = "db"
 	Source    = "custom-db"
 )
-
-// Mapping maps the table's columns to the workspace, both ways.
-const Mapping = `    mapping:
-      fields:
-        firstName: first_name
-        lastName: last_name
-        company: company
-        emails.work: { from: email, transform: [email] }
-        phoneNumbers.work: { from: phone, transform: [e164], region: US }
-`
 
 // DSN is the test server's address with application_name=syncd, so that
 // the table's audit tells syncd's writes from the test's.
@@ -56,7 +46,7 @@ type ConfigOptions struct {
 	LogLevel  string // default error
 	// Direction (default both) and the policies of a two-way sync:
 	// creates and deletes follow each side.
-	Direction string
+	Direction policy.Direction
 	// BatchSize of the table's reads (default 25) and Workers (default 4).
 	BatchSize int
 	Workers   int
@@ -83,7 +73,7 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 		o.LogLevel = "error"
 	}
 	if o.Direction == "" {
-		o.Direction = "both"
+		o.Direction = policy.Both
 	}
 	if o.BatchSize == 0 {
 		o.BatchSize = 25
@@ -91,43 +81,26 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 	if o.Workers == 0 {
 		o.Workers = 4
 	}
-	policies := ""
-	if o.Direction == "both" {
-		policies = "    onWorkspaceCreate: create\n    onWorkspaceDelete: delete\n"
+	cc := configfile.Connector{
+		Name: Connector, Type: "postgres", Direction: o.Direction,
+		Conflict: policy.NewestWins, OnSourceDelete: policy.DeleteRemove, MassDeleteThreshold: 1,
+		Workers: o.Workers, BatchSize: o.BatchSize,
+		Settings: map[string]any{"dsn": DSN(), "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize},
+		Mapping:  configfile.People(),
 	}
-	cfg := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: %d
-  customFieldValues: %s
-state:
-  path: %s
-webhooks:
-  listen: %q
-  path: /webhooks/workspace
-admin:
-  listen: ""
-log:
-  level: %s
-connectors:
-  - name: %s
-    type: postgres
-    direction: %s
-    conflict: newest-wins
-    onSourceDelete: delete
-%s    massDeleteThreshold: 1
-    workers: %d
-    batchSize: %d
-    settings:
-      dsn: %q
-      table: %s
-      deletedAtColumn: deleted_at
-      batchSize: %d
-%s`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, emulator.TestCustomFieldValues(), o.StatePath, o.Listen, o.LogLevel, Connector, o.Direction, policies,
-		o.Workers, o.BatchSize, DSN(), o.Table, o.BatchSize, Mapping)
+	if o.Direction == policy.Both {
+		cc.OnWorkspaceCreate, cc.OnWorkspaceDelete = policy.CreateRecord, policy.DeleteRemove
+	}
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: o.EmulatorURL, APIKey: o.APIKey, RateLimit: o.RateLimit, Burst: o.Burst,
+			CustomFieldValues: emulator.TestCustomFieldValues()},
+		State:      configfile.State{Path: o.StatePath},
+		Webhooks:   configfile.Webhooks{Listen: o.Listen, Path: "/webhooks/workspace"},
+		Log:        configfile.Log{Level: o.LogLevel},
+		Connectors: []configfile.Connector{cc},
+	}
 	path := filepath.Join(dir, "syncd.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+	if err := f.Write(path); err != nil {
 		t.Fatal(err)
 	}
 	return path
