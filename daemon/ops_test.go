@@ -62,11 +62,7 @@ func newCSVEnv(t *testing.T, rows int, log *logrus.Logger, mod func(*configfile.
 		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
 		Connectors: []configfile.Connector{{Name: "crm", Type: "csv", Schedule: "@every 1h",
 			Settings: map[string]any{"path": e.csv},
-			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
-				"firstName":   configfile.From("first_name"),
-				"lastName":    configfile.From("last_name"),
-				"emails.work": configfile.From("email"),
-			}},
+			Mapping:  configfile.Names(),
 		}},
 	}
 	if mod != nil {

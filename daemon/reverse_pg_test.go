@@ -88,14 +88,10 @@ func newPGEnvBatch(t *testing.T, rows int, emuOpts emulator.Options, batchSize i
 		Webhooks:  configfile.Webhooks{Listen: "127.0.0.1:0", Path: "/hooks/workspace"},
 		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h",
 			Settings: map[string]any{"dsn": pgtest.URL(), "table": table, "batchSize": batchSize},
-			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
-				"firstName":   configfile.From("first_name"),
-				"lastName":    configfile.From("last_name"),
-				"emails.work": configfile.From("email"),
-				"role":        {From: "title", Direction: policy.ToCRM},
-			}},
+			Mapping:  configfile.Names(),
 		}},
 	}
+	f.Connectors[0].Mapping.Fields["role"] = configfile.Field{From: "title", Direction: policy.ToCRM}
 	cfg, err := config.ParseConfig(f.YAML(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -70,11 +70,7 @@ func TestKilledMidBurstAppliesEveryEventOnce(t *testing.T) {
 		Log:       configfile.Log{Level: "info"},
 		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h",
 			Settings: map[string]any{"dsn": pgtest.URL(), "table": table},
-			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{
-				"firstName":   configfile.From("first_name"),
-				"lastName":    configfile.From("last_name"),
-				"emails.work": configfile.From("email"),
-			}},
+			Mapping:  configfile.Names(),
 		}},
 	}
 	if err := f.Write(cfgPath); err != nil {

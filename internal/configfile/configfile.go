@@ -123,6 +123,16 @@ func People() Mapping {
 	}}
 }
 
+// Names maps rows keyed by their id column, with first_name, last_name
+// and email, to the workspace, in the connector's direction.
+func Names() Mapping {
+	return Mapping{ExternalID: "id", Fields: map[string]Field{
+		"firstName":   From("first_name"),
+		"lastName":    From("last_name"),
+		"emails.work": From("email"),
+	}}
+}
+
 // YAML renders the file.
 func (f File) YAML() []byte {
 	b, err := yaml.Marshal(f)
