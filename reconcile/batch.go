@@ -293,6 +293,13 @@ func (p *pass) lookUp(ctx context.Context, items []*item) error {
 	return nil
 }
 
+// setFound records the unlinked contact that carries the item's
+// externalId, and what it holds of the mapped targets.
+func (p *pass) setFound(it *item, c *workspace.Contact) {
+	it.found = c
+	it.foundHave = p.workspaceFields(*c)
+}
+
 // oldestByExternalID indexes contacts by externalId, keeping the oldest
 // when several carry the same one (a duplicate made by someone else).
 func oldestByExternalID(cs []workspace.Contact) map[string]workspace.Contact {

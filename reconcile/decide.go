@@ -1,9 +1,6 @@
 package reconcile
 
-import (
-	"github.com/syncd-io/syncd/policy"
-	"github.com/syncd-io/syncd/workspace"
-)
+import "github.com/syncd-io/syncd/policy"
 
 // action is what the forward pass does next with one item. decide picks
 // it from what is known of the item; the effects (batch's phases and
@@ -113,11 +110,4 @@ func decideLinked(it *item, ru rules) action {
 		return actSkipRefused
 	}
 	return actPatch
-}
-
-// setFound records the unlinked contact that carries the item's
-// externalId, and what it holds of the mapped targets.
-func (p *pass) setFound(it *item, c *workspace.Contact) {
-	it.found = c
-	it.foundHave = p.workspaceFields(*c)
 }
