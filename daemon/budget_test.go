@@ -15,6 +15,8 @@ import (
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/capture"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -102,27 +104,18 @@ var _ connector.QuotaReporter = (*budgetSource)(nil)
 
 // newBudgetDaemon is a daemon with one budgettest connector; its log
 // goes, as JSON, to the buffer returned.
-func newBudgetDaemon(t *testing.T) (*daemon.Daemon, *lockedBuffer) {
+func newBudgetDaemon(t *testing.T) (*daemon.Daemon, *capture.Buffer) {
 	t.Helper()
 	emu := emulator.NewServer(emulator.Options{APIKey: envAPIKey, Rate: -1})
 	t.Cleanup(emu.Close)
 	dir := t.TempDir()
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: ${TEST_API_KEY}
-state:
-  path: %s
-admin:
-  listen: ""
-connectors:
-  - name: crm
-    type: budgettest
-    schedule: "@every 1h"
-    mapping:
-      fields:
-        firstName: first
-`, emu.URL, filepath.Join(dir, "syncd.db"))
-	return newLoggedDaemon(t, yaml)
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: "${TEST_API_KEY}"},
+		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "budgettest", Schedule: "@every 1h",
+			Mapping: configfile.Mapping{Fields: map[string]configfile.Field{"firstName": configfile.From("first")}}}},
+	}
+	return newLoggedDaemon(t, f)
 }
 
 func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
@@ -178,17 +171,15 @@ func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
 	}
 }
 
-// newLoggedDaemon opens a daemon on yaml (its ${TEST_API_KEY} set) whose
-// log is kept, as JSON, in the returned buffer.
-func newLoggedDaemon(t *testing.T, yaml string) (*daemon.Daemon, *lockedBuffer) {
+// newLoggedDaemon opens a daemon on the configuration f (its
+// ${TEST_API_KEY} set) whose log is kept, as JSON, in the returned buffer.
+func newLoggedDaemon(t *testing.T, f configfile.File) (*daemon.Daemon, *capture.Buffer) {
 	t.Helper()
-	cfg, err := config.ParseConfig([]byte(yaml), func(string) string { return envAPIKey })
+	cfg, err := config.ParseConfig(f.YAML(), func(string) string { return envAPIKey })
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
-	log := logrus.New()
-	log.SetOutput(logs)
+	log, logs := capture.Logger(logrus.InfoLevel)
 	log.SetFormatter(&logrus.JSONFormatter{})
 	d, err := daemon.New(context.Background(), cfg, daemon.Options{Log: log, Version: "test"})
 	if err != nil {

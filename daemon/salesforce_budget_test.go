@@ -12,6 +12,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	_ "github.com/syncd-io/syncd/connector/salesforce"
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -33,33 +34,19 @@ func TestSalesforcePassStopsAtDailyBudget(t *testing.T) {
 
 	emu := emulator.NewServer(emulator.Options{APIKey: envAPIKey, Rate: -1})
 	t.Cleanup(emu.Close)
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: ${TEST_API_KEY}
-  rateLimit: 1000
-  burst: 100
-state:
-  path: %s
-admin:
-  listen: ""
-connectors:
-  - name: sf
-    type: salesforce
-    source: custom-salesforce
-    schedule: "@every 1h"
-    settings:
-      loginURL: %s
-      clientId: %s
-      clientSecret: %s
-      dailyBudget: 0.5
-      pageSize: %d
-      settle: 0s
-    mapping:
-      fields:
-        firstName: FirstName
-        lastName: LastName
-`, emu.URL, filepath.Join(t.TempDir(), "syncd.db"), org.LoginURL, org.ClientID(), org.ClientSecret(), page)
-	d, logs := newLoggedDaemon(t, yaml)
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: "${TEST_API_KEY}", RateLimit: 1000, Burst: 100},
+		State:     configfile.State{Path: filepath.Join(t.TempDir(), "syncd.db")},
+		Connectors: []configfile.Connector{{Name: "sf", Type: "salesforce", Source: "custom-salesforce", Schedule: "@every 1h",
+			Settings: map[string]any{"loginURL": org.LoginURL, "clientId": org.ClientID(), "clientSecret": org.ClientSecret(),
+				"dailyBudget": 0.5, "pageSize": page, "settle": "0s"},
+			Mapping: configfile.Mapping{Fields: map[string]configfile.Field{
+				"firstName": configfile.From("FirstName"),
+				"lastName":  configfile.From("LastName"),
+			}},
+		}},
+	}
+	d, logs := newLoggedDaemon(t, f)
 
 	sums, err := d.RunOnce(context.Background())
 	if err != nil {

@@ -65,6 +65,7 @@ type Log struct {
 type Connector struct {
 	Name                string             `yaml:"name"`
 	Type                string             `yaml:"type"`
+	Source              string             `yaml:"source,omitempty"`
 	Direction           policy.Direction   `yaml:"direction,omitempty"`
 	Schedule            string             `yaml:"schedule,omitempty"`
 	Conflict            policy.Conflict    `yaml:"conflict,omitempty"`
