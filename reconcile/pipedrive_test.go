@@ -13,6 +13,7 @@ import (
 	"github.com/syncd-io/syncd/connector/pipedrive"
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -149,7 +150,7 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 // duplicate, deleted.
 func TestPipedriveDeleteAndMerge(t *testing.T) {
 	e := newPipedriveEnv(t, 10, pipedrivetest.Options{})
-	e.policy = DeleteRemove
+	e.policy = policy.DeleteRemove
 	ids := make([]string, 4)
 	for i := range ids {
 		e.srv.Advance(time.Second)
