@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,14 +12,16 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
-// customFieldsDaemon is a daemon syncing csv (a CSV file's content) with
-// the custom fields of mapping into an emulator that defines vip
-// (boolean), seats (number) and renewal (date), in the tests' form.
-func customFieldsDaemon(t *testing.T, csv, mapping string) (*daemon.Daemon, *emulator.Emulator, error) {
+// customFieldsDaemon is a daemon syncing csv (a CSV file's content),
+// with the custom fields of custom (target: column), into an emulator
+// that defines vip (boolean), seats (number) and renewal (date), in the
+// tests' form.
+func customFieldsDaemon(t *testing.T, csv string, custom map[string]string) (*daemon.Daemon, *emulator.Emulator, error) {
 	t.Helper()
 	emu := emulator.New(emulator.Options{APIKey: "k", Rate: -1, CustomFields: []workspace.CustomFieldDefinition{
 		{Name: "VIP", Key: "vip", Type: workspace.FieldBoolean}, {Name: "Seats", Key: "seats", Type: workspace.FieldNumber},
@@ -33,26 +34,16 @@ func customFieldsDaemon(t *testing.T, csv, mapping string) (*daemon.Daemon, *emu
 	if err := os.WriteFile(path, []byte(csv), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.ParseConfig(fmt.Appendf(nil, `workspace:
-  baseURL: %s
-  apiKey: k
-  rateLimit: 1000
-  burst: 100
-  customFieldValues: %s
-state:
-  path: %s
-admin:
-  listen: ""
-connectors:
-  - name: crm
-    type: csv
-    settings:
-      path: %s
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-%s`, srv.URL, emulator.TestCustomFieldValues(), filepath.Join(dir, "syncd.db"), path, mapping), func(string) string { return "" })
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: srv.URL, APIKey: "k", RateLimit: 1000, Burst: 100, CustomFieldValues: emulator.TestCustomFieldValues()},
+		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "csv", Settings: map[string]any{"path": path},
+			Mapping: configfile.Mapping{ExternalID: "id", Fields: map[string]configfile.Field{"firstName": configfile.From("first_name")}}}},
+	}
+	for target, column := range custom {
+		f.Connectors[0].Mapping.Fields[target] = configfile.From(column)
+	}
+	cfg, err := config.ParseConfig(f.YAML(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +59,7 @@ connectors:
 // that does not parse sets only its record aside, naming the field.
 func TestDaemonWritesCustomFieldsByType(t *testing.T) {
 	d, emu, err := customFieldsDaemon(t, "id,first_name,vip,seats,renewal\n1,Ann,yes,43.0,2023-01-02\n2,Bob,no,many,2023-01-02\n",
-		"        custom.vip: vip\n        custom.seats: seats\n        custom.renewal: renewal\n")
+		map[string]string{"custom.vip": "vip", "custom.seats": "seats", "custom.renewal": "renewal"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +95,7 @@ func TestDaemonWritesCustomFieldsByType(t *testing.T) {
 // TestDaemonRefusesUnknownCustomFieldKey: a mapping naming a custom field
 // the workspace does not define stops the start-up with the fix.
 func TestDaemonRefusesUnknownCustomFieldKey(t *testing.T) {
-	_, _, err := customFieldsDaemon(t, "id,first_name,tier\n1,Ann,gold\n", "        custom.tier: tier\n")
+	_, _, err := customFieldsDaemon(t, "id,first_name,tier\n1,Ann,gold\n", map[string]string{"custom.tier": "tier"})
 	if err == nil || !strings.Contains(err.Error(), "fields.custom.tier") || !strings.Contains(err.Error(), `no custom field with key "tier"`) {
 		t.Fatalf("err = %v, want the unknown key named", err)
 	}
