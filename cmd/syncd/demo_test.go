@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/capture"
 )
 
 // The demos are the README's first command: what they print must stay
@@ -62,7 +64,7 @@ func TestDemos(t *testing.T) {
 func TestDemoServesTheHealthPage(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb capture.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx, []string{"demo", "--dir", t.TempDir(), "--rows", "30", "--serve"}) }()

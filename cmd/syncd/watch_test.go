@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/internal/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -109,7 +110,7 @@ func TestRunOnceLogsProgressWithoutATerminal(t *testing.T) {
 	logEvery = 300 * time.Millisecond
 	const rows = 500
 	cfg := progressConfig(t, rows, 200)
-	var out, errb syncBuffer
+	var out, errb capture.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	if err := m.Run(context.Background(), []string{"run", "--once", "--config", cfg}); err != nil {
 		t.Fatalf("run --once: %v\n%s", err, errb.String())
@@ -176,7 +177,7 @@ func TestResyncThroughTheDaemonLogsItsProgress(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	daemonDone := make(chan error, 1)
-	var daemonLog syncBuffer
+	var daemonLog capture.Buffer
 	go func() {
 		m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &daemonLog, Getenv: func(string) string { return "" }}
 		daemonDone <- m.Run(ctx, []string{"run", "--config", cfg})
@@ -204,7 +205,7 @@ func TestResyncThroughTheDaemonLogsItsProgress(t *testing.T) {
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			var sout syncBuffer
+			var sout capture.Buffer
 			sm := &Main{Stdin: strings.NewReader(""), Stdout: &sout, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 			if sm.Run(ctx, []string{"status", "--config", cfg}) == nil && strings.Contains(sout.String(), "crm: resync reading, ") {
 				statusSaw <- sout.String()
@@ -212,7 +213,7 @@ func TestResyncThroughTheDaemonLogsItsProgress(t *testing.T) {
 			}
 		}
 	}()
-	var out, errb syncBuffer
+	var out, errb capture.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
 	if err := m.Run(context.Background(), []string{"resync", "--config", cfg}); err != nil {
 		t.Fatalf("resync: %v\n%s", err, errb.String())

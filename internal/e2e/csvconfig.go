@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	_ "github.com/syncd-io/syncd/connector/csv" // the connector of these configurations
+	"github.com/syncd-io/syncd/internal/configfile"
 )
 
 // CSVOptions describe a CSV export of generated people and a
@@ -58,32 +59,18 @@ func WriteCSVConfig(t testing.TB, dir string, o CSVOptions) string {
 	if err := os.WriteFile(csvPath, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	yaml := fmt.Sprintf(`workspace:
-  baseURL: %s
-  apiKey: %s
-  rateLimit: %g
-  burst: %d
-state:
-  path: %s
-admin:
-  listen: "%s"
-connectors:
-  - name: crm
-    type: csv
-    schedule: "@every 1h"
-    settings:
-      path: %s
-      batchSize: %d
-    mapping:
-      externalId: id
-      fields:
-        firstName: first_name
-        lastName: last_name
-        emails.work: email
-        company: company
-`, o.EmulatorURL, o.APIKey, o.RateLimit, o.Burst, filepath.Join(dir, "syncd.db"), o.AdminListen, csvPath, o.BatchSize)
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: o.EmulatorURL, APIKey: o.APIKey, RateLimit: o.RateLimit, Burst: o.Burst},
+		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+		Admin:     configfile.Admin{Listen: o.AdminListen},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "csv", Schedule: "@every 1h",
+			Settings: map[string]any{"path": csvPath, "batchSize": o.BatchSize},
+			Mapping:  configfile.Names(),
+		}},
+	}
+	f.Connectors[0].Mapping.Fields["company"] = configfile.From("company")
 	cfg := filepath.Join(dir, "syncd.yaml")
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+	if err := f.Write(cfg); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
