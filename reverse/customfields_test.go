@@ -93,6 +93,17 @@ func (e *env) deliver(id string, body []byte) {
 // published document's typed values whatever the emulator's form. CI runs
 // it in both forms (SYNCD_TEST_CUSTOM_FIELD_VALUES).
 func TestCustomFieldRoundTrip(t *testing.T) {
+	e, id, form := customFieldEnv(t)
+	customUnchangedInOtherWords(t, e)
+	customAppEdit(t, e, id, form)
+	customTypedDelivery(t, e)
+	customClearing(t, e, id)
+}
+
+// customFieldEnv syncs a record with a value of every custom field type
+// to the workspace and checks the contact holds them in the emulator's
+// form; it returns the contact's id and that form.
+func customFieldEnv(t *testing.T) (*env, string, string) {
 	form := emulator.TestCustomFieldValues()
 	e := newEnv(t, nil)
 	m, err := mapping.Compile(customSpec, mapping.Both, nil)
@@ -124,6 +135,12 @@ func TestCustomFieldRoundTrip(t *testing.T) {
 	e.waitDelivered()
 	e.drain()
 
+	return e, id, form
+}
+
+// customUnchangedInOtherWords: a record rewritten with the same data in
+// other words costs no write.
+func customUnchangedInOtherWords(t *testing.T, e *env) {
 	// The record rewritten with the same data in other words (yes/TRUE,
 	// 43.0/43): its values compare equal to the contact's, so no write.
 	e.mem.put("1", map[string]any{"vip": "TRUE", "seats": "43"})
@@ -134,7 +151,11 @@ func TestCustomFieldRoundTrip(t *testing.T) {
 	if after := e.emu.Stats(); after.Requests["PATCH /v1/contacts/{id}"] != before.Requests["PATCH /v1/contacts/{id}"] {
 		t.Fatalf("an unchanged record was written: %v", after.Requests)
 	}
+}
 
+// customAppEdit: an edit in the app reaches the record in one write, and
+// does not echo back.
+func customAppEdit(t *testing.T, e *env, id, form string) {
 	// An edit in the app, in the form of the emulator, reaches the record.
 	edit := func(key string, vals ...string) workspace.CustomFieldValue {
 		var typ string
@@ -168,12 +189,15 @@ func TestCustomFieldRoundTrip(t *testing.T) {
 	}
 	// The record now changed by syncd: the next forward pass finds it
 	// equal to the contact (no echo written back).
-	before = e.emu.Stats()
+	before := e.emu.Stats()
 	e.forward()
 	if after := e.emu.Stats(); after.Requests["PATCH /v1/contacts/{id}"] != before.Requests["PATCH /v1/contacts/{id}"] {
 		t.Fatalf("the reverse write echoed back to the workspace: %v", after.Requests)
 	}
+}
 
+// customTypedDelivery: the published document's typed values are applied.
+func customTypedDelivery(t *testing.T, e *env) {
 	// A delivery carrying the published document's typed values is
 	// accepted by the receiver and applied, whatever the emulator's form.
 	c := e.contact("1")
@@ -186,15 +210,19 @@ func TestCustomFieldRoundTrip(t *testing.T) {
 	c.UpdatedAt = c.UpdatedAt.Add(time.Second)
 	e.deliver("typed-1", eventBody(t, "typed-1", workspace.EventContactUpdated, c))
 	e.drain()
-	got = e.mem.get("1").Fields
-	wantRec = map[string]any{"office": "3 Low Rd", "vip": "true", "renewal": "2025-02-03", "tags": "x;y",
+	got := e.mem.get("1").Fields
+	wantRec := map[string]any{"office": "3 Low Rd", "vip": "true", "renewal": "2025-02-03", "tags": "x;y",
 		"seats": "12", "plan": "team", "site": "https://t.example"}
 	for k, v := range wantRec {
 		if got[k] != v {
 			t.Errorf("after a typed event: record %s = %#v, want %#v", k, got[k], v)
 		}
 	}
+}
 
+// customClearing: fields cleared at the source are cleared in the
+// workspace.
+func customClearing(t *testing.T, e *env, id string) {
 	// Clearing every field at the source clears them in the workspace
 	// (null in the typed form, [] in the arrays form).
 	e.mem.put("1", map[string]any{"office": nil, "vip": nil, "renewal": nil, "tags": nil, "seats": nil, "plan": "", "site": nil})
