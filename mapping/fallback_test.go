@@ -39,7 +39,7 @@ func TestFallbackFillsRequiredRecordFieldsOnTheWayBack(t *testing.T) {
 func TestFallbackProblems(t *testing.T) {
 	_, err := Compile(Spec{Fields: map[string]FieldSpec{
 		"firstName": {From: "FirstName"},
-		"lastName":  {From: "LastName", Direction: ToWorkspace, Fallback: "x"},
+		"lastName":  {From: "LastName", Direction: "to-workspace", Fallback: "x"},
 	}}, Both, nil)
 	var se *SpecError
 	if !errors.As(err, &se) || len(se.Problems) != 1 || se.Problems[0].Path != "fields.lastName" || !strings.Contains(se.Problems[0].Message, "fallback applies to the way back") {

@@ -13,6 +13,7 @@ import (
 	"github.com/syncd-io/syncd/connector/salesforce"
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -25,7 +26,7 @@ type sfEnv struct {
 	// ws, when set, replaces the workspace client the reconciler gets.
 	wsWrap   func(Workspace) Workspace
 	org      *salesforcetest.Server
-	policy   string
+	policy   policy.Delete
 	pageSize int // query batch size; 0: the connector's default
 }
 
@@ -39,7 +40,7 @@ func newSFEnv(t *testing.T) *sfEnv {
 	e.ws = ws
 	org := salesforcetest.NewServer(salesforcetest.Options{})
 	t.Cleanup(org.Close)
-	return &sfEnv{env: e, org: org, policy: DeleteIgnore}
+	return &sfEnv{env: e, org: org, policy: policy.DeleteIgnore}
 }
 
 func sfContact(i int) map[string]any {
@@ -199,7 +200,7 @@ func TestSalesforceSharedModstampReadOnce(t *testing.T) {
 // a record that has its own contact follows onSourceDelete.
 func TestSalesforceMergeRelinksContact(t *testing.T) {
 	e := newSFEnv(t)
-	e.policy = DeleteRemove
+	e.policy = policy.DeleteRemove
 	e.org.Advance(time.Second)
 	a := e.org.Add("Contact", sfContact(1))
 	b := e.org.Add("Contact", sfContact(2))
@@ -248,10 +249,10 @@ func TestSalesforceMergeRelinksContact(t *testing.T) {
 // before a pass read it (found through getDeleted): both contacts follow
 // onSourceDelete.
 func TestSalesforceDeletesFollowPolicy(t *testing.T) {
-	for _, policy := range []string{DeleteRemove, DeleteUnlink} {
-		t.Run(policy, func(t *testing.T) {
+	for _, pol := range []policy.Delete{policy.DeleteRemove, policy.DeleteUnlink} {
+		t.Run(pol.String(), func(t *testing.T) {
 			e := newSFEnv(t)
-			e.policy = policy
+			e.policy = pol
 			e.org.Advance(time.Second)
 			ids := make([]string, 4)
 			for i := range ids {
@@ -276,12 +277,12 @@ func TestSalesforceDeletesFollowPolicy(t *testing.T) {
 			}
 			got := e.contactsByExt()
 			total := len(e.emu.Contacts())
-			switch policy {
-			case DeleteRemove:
+			switch pol {
+			case policy.DeleteRemove:
 				if len(got) != 2 || total != 2 || sum.Deleted != 2 {
 					t.Errorf("delete policy: %d source contacts, %d in all, summary %v; want 2 left and 2 deleted", len(got), total, sum)
 				}
-			case DeleteUnlink:
+			case policy.DeleteUnlink:
 				if total != 4 || sum.Unlinked != 2 {
 					t.Errorf("unlink policy: %d contacts, summary %v; want 4 kept and 2 unlinked", total, sum)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/syncd-io/syncd/connector/salesforce"
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -29,7 +30,7 @@ func newSFWorld(t *testing.T, n int, opts salesforcetest.Options) *sfWorld {
 	return newSFWorldMapped(t, n, opts, mapping.FieldSpec{From: "LastName"}, "ignore")
 }
 
-func newSFWorldMapped(t *testing.T, n int, opts salesforcetest.Options, lastName mapping.FieldSpec, onCreate string) *sfWorld {
+func newSFWorldMapped(t *testing.T, n int, opts salesforcetest.Options, lastName mapping.FieldSpec, onCreate policy.Create) *sfWorld {
 	t.Helper()
 	org := salesforcetest.NewServer(opts)
 	t.Cleanup(org.Close)
