@@ -92,8 +92,8 @@ func WriteCSV(path string, n int, changed func(i int) bool) error {
 	return f.Close()
 }
 
-// Mapping is the mapping of generated rows, keyed by their id column.
-func Mapping() configfile.Mapping {
+// RowsMapping is the mapping of generated rows, keyed by their id column.
+func RowsMapping() configfile.Mapping {
 	m := configfile.People()
 	m.ExternalID = "id"
 	return m
@@ -101,7 +101,7 @@ func Mapping() configfile.Mapping {
 
 // config is the configuration of the benchmarks' one connector cc.
 func (e *Env) config(cc configfile.Connector, webhooks configfile.Webhooks, logLevel string) configfile.File {
-	cc.Mapping = Mapping()
+	cc.Mapping = RowsMapping()
 	return configfile.File{
 		Workspace:  configfile.Workspace{BaseURL: e.URL, APIKey: APIKey, RateLimit: e.Rate, Burst: e.Burst},
 		State:      configfile.State{Path: filepath.Join(e.Dir, "syncd.db")},

@@ -128,7 +128,7 @@ func (e *shutdownEnv) config(name string, perSecond float64, batch int) string {
 		Log:       configfile.Log{Level: "info", Format: "json"},
 		Connectors: []configfile.Connector{{Name: "bench", Type: "csv", Schedule: "@every 1h", Workers: 4,
 			Settings: map[string]any{"path": filepath.Join(e.dir, "contacts.csv"), "batchSize": batch},
-			Mapping:  bench.Mapping()}},
+			Mapping:  bench.RowsMapping()}},
 	}
 	path := filepath.Join(e.dir, name)
 	if err := f.Write(path); err != nil {
