@@ -310,7 +310,10 @@ func burstEvents(contacts []workspace.Contact, prefix string, when time.Time) ([
 // returns when each event was acknowledged, by its value, the number of
 // deliveries answered otherwise, and the sending's duration.
 func send(ctx context.Context, url string, events []burstEvent, rate int) (acks map[string]time.Time, refused int, took time.Duration, err error) {
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: Senders}}
+	// One keep-alive connection per sender, as a delivery service keeps
+	// them; the answers are a few bytes, so no compression is asked for.
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConnsPerHost: Senders, MaxConnsPerHost: Senders, DisableCompression: true}}
 	jobs := make(chan burstEvent, len(events))
 	acks = make(map[string]time.Time, len(events))
 	var mu sync.Mutex
@@ -357,7 +360,8 @@ func deliver(ctx context.Context, client *http.Client, url string, ev burstEvent
 	if err != nil {
 		return 0, err
 	}
-	req.Header = ev.header.Clone()
+	req.Header = ev.header // signed before the sending; the client does not change it
+	req.ContentLength = int64(len(ev.body))
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err

@@ -73,6 +73,9 @@ type Store struct {
 	broken atomic.Pointer[error]
 	// events groups concurrent EnqueueEvent calls into shared commits.
 	events eventQueue
+	// secrets caches the decoded webhook secrets for WebhookSecrets, which
+	// the receiver calls for every delivery (see secretCache).
+	secrets secretCache
 }
 
 // Open opens the state file at path, creating it when it does not exist

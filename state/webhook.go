@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -41,6 +42,7 @@ func (s *Store) PutWebhookSecret(ws WebhookSecret) error {
 		ws.CreatedAt = now
 	}
 	// The secret never appears in errors or logs: only the webhook id.
+	defer s.secrets.changed()
 	return s.update("put webhook secret of "+ws.WebhookID, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketWebhookSecrets)
 		var expired [][]byte
@@ -72,35 +74,76 @@ func (s *Store) PutWebhookSecret(ws WebhookSecret) error {
 
 // WebhookSecrets returns the secrets that sign valid deliveries now: the
 // newest (current) and the others not expired yet, newest first.
-// ErrNotFound when there is none.
+// ErrNotFound when there is none. The receiver calls it for every
+// delivery, so the decoded secrets are kept in memory until this Store
+// writes the bucket again (the state file is locked for one writing
+// process, so no one else can).
 func (s *Store) WebhookSecrets() (current WebhookSecret, previous []WebhookSecret, err error) {
 	now := s.now()
+	stored, err := s.storedSecrets()
+	if err != nil {
+		return WebhookSecret{}, nil, err
+	}
 	var all []WebhookSecret
-	err = s.view("read webhook secrets", func(tx *bolt.Tx) error {
+	for _, ws := range stored {
+		if !ws.expired(now) {
+			all = append(all, ws)
+		}
+	}
+	if len(all) == 0 {
+		return WebhookSecret{}, nil, fmt.Errorf("read webhook secrets: %w", ErrNotFound)
+	}
+	return all[0], all[1:], nil
+}
+
+// storedSecrets returns every stored secret, newest first, from the cache
+// when no write went since it was filled. The slice is shared: read only.
+func (s *Store) storedSecrets() ([]WebhookSecret, error) {
+	gen := s.secrets.gen.Load()
+	if c := s.secrets.cached.Load(); c != nil && c.gen == gen {
+		return c.secrets, nil
+	}
+	var all []WebhookSecret
+	err := s.view("read webhook secrets", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketWebhookSecrets).ForEach(func(_, v []byte) error {
 			var ws WebhookSecret
 			if err := unmarshal(v, &ws); err != nil {
 				return fmt.Errorf("decode webhook secret: %w", err)
 			}
-			if !ws.expired(now) {
-				all = append(all, ws)
-			}
+			all = append(all, ws)
 			return nil
 		})
 	})
 	if err != nil {
-		return WebhookSecret{}, nil, err
-	}
-	if len(all) == 0 {
-		return WebhookSecret{}, nil, fmt.Errorf("read webhook secrets: %w", ErrNotFound)
+		return nil, err
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].CreatedAt.After(all[j].CreatedAt) })
-	return all[0], all[1:], nil
+	s.secrets.cached.Store(&cachedSecrets{gen: gen, secrets: all})
+	return all, nil
 }
+
+// secretCache holds the decoded webhook secrets. A write of the bucket
+// bumps gen after its transaction ended, so an entry filled from a read
+// that may have seen the old bucket (it took gen before the bump) is never
+// used again.
+type secretCache struct {
+	gen    atomic.Uint64
+	cached atomic.Pointer[cachedSecrets]
+}
+
+type cachedSecrets struct {
+	gen     uint64
+	secrets []WebhookSecret
+}
+
+// changed invalidates the cache; called after each write of the bucket,
+// whether or not it committed.
+func (c *secretCache) changed() { c.gen.Add(1) }
 
 // DeleteWebhookSecrets removes every secret of the webhook (after the
 // subscription was deleted).
 func (s *Store) DeleteWebhookSecrets(webhookID string) error {
+	defer s.secrets.changed()
 	return s.update("delete webhook secrets of "+webhookID, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketWebhookSecrets)
 		prefix := []byte(webhookID + "\x00")

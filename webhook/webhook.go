@@ -188,14 +188,14 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	if dup {
 		r.duplicates.Add(1)
-		writeAnswer(w, http.StatusOK, answer{Status: "duplicate"})
+		writeRaw(w, http.StatusOK, answerDuplicate)
 		return
 	}
 	r.accepted.Add(1)
 	if r.opts.Accepted != nil {
 		r.opts.Accepted()
 	}
-	writeAnswer(w, http.StatusOK, answer{Status: "accepted"})
+	writeRaw(w, http.StatusOK, answerAccepted)
 }
 
 // verify checks the signature against the secrets in state. It returns
@@ -264,11 +264,25 @@ func parse(body []byte) (event, error) {
 	case env.Data == nil || len(env.Data.Resource) == 0:
 		return event{}, errors.New("envelope has no data.resource")
 	}
+	// Almost every delivery is a valid contact: one decode tells. Anything
+	// else goes through the checks below, which name what is wrong.
+	var c workspace.Contact
+	if json.Unmarshal(env.Data.Resource, &c) == nil && strings.TrimSpace(c.ID) != "" && !c.UpdatedAt.IsZero() {
+		ev.ContactID, ev.UpdatedAt = strings.TrimSpace(c.ID), c.UpdatedAt.UTC()
+		return ev, nil
+	}
+	return checkResource(ev, env.Data.Resource)
+}
+
+// checkResource checks a contact event's resource field by field, to
+// refuse it with the reason (or, should the whole decode have failed for
+// a reason these checks accept, to accept it as before).
+func checkResource(ev event, resource json.RawMessage) (event, error) {
 	var res struct {
 		ID        *string `json:"id"`
 		UpdatedAt *string `json:"updatedAt"`
 	}
-	if err := json.Unmarshal(env.Data.Resource, &res); err != nil {
+	if err := json.Unmarshal(resource, &res); err != nil {
 		return event{}, errors.New("data.resource is not a contact object")
 	}
 	if res.ID == nil || strings.TrimSpace(*res.ID) == "" {
@@ -284,7 +298,7 @@ func parse(body []byte) (event, error) {
 	// The whole contact must decode as the client reads contacts, or the
 	// applier could not use it.
 	var c workspace.Contact
-	if err := json.Unmarshal(env.Data.Resource, &c); err != nil {
+	if err := json.Unmarshal(resource, &c); err != nil {
 		return event{}, errors.New("data.resource is not a valid contact")
 	}
 	ev.ContactID, ev.UpdatedAt = strings.TrimSpace(*res.ID), at.UTC()
@@ -306,7 +320,24 @@ func (r *Receiver) fail(w http.ResponseWriter, req *http.Request, status int, re
 }
 
 func writeAnswer(w http.ResponseWriter, status int, a answer) {
-	w.Header().Set("Content-Type", "application/json")
+	body, err := json.Marshal(a)
+	if err != nil {
+		body = []byte(`{"status":"error"}`)
+	}
+	writeRaw(w, status, append(body, '\n'))
+}
+
+// The answers of accepted and duplicate deliveries, encoded once: they
+// are most of what the receiver sends.
+var (
+	answerAccepted  = []byte(`{"status":"accepted"}` + "\n")
+	answerDuplicate = []byte(`{"status":"duplicate"}` + "\n")
+	headerJSON      = []string{"application/json"}
+)
+
+// writeRaw answers status with the JSON body, which ends with a newline.
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header()["Content-Type"] = headerJSON
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(a)
+	_, _ = w.Write(body)
 }
