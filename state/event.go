@@ -23,6 +23,10 @@ type InboxEvent struct {
 	Attempts         int       `json:"attempts,omitempty"`
 }
 
+// appendFill is the fill of the pages of buckets whose keys are appended
+// in order (bbolt splits a page at half of it by default).
+const appendFill = 1.0
+
 // seenUntil returns until when the event id is remembered; zero when it
 // is not (or no longer) remembered at now.
 func seenUntil(tx *bolt.Tx, id string, now time.Time) time.Time {
@@ -134,6 +138,10 @@ func (s *Store) commitEvents(reqs []*enqueueReq) {
 	}
 	err := s.update(what, func(tx *bolt.Tx) error {
 		inbox := tx.Bucket(bucketInbox)
+		// Both only grow at their end (keys by sequence, by expiry time):
+		// full pages mean fewer pages to write at each commit.
+		inbox.FillPercent = appendFill
+		tx.Bucket(bucketEventExpiry).FillPercent = appendFill
 		for _, r := range reqs {
 			r.seq, r.dup = 0, false
 			e := r.e
