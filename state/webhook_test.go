@@ -64,3 +64,27 @@ func TestPutWebhookSecretNeverPrintsTheSecret(t *testing.T) {
 		t.Fatalf("error on a closed store = %v", err)
 	}
 }
+
+// The receiver reads the secrets for every delivery from memory: a write
+// by the same store must show at the next read, without a reopen.
+func TestWebhookSecretsSeeEachWriteAtOnce(t *testing.T) {
+	s, clk := openTest(t)
+	must(t, s.PutWebhookSecret(WebhookSecret{WebhookID: "wh1", Secret: "whsec_old"}))
+	if cur, _, err := s.WebhookSecrets(); err != nil || cur.Secret != "whsec_old" {
+		t.Fatalf("after register: %+v %v", cur, err)
+	}
+	clk.Advance(time.Minute)
+	must(t, s.PutWebhookSecret(WebhookSecret{WebhookID: "wh1", Secret: "whsec_new"}))
+	cur, prev, err := s.WebhookSecrets()
+	if err != nil || cur.Secret != "whsec_new" || len(prev) != 1 || prev[0].Secret != "whsec_old" {
+		t.Fatalf("after rotate: %+v %+v %v", cur, prev, err)
+	}
+	prev[0].Secret = "changed by the caller"
+	if _, prev, _ := s.WebhookSecrets(); prev[0].Secret != "whsec_old" {
+		t.Fatalf("a caller's change reached the store: %+v", prev)
+	}
+	must(t, s.DeleteWebhookSecrets("wh1"))
+	if _, _, err := s.WebhookSecrets(); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after delete: %v, want ErrNotFound", err)
+	}
+}
