@@ -277,17 +277,22 @@ func (a *Applier) Run(ctx context.Context) error {
 			wait = a.opts.IdlePoll
 		}
 		a.idle.Store(err == nil && res.Retry == 0 && res.Read < a.opts.BatchSize)
+		if backoff == 0 && a.woken() {
+			// Events came while the round ran: a stream, whose next round
+			// starts at once and takes them all (gathering would only add
+			// to every event's delay).
+			continue
+		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return nil
 		case <-a.wake:
-			// Gather only after an idle round, as Options.Gather says: while
-			// events keep coming, those that arrive during a round wait for
-			// the next one, which starts at once and takes them all (a
-			// gather would only add to every event's delay).
-			if backoff == 0 && a.opts.Gather > 0 && res.Read == 0 {
+			// The applier waited idle and was woken: the first event of a
+			// burst (a person editing several contacts). Gather, as
+			// Options.Gather says, so that the burst goes out together.
+			if backoff == 0 && a.opts.Gather > 0 {
 				gather := time.NewTimer(a.opts.Gather)
 				select {
 				case <-ctx.Done():
@@ -309,6 +314,17 @@ func (a *Applier) Run(ctx context.Context) error {
 		case <-timer.C:
 		}
 		timer.Stop()
+	}
+}
+
+// woken reports, without waiting, whether Notify was called since the
+// applier last looked (and takes that notice).
+func (a *Applier) woken() bool {
+	select {
+	case <-a.wake:
+		return true
+	default:
+		return false
 	}
 }
 
