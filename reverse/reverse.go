@@ -125,10 +125,10 @@ func (t *Target) writesBack() bool {
 	return t.Writer != nil && t.Direction.WritesBack()
 }
 
-// Options configure an Applier.
 // DefaultGather is the default of Options.Gather.
 const DefaultGather = 150 * time.Millisecond
 
+// Options configure an Applier.
 type Options struct {
 	Store     *state.Store
 	Workspace Workspace
