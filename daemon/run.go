@@ -86,8 +86,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return err
 }
 
-// StartReverse starts the reverse direction alone (tests, the HubSpot
-// demo, which drive forward passes themselves).
+// StartReverse starts the reverse direction alone (for tests, which
+// drive forward passes themselves).
 func (d *Daemon) StartReverse(ctx context.Context) (*Running, error) {
 	return d.Start(ctx, ReversePart)
 }

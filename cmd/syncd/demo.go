@@ -30,8 +30,8 @@ const demoAPIKey = "demo-key"
 
 // Run parses the flags and runs the demo.
 func (c *DemoCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("demo", "demo [--crm csv|hubspot] [--dir DIR] [--rows N] [--serve]")
-	crm := fs.String("crm", "csv", "the other system: csv (a CRM export, one way) or hubspot (a HubSpot test server, both ways)")
+	fs := c.m.newFlagSet("demo", "demo [--crm csv|hubspot|salesforce|pipedrive] [--dir DIR] [--rows N] [--serve]")
+	crm := fs.String("crm", "csv", "the other system: csv (a CRM export, one way), or hubspot, salesforce or pipedrive (that CRM's test server, both ways)")
 	dir := fs.String("dir", "", "folder for the sample files (default: a new temporary folder)")
 	rows := fs.Int("rows", 25, "rows in the sample CSV")
 	serve := fs.Bool("serve", false, "keep the emulator and the daemon running after the demo, until interrupted")
@@ -49,13 +49,13 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 	switch *crm {
 	case "csv":
 	case "hubspot":
-		return c.hubspotDemo(ctx, *dir, *rows)
+		return c.hubspotDemo(ctx, *dir, *rows, *serve)
 	case "pipedrive":
-		return c.pipedriveDemo(ctx, *dir, *rows)
+		return c.pipedriveDemo(ctx, *dir, *rows, *serve)
 	case "salesforce":
-		return c.salesforceDemo(ctx, *dir, *rows)
+		return c.salesforceDemo(ctx, *dir, *rows, *serve)
 	default:
-		return fmt.Errorf("--crm %q: use csv or hubspot", *crm)
+		return fmt.Errorf("--crm %q: use csv, hubspot, salesforce or pipedrive", *crm)
 	}
 
 	emu, err := startDemoEmulator()

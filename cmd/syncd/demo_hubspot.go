@@ -14,7 +14,7 @@ import (
 // hubspotDemo shows the two-way sync with HubSpot: an in-process HubSpot
 // test server (the documented CRM v3 behaviour) and the workspace
 // emulator, with the real receiver taking the emulator's signed webhooks.
-func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int) error {
+func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int, serve bool) error {
 	out := c.m.Stdout
 	emu, err := startDemoEmulator()
 	if err != nil {
@@ -35,6 +35,7 @@ func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int) err
 	defer demo.Close()
 	d, cfg := demo.d, demo.cfg
 	fmt.Fprintf(out, "2. Wrote %s (direction: both), subscribed the receiver at %s to contact webhooks\n", demo.cfgPath, cfg.Webhooks.PublicURL)
+	demo.printHealthPage(out)
 
 	sums, err := d.RunOnce(ctx)
 	if err != nil {
@@ -92,7 +93,7 @@ func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int) err
 		wsAfter.Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact],
 		after.Requests[hubspottest.RouteBatchUpdate]-before.Requests[hubspottest.RouteBatchUpdate], sums[0])
 	fmt.Fprintf(out, "7. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
-	return nil
+	return demo.finish(ctx, out, 8, serve)
 }
 
 func freeAddr() (string, error) {

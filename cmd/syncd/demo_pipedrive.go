@@ -17,7 +17,7 @@ import (
 // pipedriveDemo shows the two-way sync with Pipedrive: an in-process
 // Pipedrive test server (API v2 persons, the recents feed, the Lite
 // plan's burst limit of 20 requests per 2 s) and the workspace emulator.
-func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int) error {
+func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int, serve bool) error {
 	out := c.m.Stdout
 	emu, err := startDemoEmulator()
 	if err != nil {
@@ -37,6 +37,7 @@ func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int) e
 	defer demo.Close()
 	cfg, d := demo.cfg, demo.d
 	fmt.Fprintf(out, "2. Wrote %s (direction: both, onSourceDelete: delete)\n", filepath.Join(dir, "syncd.yaml"))
+	demo.printHealthPage(out)
 
 	sums, err := d.RunOnce(ctx)
 	if err != nil {
@@ -67,7 +68,7 @@ func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int) e
 		return err
 	}
 	fmt.Fprintf(out, "8. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
-	return nil
+	return demo.finish(ctx, out, 9, serve)
 }
 
 // addDemoPersons stores the demo's people as persons with a work and a

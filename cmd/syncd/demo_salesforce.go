@@ -15,7 +15,7 @@ import (
 // Salesforce test org (login host and instance, the documented REST API)
 // and the workspace emulator, with the real receiver taking the
 // emulator's signed webhooks.
-func (c *DemoCommand) salesforceDemo(ctx context.Context, dir string, rows int) error {
+func (c *DemoCommand) salesforceDemo(ctx context.Context, dir string, rows int, serve bool) error {
 	out := c.m.Stdout
 	emu, err := startDemoEmulator()
 	if err != nil {
@@ -38,6 +38,7 @@ func (c *DemoCommand) salesforceDemo(ctx context.Context, dir string, rows int) 
 	defer demo.Close()
 	d, cfg := demo.d, demo.cfg
 	fmt.Fprintf(out, "2. Wrote %s (type salesforce, direction: both, client credentials flow), subscribed the receiver at %s\n", demo.cfgPath, cfg.Webhooks.PublicURL)
+	demo.printHealthPage(out)
 
 	// SystemModstamp has whole seconds and a read window ends at the
 	// clock, exclusive: a pass sees what changed before its second.
@@ -123,7 +124,7 @@ func (c *DemoCommand) salesforceDemo(ctx context.Context, dir string, rows int) 
 		}
 	}
 	fmt.Fprintf(out, "9. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
-	return nil
+	return demo.finish(ctx, out, 10, serve)
 }
 
 func derefStr(s *string) string {

@@ -6,24 +6,6 @@ import (
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
 )
 
-// TestSalesforceDemo checks the counts the Salesforce demo claims.
-func TestSalesforceDemo(t *testing.T) {
-	out, _, err := runMain(t, "demo", "--dir", t.TempDir(), "--crm", "salesforce", "--rows", "10")
-	if err != nil {
-		t.Fatalf("demo: %v\n%s", err, out)
-	}
-	wantLines(t, "demo output", out,
-		"created=10 updated=0",
-		"1 token call",
-		"reached Salesforce: true, in 1 sObject Collections update call(s)",
-		"recognised as its own, 0 PATCH",
-		"1 PATCH to the workspace; its webhook came back as an echo and was dropped: 0 Salesforce writes",
-		"relinked=1",
-		"lastName \"Turing-Merged\"",
-		"syncd stops a pass at 50% of them",
-	)
-}
-
 // TestValidateChecksSalesforceFields checks the mapping against the
 // object's describe: a misspelt field is a problem naming it, and so is a
 // field flowing back into one Salesforce keeps read-only; a field in

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -11,20 +12,27 @@ import (
 )
 
 // twoWayDemo is the daemon of a demo that syncs both ways: its
-// configuration written to a folder, its reverse direction running.
+// configuration written to a folder, its admin server (the health page)
+// and its reverse direction running.
 type twoWayDemo struct {
 	d       *daemon.Daemon
 	cfg     *config.Config
 	cfgPath string
+	crm     string
 	rev     *daemon.Running
 }
 
-// startTwoWayDemo writes dir/syncd.yaml (the workspace, state, receiver
-// and log parts, then the given connectors block), opens the daemon on
-// it and starts its reverse direction, the receiver subscribed to the
-// emulator's contact webhooks.
+// startTwoWayDemo writes dir/syncd.yaml (the workspace, state, receiver,
+// admin and log parts, then the given connectors block), opens the daemon
+// on it and starts its admin server on a free loopback port and its
+// reverse direction, the receiver subscribed to the emulator's contact
+// webhooks.
 func (c *DemoCommand) startTwoWayDemo(ctx context.Context, dir, wsURL, title, connectors string) (*twoWayDemo, error) {
 	hook, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -43,11 +51,11 @@ webhooks:
   publicURL: http://%s/webhooks/workspace
   autoRegister: true
 admin:
-  listen: ""
+  listen: %s
 log:
   level: warn
 connectors:
-`, title, wsURL, demoAPIKey, filepath.Join(dir, "syncd.db"), hook, hook) + connectors
+`, title, wsURL, demoAPIKey, filepath.Join(dir, "syncd.db"), hook, hook, admin) + connectors
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		return nil, err
 	}
@@ -59,12 +67,34 @@ connectors:
 	if err != nil {
 		return nil, err
 	}
-	rev, err := d.StartReverse(ctx)
+	rev, err := d.Start(ctx, daemon.AdminPart|daemon.ReversePart)
 	if err != nil {
 		d.Close()
 		return nil, err
 	}
-	return &twoWayDemo{d: d, cfg: cfg, cfgPath: path, rev: rev}, nil
+	return &twoWayDemo{d: d, cfg: cfg, cfgPath: path, crm: title, rev: rev}, nil
+}
+
+// printHealthPage tells where the health page is served.
+func (t *twoWayDemo) printHealthPage(out io.Writer) {
+	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/ (kept up with --serve)\n", t.rev.AdminAddr)
+}
+
+// finish ends the demo at step n: at once, or with serve, by running the
+// forward schedule (a pass every 10 s) beside the reverse direction until
+// ctx ends, the health page still served.
+func (t *twoWayDemo) finish(ctx context.Context, out io.Writer, n int, serve bool) error {
+	if !serve {
+		fmt.Fprintf(out, "   (run 'syncd demo --crm %s --serve' to keep it running)\n", t.crm)
+		return nil
+	}
+	fmt.Fprintf(out, "%d. Serving until interrupted: edit a contact in the workspace app or the %s test server and watch the next pass (every 10s)\n   on the health page: http://%s/\n",
+		n, t.crm, t.rev.AdminAddr)
+	r, err := t.d.Start(ctx, daemon.ForwardPart)
+	if err != nil {
+		return err
+	}
+	return r.Wait()
 }
 
 // Close stops the reverse direction and closes the daemon.
