@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -92,7 +93,7 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer func() { adminRun.Stop(); _ = adminRun.Wait() }()
 	addr := adminRun.AdminAddr
-	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/ (kept up with --serve)\n", addr)
+	printHealthPage(out, addr)
 
 	step := func(n int, what string) error {
 		before := emu.Stats()
@@ -130,6 +131,17 @@ func (c *DemoCommand) Run(ctx context.Context, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(out, "7. Serving until interrupted: edit %s and watch the next pass (every 10s)\n   on the health page: http://%s/\n", csvPath, addr)
+	return serveForward(ctx, d)
+}
+
+// printHealthPage tells where a demo serves the health page.
+func printHealthPage(out io.Writer, addr string) {
+	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/ (kept up with --serve)\n", addr)
+}
+
+// serveForward runs d's forward schedule (a pass every 10 s in the
+// demos' configurations) until ctx ends: a demo's --serve.
+func serveForward(ctx context.Context, d *daemon.Daemon) error {
 	r, err := d.Start(ctx, daemon.ForwardPart)
 	if err != nil {
 		return err

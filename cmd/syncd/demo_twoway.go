@@ -76,9 +76,7 @@ connectors:
 }
 
 // printHealthPage tells where the health page is served.
-func (t *twoWayDemo) printHealthPage(out io.Writer) {
-	fmt.Fprintf(out, "   The sync health page (progress, charts, failing records): http://%s/ (kept up with --serve)\n", t.rev.AdminAddr)
-}
+func (t *twoWayDemo) printHealthPage(out io.Writer) { printHealthPage(out, t.rev.AdminAddr) }
 
 // finish ends the demo at step n: at once, or with serve, by running the
 // forward schedule (a pass every 10 s) beside the reverse direction until
@@ -90,11 +88,7 @@ func (t *twoWayDemo) finish(ctx context.Context, out io.Writer, n int, serve boo
 	}
 	fmt.Fprintf(out, "%d. Serving until interrupted: edit a contact in the workspace app or the %s test server and watch the next pass (every 10s)\n   on the health page: http://%s/\n",
 		n, t.crm, t.rev.AdminAddr)
-	r, err := t.d.Start(ctx, daemon.ForwardPart)
-	if err != nil {
-		return err
-	}
-	return r.Wait()
+	return serveForward(ctx, t.d)
 }
 
 // Close stops the reverse direction and closes the daemon.
