@@ -8,6 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // bbolt's on-disk meta page (format version 2, stable since 2014): a 16
@@ -38,7 +42,11 @@ type metaPage struct {
 // on or silently misread: garbage, a damaged header, or a database cut
 // short (bbolt maps past the end of a truncated file and the first access
 // to a missing page kills the process with SIGBUS). A file that does not
-// exist or is empty is fine: bbolt initialises it, and no data is lost.
+// exist is fine (Open creates it, see createFile). An empty file is
+// refused: syncd never leaves one behind (createFile makes a new file
+// whole, then links it into place), so 0 bytes means a file that held
+// links, checkpoints, webhook secrets and dead letters was cut short, and
+// starting afresh over it would lose them silently.
 func checkFile(path string, readOnly bool) error {
 	f, err := os.Open(path)
 	if isNotExist(err) {
@@ -60,10 +68,9 @@ func checkFile(path string, readOnly bool) error {
 	}
 	size := info.Size()
 	if size == 0 {
-		if readOnly {
-			return fmt.Errorf("%w: empty file", ErrInvalidFile)
-		}
-		return nil
+		return fmt.Errorf("%w: empty file (0 bytes): its links, checkpoints, webhook secrets and "+
+			"dead letters are gone; %s (syncd makes a new state file only where none exists)",
+			ErrInvalidFile, restoreHint)
 	}
 
 	m0, err0 := readMeta(f, 0)
@@ -105,6 +112,43 @@ func checkFile(path string, readOnly bool) error {
 	if need := m.pgid * pageSize; uint64(size) < need {
 		return fmt.Errorf("%w: truncated to %d bytes, the database needs %d "+
 			"(restore a backup or move the file aside)", ErrInvalidFile, size, need)
+	}
+	return nil
+}
+
+// restoreHint says how to recover from a state file that was cut short.
+const restoreHint = `restore the copy made by "syncd state backup --config FILE BACKUP_FILE" ` +
+	`to this path, or move the file aside to start with a new state file and run "syncd resync"`
+
+// createFile makes a new, initialised bbolt file at path when none exists.
+// It builds the file under a temporary name beside path, syncs it, and
+// links it into place (a link fails rather than replace a file another
+// process made meanwhile): a crash never leaves an empty or partial file
+// at path, so an empty file there always means a damaged one.
+func createFile(path string) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -92,6 +93,13 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if err := checkFile(path, opts.ReadOnly); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	if !opts.ReadOnly {
+		if _, err := os.Lstat(path); isNotExist(err) {
+			if err := createFile(path); err != nil {
+				return nil, fmt.Errorf("open state %s: %w", path, err)
+			}
+		}
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      opts.Timeout,

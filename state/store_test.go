@@ -40,14 +40,22 @@ func TestOpenCreatesCurrentSchemaAndPersists(t *testing.T) {
 	}
 }
 
-func TestOpenEmptyFileInitialises(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "empty.db")
-	must(t, os.WriteFile(path, nil, 0o600))
+func TestOpenMissingFileCreatesWholeFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new.db")
 	s, err := Open(path, Options{NoSync: true})
 	must(t, err)
 	defer s.Close()
 	if v, _ := s.SchemaVersion(); v != CurrentSchemaVersion() {
 		t.Fatalf("schema version = %d", v)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "new.db" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v; want only new.db (no temporary file left)", names)
 	}
 }
 
@@ -120,6 +128,7 @@ func TestOpenRefusesInvalidFiles(t *testing.T) {
 		{"directory", func(t *testing.T, path string) { must(t, os.Mkdir(path, 0o700)) }, false, ErrInvalidFile, "directory"},
 		{"missing read-only", func(*testing.T, string) {}, true, fs.ErrNotExist, "no state file"},
 		{"empty read-only", bytesOf(nil), true, ErrInvalidFile, "empty"},
+		{"truncated to 0 bytes", bytesOf(nil), false, ErrInvalidFile, `0 bytes): its links, checkpoints, webhook secrets and dead letters are gone; restore the copy made by "syncd state backup`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
