@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/robfig/cron/v3"
 	"github.com/sirupsen/logrus"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
@@ -159,7 +158,7 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 	if err := mapping.ValidateSource(cc.Source); err != nil {
 		ps.add(p("source"), "use custom-<system>, such as custom-"+orDefault(cc.Name, "crm"), "%v", err)
 	}
-	if _, err := cron.ParseStandard(cc.Schedule); err != nil {
+	if err := CheckSchedule(cc.Schedule); err != nil {
 		ps.add(p("schedule"), `use a cron spec such as "*/5 * * * *", or a descriptor such as "@every 5m" or "@hourly"`, "invalid schedule %q: %v", cc.Schedule, err)
 	}
 	enum(ps, p("direction"), cc.Direction)
