@@ -3,10 +3,11 @@
 // operator takes on a running daemon (a resync, a dead letter retried or
 // dropped, a backup of the state file).
 //
-// It listens on the loopback address by default. Reads (health, status,
-// metrics, dead letters, conflicts, the health page) need no token; every
-// call that changes state, and the backup (the state file holds the
-// webhook signing secrets), requires the configured bearer token. With no
+// It listens on the loopback address by default. Health, readiness,
+// metrics and status need no token; with admin.token set, everything that
+// shows records (dead letters, conflicts, the health page: see
+// session.go), every call that changes state, and the backup (the state
+// file holds the webhook signing secrets) require it. With no
 // token configured (allowed on loopback only), state-changing calls are
 // accepted only from the same origin: a browser's cross-site request
 // (Origin or Sec-Fetch-Site says so) is refused, and so is a Host that is
@@ -79,8 +80,8 @@ type ResyncResponse struct {
 type Server struct {
 	Daemon Daemon
 	// Token, when set, is required as a bearer token on every call that
-	// changes state (and as the form field "token" on the health page's
-	// buttons).
+	// changes state or shows records; the health page asks for it once
+	// and keeps a cookie derived from it (session.go).
 	Token string
 	// Metrics serves GET /metrics; nil answers 404.
 	Metrics http.Handler
@@ -121,12 +122,13 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /status", s.status)
 	mux.Handle("POST /resync", s.authorized(http.HandlerFunc(s.resync)))
-	mux.HandleFunc("GET /deadletters", s.deadLetters)
+	mux.Handle("GET /deadletters", s.records(s.deadLetters))
 	mux.Handle("POST /deadletters/{id}/retry", s.authorized(http.HandlerFunc(s.retryDeadLetter)))
 	mux.Handle("POST /deadletters/{id}/drop", s.authorized(http.HandlerFunc(s.dropDeadLetter)))
-	mux.HandleFunc("GET /conflicts", s.conflicts)
+	mux.Handle("GET /conflicts", s.records(s.conflicts))
 	mux.Handle("GET /state/backup", s.authorized(http.HandlerFunc(s.backup)))
 	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("POST /{$}", s.login)
 	mux.HandleFunc("POST /ui/resync", s.uiResync)
 	mux.HandleFunc("POST /ui/deadletters/{id}/{action}", s.uiDeadLetter)
 	return mux
@@ -137,8 +139,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || !s.tokenMatches(got) {
+			if !s.hasBearer(r) {
 				s.log().WithFields(logrus.Fields{"path": r.URL.Path, "remote": r.RemoteAddr}).Warn("admin call refused: missing or wrong bearer token")
 				writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (admin.token)")
 				return

@@ -29,9 +29,40 @@ func TestHealthPageInChromium(t *testing.T) {
 	// it is served from, so it is fetched under a name, not 127.0.0.1.
 	url := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/"
 
-	dom := runChromium(t, bin, url, "--dump-dom")
+	// Without the cookie the page asks for the token and shows no record.
+	asked := runChromium(t, bin, url, "--dump-dom")
+	for _, want := range []string{`<form id="login" method="post" action="./">`, `<input type="password" id="token" name="token"`} {
+		if !strings.Contains(asked, want) {
+			t.Errorf("the page without the token lacks %q:\n%s", want, asked)
+		}
+	}
+	for _, record := range []string{"row-17", "Smith-Jones", "is not E.164"} {
+		if strings.Contains(asked, record) {
+			t.Errorf("the page without the token shows %q", record)
+		}
+	}
+
+	// A person types the token once; the browser keeps the cookie for the
+	// page and the JSON it links to.
+	b := browsertest.Start(t, bin)
+	b.Open(url)
+	b.Submit("token", "wrong-"+testToken, "open")
+	if dom := b.DOM(); !strings.Contains(dom, "Refused: the admin token is wrong.") || strings.Contains(dom, "row-17") {
+		t.Errorf("a wrong token: the page does not say so, or shows records:\n%s", dom)
+	}
+	b.Submit("token", testToken, "open")
+	dom := b.DOM()
+	b.Open(url)
+	if again := b.DOM(); !strings.Contains(again, `<tr id="deadletter-4">`) {
+		t.Errorf("the page opened again asks for the token again:\n%s", again)
+	}
+	b.Open(strings.TrimSuffix(url, "/") + "/deadletters")
+	if js := b.DOM(); !strings.Contains(js, "row-17") {
+		t.Errorf("the dead letters' JSON, linked from the page, is not shown with the cookie:\n%s", js)
+	}
+
 	if !strings.Contains(dom, "<html") {
-		t.Fatalf("chromium dumped no document:\n%s", dom)
+		t.Fatalf("chromium built no document:\n%s", dom)
 	}
 	if strings.Contains(strings.ToLower(dom), "<script") {
 		t.Error("the page's DOM holds a <script> element: the dead letter's reason was not escaped")
@@ -46,7 +77,6 @@ func TestHealthPageInChromium(t *testing.T) {
 		`<tr id="deadletter-4">`, `<code>row-17</code>`, `firstName: no value and no fallback`,
 		`<tr id="conflict-2">`, `Smith-Jones`,
 		`<form id="actions" method="post" action="ui/resync">`,
-		`name="token"`,
 		`<button form="actions" formaction="ui/resync" name="connector" value="crm">Resync</button>`,
 		`formaction="ui/deadletters/4/retry"`,
 	} {
@@ -54,10 +84,14 @@ func TestHealthPageInChromium(t *testing.T) {
 			t.Errorf("the DOM lacks %q", want)
 		}
 	}
+	if strings.Contains(dom, `name="token"`) {
+		t.Error("the page asks for the token again on its buttons although the cookie carries it")
+	}
 
 	shot := filepath.Join(artifactsDir(t), "health-page.png")
 	_ = os.Remove(shot)
-	runChromium(t, bin, url, "--screenshot="+shot)
+	b.Open(url)
+	b.Screenshot(shot)
 	file, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)

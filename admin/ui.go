@@ -38,7 +38,7 @@ import (
 // A resync started from the page runs in the background (it can take
 // minutes); the page shows the connector as running until it ends.
 
-//go:embed page.html
+//go:embed page.html login.html
 var pageFS embed.FS
 
 var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMap{
@@ -87,8 +87,13 @@ type pageData struct {
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	if !s.mayRead(r) {
+		s.askToken(w, false)
+		return
+	}
 	ctx := r.Context()
-	d := pageData{Now: time.Now(), TokenRequired: s.Token != ""}
+	// The buttons' forms carry the token unless the page's cookie does.
+	d := pageData{Now: time.Now(), TokenRequired: s.Token != "" && !s.hasSession(r)}
 	st, err := s.Daemon.Status(ctx)
 	if err != nil {
 		d.StatusErr = err.Error()
@@ -119,11 +124,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if d.Charts, err = s.charts(ctx, d.Now); err != nil {
 		d.ChartsErr = err.Error()
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	// No scripts, styles only inline, no framing by other sites.
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	setPageHeaders(w)
 	if err := pageTemplate.Execute(w, d); err != nil {
 		s.log().WithError(err).Error("health page could not be rendered")
 	}
@@ -171,6 +172,16 @@ func (s *Server) formAllowed(w http.ResponseWriter, r *http.Request) bool {
 		if reason := crossOrigin(r); reason != "" {
 			log.WithField("reason", reason).Warn("health page action refused: not same-origin")
 			http.Error(w, "refused: "+reason+"; set admin.token to use the buttons from other hosts", http.StatusForbidden)
+			return false
+		}
+		return true
+	}
+	if s.hasSession(r) {
+		// The cookie is SameSite=Strict; refuse what a browser marks as
+		// cross-site anyway.
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+			log.WithField("reason", "cross-site").Warn("health page action refused: not same-origin")
+			http.Error(w, "refused: cross-site request", http.StatusForbidden)
 			return false
 		}
 		return true
