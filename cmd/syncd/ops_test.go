@@ -261,6 +261,7 @@ func TestOperatorCommandsThroughTheDaemon(t *testing.T) {
 	if _, _, err := e.main(context.Background(), "wrong-token", "state", "backup", "--config", e.cfg, filepath.Join(e.dir, "x.db")); !errors.Is(err, admin.ErrRefused) {
 		t.Errorf("backup with a wrong token = %v, want refused", err)
 	}
+	checkScheduledBackup(t, e)
 
 	// The metrics of the running daemon count the first pass.
 	res, err := http.Get("http://" + e.listen + "/metrics")

@@ -50,7 +50,7 @@ type StateCommand struct{ m *Main }
 
 // Run dispatches the state subcommands.
 func (c *StateCommand) Run(ctx context.Context, args []string) error {
-	const usage = "state backup --config FILE [--force] BACKUP_FILE"
+	const usage = "state backup --config FILE [--force] [--admin-url URL] [--keep N] BACKUP_FILE"
 	if len(args) == 0 || args[0] != "backup" {
 		fmt.Fprintf(c.m.Stderr, "Usage: syncd %s\n", usage)
 		return ErrUsage
@@ -58,6 +58,8 @@ func (c *StateCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("state backup", usage)
 	conf := c.m.configFlag(fs)
 	force := fs.Bool("force", false, "replace BACKUP_FILE if it exists")
+	adminURL := fs.String("admin-url", "", "back up through the running daemon's admin API at this `URL` (a backup job on another machine or pod), without looking for the state file")
+	keep := fs.Int("keep", 0, "with {time} in BACKUP_FILE: keep the newest `N` backups of that name and remove older ones (0 keeps all)")
 	rest, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err
@@ -66,21 +68,37 @@ func (c *StateCommand) Run(ctx context.Context, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("want one backup file, got %d arguments: %w", len(rest), ErrUsage)
 	}
+	name, err := newBackupName(rest[0], *keep)
+	if err != nil {
+		return err
+	}
 	cfg, err := conf.load()
 	if err != nil {
 		return err
 	}
-	return c.backup(ctx, cfg, rest[0], *force)
+	dest := name.path(time.Now())
+	if err := c.backup(ctx, cfg, dest, *adminURL, *force); err != nil {
+		return err
+	}
+	return name.prune(c.m.Stdout)
 }
 
 // backup writes a consistent copy of the state to a temporary file next
 // to dest, syncs it, checks that it opens as a state file, and renames it
 // to dest: dest is never a partial copy.
-func (c *StateCommand) backup(ctx context.Context, cfg *config.Config, dest string, force bool) error {
+func (c *StateCommand) backup(ctx context.Context, cfg *config.Config, dest, adminURL string, force bool) error {
 	if _, err := os.Stat(dest); err == nil && !force {
 		return fmt.Errorf("%s exists: choose another name, or --force to replace it", dest)
 	}
-	st, cl, err := openStateOrDaemon(cfg, true)
+	var st *state.Store
+	var cl *admin.Client
+	var err error
+	daemonAt := cfg.Admin.Listen
+	if adminURL != "" {
+		cl, daemonAt = admin.NewClient(adminURL, cfg.Admin.Token), adminURL
+	} else {
+		st, cl, err = openStateOrDaemon(cfg, true)
+	}
 	// A file of an older syncd, not yet migrated (backing up before an
 	// upgrade, with the new binary): no daemon holds it, copy it as it is.
 	older := errors.Is(err, state.ErrMigrationNeeded)
@@ -105,7 +123,7 @@ func (c *StateCommand) backup(ctx context.Context, cfg *config.Config, dest stri
 		n, err = st.Backup(tmp)
 		st.Close()
 	default:
-		via = "the running daemon at " + cfg.Admin.Listen
+		via = "the running daemon at " + daemonAt
 		n, err = cl.Backup(ctx, tmp)
 	}
 	if err == nil {
