@@ -93,18 +93,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 		}
 		d.ownStore = true
 	}
-	d.ws, err = workspace.NewClient(workspace.ClientOptions{
-		BaseURL:       cfg.Workspace.BaseURL,
-		APIKey:        cfg.Workspace.APIKey,
-		VersionHeader: cfg.Workspace.VersionHeader,
-		Version:       cfg.Workspace.Version,
-		RateLimit:     cfg.Workspace.RateLimit,
-		Burst:         cfg.Workspace.Burst,
-		Log:           logrus.NewEntry(log).WithField("component", "workspace"),
-		Observer:      d.ops.observe,
-		// Custom field values are written in this form, by each field's type.
-		CustomFieldValues: cfg.Workspace.CustomFieldValues,
-	})
+	wsOpts := WorkspaceOptions(cfg, log)
+	wsOpts.Observer = d.ops.observe
+	d.ws, err = workspace.NewClient(wsOpts)
 	if err != nil {
 		return nil, fmt.Errorf("workspace client: %w", err)
 	}
@@ -126,13 +117,29 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	return d, nil
 }
 
+// WorkspaceOptions are the options of the workspace client New makes for
+// cfg (without the observer that feeds the daemon's metrics).
+func WorkspaceOptions(cfg *config.Config, log *logrus.Logger) workspace.ClientOptions {
+	return workspace.ClientOptions{
+		BaseURL:       cfg.Workspace.BaseURL,
+		APIKey:        cfg.Workspace.APIKey,
+		VersionHeader: cfg.Workspace.VersionHeader,
+		Version:       cfg.Workspace.Version,
+		RateLimit:     cfg.Workspace.RateLimit,
+		Burst:         cfg.Workspace.Burst,
+		Log:           logrus.NewEntry(log).WithField("component", "workspace"),
+		// Custom field values are written in this form, by each field's type.
+		CustomFieldValues: cfg.Workspace.CustomFieldValues,
+	}
+}
+
 func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, opts Options, customKeys []string) (*Connector, error) {
 	t, ok := connector.Lookup(cc.Type)
 	if !ok {
 		return nil, fmt.Errorf("unknown connector type %q (known: %v)", cc.Type, connector.Types())
 	}
 	log := logrus.NewEntry(d.log).WithField("connector", cc.Name)
-	m, err := mapping.Compile(cc.Mapping, cc.Direction, customKeys)
+	m, err := CompileMapping(cc, customKeys)
 	if err != nil {
 		return nil, fmt.Errorf("mapping: %w", err)
 	}

@@ -19,9 +19,11 @@ func init() {
 
 // ValidateCommand checks a configuration: it prints a summary and exits 0,
 // or prints every problem and exits 1. Unless --offline is given, it also
+// makes the checks run makes at start-up (validate_run.go: the state file,
+// the API key, the mapped custom fields against the workspace's) and
 // opens each connector whose source can list its fields (a CSV header,
 // a table's columns, HubSpot's properties) and reports mapped fields the
-// source does not have; a source it cannot reach is a note, not a problem.
+// source does not have; what it cannot reach is a note, not a problem.
 type ValidateCommand struct{ m *Main }
 
 // InvalidConfigError is returned by validate once it has printed the
@@ -42,7 +44,7 @@ func (e *InvalidConfigError) ExitCode() int { return 1 }
 func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("validate", "validate --config FILE [--offline]")
 	conf := c.m.configFlag(fs)
-	offline := fs.Bool("offline", false, "check the file only: do not open the sources to check the mapped fields")
+	offline := fs.Bool("offline", false, "check the file only: do not open the state file, the workspace and the sources")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,7 +65,10 @@ func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if !*offline {
-		if problems := c.checkSourceFields(ctx, cfg); len(problems) > 0 {
+		problems := c.checkState(cfg)
+		problems = append(problems, c.checkWorkspace(ctx, cfg)...)
+		problems = append(problems, c.checkSourceFields(ctx, cfg)...)
+		if len(problems) > 0 {
 			fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", conf.path, len(problems))
 			for _, p := range problems {
 				fmt.Fprintf(c.m.Stderr, "  %s\n", p)
