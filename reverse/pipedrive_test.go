@@ -77,3 +77,53 @@ func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 		t.Errorf("forward pass after the write-back: %v, %d workspace PATCHes; want syncd's own writes recognised", sum, e.patches()-wsPatches)
 	}
 }
+
+// TestPipedriveWriteBackMilliseconds: persons whose update_time has
+// milliseconds (API v2) take workspace edits on the first drain: the
+// write-back's check of the update_time read compares milliseconds, so a
+// person read in the second of its last edit is not "changed since
+// read" and put off forever.
+func TestPipedriveWriteBackMilliseconds(t *testing.T) {
+	const n = 5
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 400e6, time.UTC))
+	for i := range n {
+		srv.Add(pipedrivetest.Person{Name: fmt.Sprintf("First%d Last%d", i, i), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@work.example", i), Label: "work"}}})
+	}
+	srv.Advance(time.Second)
+
+	e := newEnv(t, nil)
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
+		"firstName": {From: "first_name"}, "lastName": {From: "last_name"}, "emails.work": {From: "emails.work"},
+	})
+	set := pipedrive.NewSettings()
+	set.APIToken, set.BaseURL, set.RateLimit, set.Lookback = connector.Secret(srv.Token()), srv.URL, 100000, 0
+	src, err := pipedrive.Open(context.Background(), connector.Options{Name: "pd", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.SetClock(srv.Now)
+	t.Cleanup(func() { src.Close() })
+	crm := e.syncCRM(t, pipedrive.TypeName, src, &Target{
+		Name: "pd", Source: "custom-pipedrive", Mapper: m, Writer: src, Direction: mapping.Both}, n)
+	for _, c := range e.emu.Contacts() {
+		v := "new." + c.DefaultFields.Emails[0].Value
+		e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Emails: []workspace.ItemPatch{
+			{ID: c.DefaultFields.Emails[0].ID, Name: c.DefaultFields.Emails[0].Name, Value: &v}}}})
+	}
+	if q, err := crm.applier.CatchUp(context.Background(), "pd"); err != nil || q != n {
+		t.Fatalf("catch-up queued %d, %v", q, err)
+	}
+	if err := crm.applier.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson]; got != n {
+		t.Errorf("%d PATCHes after one drain, want %d", got, n)
+	}
+	for _, p := range srv.Persons() {
+		if !strings.HasPrefix(p.Emails[0].Value, "new.") {
+			t.Errorf("person %s e-mail %q: the edit was put off", p.ID, p.Emails[0].Value)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,11 +52,12 @@ func (s *Source) body(ctx context.Context, fields map[string]any, cur *person) (
 			}
 			b[fieldOrgID] = id
 		case strings.HasPrefix(f, customPrefix):
-			w, err := s.defs.toWire(f, strings.TrimPrefix(f, customPrefix), v)
+			key := strings.TrimPrefix(f, customPrefix)
+			w, err := s.defs.toWire(f, key, v, s.currencyFor(key, cur))
 			if err != nil {
 				return nil, err
 			}
-			custom[strings.TrimPrefix(f, customPrefix)] = w
+			custom[key] = w
 		default:
 			if err := checkField(f); err != nil {
 				return nil, refuse(f, err.Error())
@@ -215,7 +217,7 @@ func dropUnchanged(b map[string]any, cur *person) {
 	}
 	if c, ok := b["custom_fields"].(map[string]any); ok {
 		for k, v := range c {
-			if raw, has := cur.CustomFields[k]; has && string(raw) == jsonText(v) {
+			if raw, has := cur.CustomFields[k]; has && sameJSON(raw, jsonText(v)) {
 				delete(c, k)
 			}
 		}
@@ -243,7 +245,7 @@ func (s *Source) orgID(ctx context.Context, name string) (any, error) {
 	}
 	q := url.Values{"term": {name}, "fields": {"name"}, "exact_match": {"true"}, "limit": {"10"}}
 	if err := s.c.do(ctx, call{method: http.MethodGet, path: "/api/v2/organizations/search", query: q, route: "GET /api/v2/organizations/search", idempotent: true}, &ans); err != nil {
-		return nil, fmt.Errorf("find organization: %w", err)
+		return nil, fmt.Errorf("find organization: %w", refusalOf(fieldOrgName, err))
 	}
 	for _, it := range ans.Data.Items {
 		if strings.EqualFold(it.Item.Name, name) {
@@ -256,7 +258,7 @@ func (s *Source) orgID(ctx context.Context, name string) (any, error) {
 		} `json:"data"`
 	}
 	if err := s.c.do(ctx, call{method: http.MethodPost, path: "/api/v2/organizations", body: map[string]any{"name": name}, route: "POST /api/v2/organizations"}, &made); err != nil {
-		return nil, fmt.Errorf("create organization: %w", err)
+		return nil, fmt.Errorf("create organization: %w", refusalOf(fieldOrgName, err))
 	}
 	s.orgMu.Lock()
 	s.orgs[made.Data.ID] = name
@@ -270,4 +272,27 @@ func jsonText(v any) string {
 		return ""
 	}
 	return string(b)
+}
+
+// sameJSON reports whether two JSON texts hold the same value, whatever
+// the order of their keys.
+func sameJSON(a json.RawMessage, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// currencyFor is the currency a monetary field's amount is written in:
+// the person's own for the field when it has one (so that an amount
+// mapped from the workspace never changes it), else the connector's
+// currency setting.
+func (s *Source) currencyFor(key string, cur *person) string {
+	if cur != nil {
+		if c := currencyOf(cur.CustomFields[key]); c != "" {
+			return c
+		}
+	}
+	return s.currency
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"golang.org/x/time/rate"
 
@@ -20,6 +21,10 @@ type client struct {
 	limits *limits
 	// paced, when set (connector.Options.Limiter), paces every call too.
 	paced *rate.Limiter
+	// search paces the Search API's calls, which have a limit of their
+	// own (10 per 2-second window on every plan), shared by the
+	// connectors of the token.
+	search *rate.Limiter
 }
 
 // call is one API request.
@@ -44,6 +49,11 @@ func (c *client) do(ctx context.Context, cl call, out any) error {
 	if err := c.limits.charge(costOf(cl)); err != nil {
 		return fmt.Errorf("pipedrive %s: %w", cl.route, err)
 	}
+	if isSearch(cl.route) {
+		if err := c.search.Wait(ctx); err != nil {
+			return fmt.Errorf("pipedrive %s: %w", cl.route, err)
+		}
+	}
 	_, err := c.api.Do(ctx, remote.Request{
 		Method: cl.method, Path: cl.path, Query: cl.query, Route: cl.route, Body: cl.body,
 		Idempotent: cl.idempotent, Limiter: c.paced,
@@ -66,8 +76,18 @@ func newClient(baseURL, token string, rateLimit int, budget int64, paced *rate.L
 	opts.Budget = remote.Budget{Retries: maxAttempts, Waits: maxLimitAttempts}
 	opts.AttemptTimeout = requestTimeout
 	opts.AllowEmpty = true
-	return &client{api: remote.New(opts), http: opts.HTTP, limits: l, paced: paced}
+	sr, sb := bucket(searchLimit)
+	search := remote.SharedLimiter(baseURL, token, "search", sr, sb)
+	return &client{api: remote.New(opts), http: opts.HTTP, limits: l, paced: paced, search: search}
 }
+
+// searchLimit is the Search API's documented limit per 2-second window,
+// the same on every plan.
+const searchLimit = 10
+
+// isSearch reports whether a route is the Search API's
+// ("GET /api/v2/organizations/search").
+func isSearch(route string) bool { return strings.HasSuffix(route, "/search") }
 
 // bucket is a token bucket that lets at most n-1 requests through in any
 // 2-second window (one short of the limit, for requests that arrive

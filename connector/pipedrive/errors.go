@@ -30,6 +30,8 @@ type Error struct {
 	Route      string // "PATCH /api/v2/persons/{id}"
 	Message    string // the answer's error
 	Info       string // the answer's error_info
+	// pipedrive is set when the body was Pipedrive's error JSON.
+	pipedrive bool
 }
 
 // Error implements error.
@@ -49,11 +51,21 @@ func (e *Error) Is(target error) bool {
 // HTTPStatus returns the answer's status.
 func (e *Error) HTTPStatus() int { return e.StatusCode }
 
-// refused reports whether Pipedrive refused the call with a definite
-// answer, so that nothing was written: a 4xx other than 408 and 429.
+// refused reports whether Pipedrive refused the change with a definite
+// answer, so that nothing was written and sending it again as it is would
+// be refused again: a 4xx in Pipedrive's own error body (a validation
+// error is a 400), other than 401 (the token, not the change), 408 and
+// 429 (try again later). A 403 without Pipedrive's body is Cloudflare's
+// block of a token that kept on after 429s: not about the change either.
 func (e *Error) refused() bool {
 	s := e.StatusCode
-	return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
+	switch s {
+	case http.StatusUnauthorized, http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return false
+	case http.StatusForbidden:
+		return e.pipedrive
+	}
+	return s >= 400 && s < 500
 }
 
 // refusal returns err as a *connector.RefusedError when it holds an
@@ -64,6 +76,15 @@ func refusal(err error) error {
 		return err
 	}
 	return &connector.RefusedError{Code: strconv.Itoa(e.StatusCode), Reason: e.Message, Err: err}
+}
+
+// refusalOf is refusal naming the record field the refused call wrote.
+func refusalOf(field string, err error) error {
+	r := refusal(err)
+	if re, ok := r.(*connector.RefusedError); ok {
+		re.Field = field
+	}
+	return r
 }
 
 // refuse is a change the connector refuses before sending it: a value
@@ -83,7 +104,7 @@ func parseError(status int, route string, body []byte) *Error {
 	}
 	e := &Error{StatusCode: status, Route: route}
 	if json.Unmarshal(body, &w) == nil && w.Error != "" {
-		e.Message, e.Info = w.Error, w.ErrorInfo
+		e.Message, e.Info, e.pipedrive = w.Error, w.ErrorInfo, true
 		return e
 	}
 	msg := strings.TrimSpace(string(body))

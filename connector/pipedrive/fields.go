@@ -157,7 +157,9 @@ func (d *fieldDefs) fromWire(code string, raw json.RawMessage) any {
 }
 
 // toWire converts a record value to what v2 takes for the field's type.
-func (d *fieldDefs) toWire(field, code string, v any) (any, error) {
+// currency is the code a monetary amount is written in ("" when none is
+// known: the value is refused).
+func (d *fieldDefs) toWire(field, code string, v any, currency string) (any, error) {
 	f, ok := d.get(code)
 	if !ok || !f.Custom {
 		return nil, refuse(field, "Pipedrive has no person custom field with this key (see syncd validate for the keys)")
@@ -167,7 +169,16 @@ func (d *fieldDefs) toWire(field, code string, v any) (any, error) {
 	}
 	s := strings.TrimSpace(fmt.Sprint(v))
 	switch f.Type {
-	case "double", "monetary":
+	case "monetary":
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, refuse(field, fmt.Sprintf("%q is not an amount (a monetary field)", s))
+		}
+		if currency == "" {
+			return nil, refuse(field, fmt.Sprintf("%s is a monetary field and the person has no currency for it: set the connector's currency setting (e.g. currency: EUR)", f.Name))
+		}
+		return money{Value: n, Currency: currency}, nil
+	case "double":
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, refuse(field, fmt.Sprintf("%q is not a number (a %s field)", s, f.Type))
@@ -211,4 +222,24 @@ func (d *fieldDefs) setIDs(field string, f fieldDef, v any) (any, error) {
 		return nil, nil
 	}
 	return ids, nil
+}
+
+// money is a monetary custom field's value in API v2: the amount and its
+// currency, {"value": 2300, "currency": "EUR"}. Records carry the amount;
+// the currency is kept on write.
+type money struct {
+	Value    float64 `json:"value"`
+	Currency string  `json:"currency"`
+}
+
+// currencyOf returns the currency of a monetary value as Pipedrive
+// answered it, "" when it has none.
+func currencyOf(raw json.RawMessage) string {
+	var m struct {
+		Currency *string `json:"currency"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Currency == nil {
+		return ""
+	}
+	return strings.TrimSpace(*m.Currency)
 }

@@ -75,6 +75,11 @@ func (l *limits) charge(cost int64) error {
 // never raises it. A window left with no request (spent by others on the
 // token) pauses every call until it resets.
 func (l *limits) observe(a remote.Answer) {
+	if isSearch(a.Route) {
+		// The Search API's answers report its own window (10 per 2 s):
+		// not the token's burst limit, which they must not lower.
+		return
+	}
 	h, now := a.Header, l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

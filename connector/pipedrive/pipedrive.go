@@ -20,8 +20,9 @@
 // Changes reads GET /api/v2/persons in windows of update_time:
 // updated_since = since (inclusive), updated_until = until (exclusive),
 // sorted by update_time ascending, following next_cursor. A window's until
-// is the clock at its opening less lookback, in whole seconds (Pipedrive
-// stamps update_time in seconds). The cursor marks the first person of the
+// is the clock at its opening less lookback, in whole seconds (v2 stamps
+// update_time in milliseconds; a window of whole seconds holds every
+// millisecond of them). The cursor marks the first person of the
 // next page, so persons sharing one update_time across a page boundary are
 // read once each; a person changed while the window is read gets an
 // update_time at or after until and is read by the next window. Each page
@@ -48,14 +49,21 @@
 // # Writes
 //
 // Updates read the persons first (GET /api/v2/persons?ids=, 100 a call):
-// to honour IfUnchangedSince, to compose name from first_name and
-// last_name (v2 writes only name), and to send each labelled list whole
+// to honour IfUnchangedSince (compared in milliseconds, update_time's
+// precision in v2), to compose name from first_name and
+// last_name (v2 writes only name), to keep a monetary field's currency
+// (records carry the amount; a write sends {"value", "currency"} with the
+// person's currency for the field, else the currency setting), and to
+// send each labelled list whole
 // with only the mapped labels' items changed, so that items syncd does
 // not map survive. org_name is written through the organization record:
 // an organization of that exact name is found (or created) and the
 // person's org_id set to it. Creates (POST) come last; one that fails
 // after it may have been applied is not repeated: its Err wraps
-// ErrOutcomeUnknown.
+// ErrOutcomeUnknown. A definite refusal (a 400 validation error, any 4xx
+// in Pipedrive's error body but 401, 408 and 429) is the change's own
+// *connector.RefusedError naming Pipedrive's message, sent once; 429s,
+// 5xx and lost answers fail the call, which is tried again.
 //
 // # Limits
 //
@@ -63,9 +71,13 @@
 // the limiter shared by the connectors of one token (remote.SharedLimiter:
 // one short of rateLimit requests per 2-second window, lowered to the
 // x-ratelimit-limit Pipedrive announces). A burst 429 holds every call on
-// the token (remote's pause gate) until x-ratelimit-reset has passed; a 429 while the window still has requests
-// left means the daily token budget is spent, and the pass stops with
-// ErrDailyBudget (connector.ErrBudgetSpent). Calls are counted in tokens
+// the token (remote's pause gate) until x-ratelimit-reset has passed; a
+// 429 while the window still has requests left means the daily token
+// budget is spent, and the pass stops with ErrDailyBudget
+// (connector.ErrBudgetSpent). The Search API has a window of its own (10
+// searches per 2 s): searches wait for a limiter of their own, its
+// answers' headers leave the token's limiter alone, and a search's 429
+// only makes that search wait, never stops the pass for the day. Calls are counted in tokens
 // by Pipedrive's documented costs against tokenBudget, and the quotas seen
 // in the headers are reported to /status and /metrics.
 package pipedrive
@@ -108,6 +120,7 @@ type Source struct {
 	pageSize          int
 	lookback          time.Duration
 	deletionsInterval time.Duration
+	currency          string // the currency setting, for monetary fields
 	defs              *fieldDefs
 	log               *logrus.Entry
 	orgMu             sync.Mutex
@@ -146,7 +159,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	return &Source{
 		name: opts.Name,
 		c:    newClient(baseURL, token.Reveal(), set.RateLimit, set.TokenBudget, opts.Limiter, remote.Options{Log: log}),
-		want: want, pageSize: set.PageSize, lookback: set.Lookback, deletionsInterval: set.DeletionsInterval,
+		want: want, pageSize: set.PageSize, currency: strings.TrimSpace(set.Currency), lookback: set.Lookback, deletionsInterval: set.DeletionsInterval,
 		defs: &fieldDefs{}, log: log, orgs: map[int64]string{}, now: time.Now,
 	}, nil
 }

@@ -48,6 +48,8 @@ func costOf(cl call) int64 {
 func judge(a remote.Answer) remote.Verdict {
 	e := parseError(a.Status, a.Route, a.Body)
 	switch {
+	case a.Status == http.StatusTooManyRequests && isSearch(a.Route):
+		return judgeSearchLimited(a.Header, e)
 	case a.Status == http.StatusTooManyRequests:
 		return judgeLimited(a.Header, e)
 	case a.Status >= 500:
@@ -69,6 +71,16 @@ func judgeLimited(h http.Header, e *Error) remote.Verdict {
 		return remote.Verdict{Action: remote.Fail, Err: fmt.Errorf("%w: %w", ErrDailyBudget, e)}
 	}
 	return remote.Verdict{Action: remote.Wait, Pause: burstWait(h), Err: e}
+}
+
+// judgeSearchLimited judges a 429 of the Search API: its own window (10
+// searches per 2 s) is spent, whatever the headers say of the others. It
+// is never the daily budget's (a pass must not stop for the day because
+// searches came in a burst: the daily budget shows on the calls that are
+// not searches), and only this search waits for the window, not every
+// call on the token.
+func judgeSearchLimited(h http.Header, e *Error) remote.Verdict {
+	return remote.Verdict{Action: remote.Wait, After: burstWait(h), Backoff: true, Err: e}
 }
 
 // burstWait is how long a spent burst window lasts: Retry-After when

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -42,6 +43,10 @@ type Settings struct {
 	// DeletionsInterval is the least time between two scans of the
 	// recents feed for deleted and merged persons; 0 scans on every read.
 	DeletionsInterval time.Duration `yaml:"deletionsInterval"`
+	// Currency is the currency code (ISO 4217, e.g. EUR) the amounts of
+	// monetary custom fields are written in when the person has no
+	// currency for the field yet; a person's own currency is kept.
+	Currency string `yaml:"currency"`
 	// TokenBudget is the number of API tokens a day (by Pipedrive's
 	// documented costs) this connector may spend of the company's daily
 	// budget; 0 sets no budget of syncd's own. Once spent, a pass stops
@@ -78,8 +83,13 @@ func (s *Settings) Validate() []error {
 	if s.DeletionsInterval < 0 {
 		errs = append(errs, fmt.Errorf("deletionsInterval: %s is negative", s.DeletionsInterval))
 	}
+	if c := strings.TrimSpace(s.Currency); c != "" && !currencyCode.MatchString(c) {
+		errs = append(errs, fmt.Errorf("currency: %q is not a currency code; give an ISO 4217 code such as EUR or USD", s.Currency))
+	}
 	if s.TokenBudget < 0 {
 		errs = append(errs, fmt.Errorf("tokenBudget: %d is negative (0 sets no budget)", s.TokenBudget))
 	}
 	return errs
 }
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 )
@@ -29,6 +30,9 @@ func (s *Source) Get(ctx context.Context, ids []string) ([]connector.Record, err
 	return s.records(ctx, list)
 }
 
+// maxIDs is the most ids one list call takes.
+const maxIDs = 100
+
 // getPersons reads persons by id; ids without a live person are left out.
 func (s *Source) getPersons(ctx context.Context, ids []string) (map[string]person, error) {
 	out := map[string]person{}
@@ -38,7 +42,9 @@ func (s *Source) getPersons(ctx context.Context, ids []string) (map[string]perso
 			valid = append(valid, id)
 		}
 	}
-	for chunk := range slices.Chunk(valid, 100) {
+	// A page holds pageSize persons: asking for more ids at once would
+	// leave some out, as if they did not exist.
+	for chunk := range slices.Chunk(valid, min(maxIDs, s.pageSize)) {
 		pg, err := s.listPersons(ctx, url.Values{"ids": {strings.Join(chunk, ",")}})
 		if err != nil {
 			return nil, fmt.Errorf("read persons by id: %w", err)
@@ -115,11 +121,9 @@ func (s *Source) apply(ctx context.Context, c connector.Change, current map[stri
 			res.Err = fmt.Errorf("update person %s: %w", c.ID, connector.ErrNotFound)
 			return res, nil
 		}
-		if !c.IfUnchangedSince.IsZero() {
-			if at, _ := parseTime(p.UpdateTime); !at.Equal(c.IfUnchangedSince.UTC().Truncate(1e9)) {
-				res.Err = fmt.Errorf("update person %s: changed at %s, read at %s: %w", c.ID, p.UpdateTime, c.IfUnchangedSince.UTC().Format("15:04:05"), connector.ErrChanged)
-				return res, nil
-			}
+		if !c.IfUnchangedSince.IsZero() && !unchangedSince(p, c.IfUnchangedSince) {
+			res.Err = fmt.Errorf("update person %s: changed at %s, read at %s: %w", c.ID, p.UpdateTime, c.IfUnchangedSince.UTC().Format(timePrecision), connector.ErrChanged)
+			return res, nil
 		}
 		body, err := s.body(ctx, c.Fields, &p)
 		if err != nil {
@@ -175,16 +179,18 @@ func (s *Source) create(ctx context.Context, c connector.Change) (connector.Writ
 	return res, nil
 }
 
-// outcome sorts a call's error: a refusal of this change (a 4xx other
-// than 401, 408 and 429) is the change's; anything else failed the whole
-// call.
+// outcome sorts a call's error: a refusal of this change (see
+// Error.refused) is the change's; anything else (429, 5xx, an outcome
+// unknown, 401) failed the whole call, which the caller tries again.
 func (s *Source) outcome(res connector.WriteResult, what string, err error) (connector.WriteResult, error) {
 	if err == nil {
 		return res, nil
 	}
 	var pe *Error
-	if errors.As(err, &pe) && pe.StatusCode >= 400 && pe.StatusCode < 500 && pe.StatusCode != http.StatusTooManyRequests &&
-		pe.StatusCode != http.StatusUnauthorized && pe.StatusCode != http.StatusRequestTimeout {
+	if errors.As(err, &pe) && pe.refused() {
+		// A definite refusal (a 400 validation error): permanent, so the
+		// change's own, as a *connector.RefusedError naming Pipedrive's
+		// message; a 404 stays ErrNotFound.
 		res.Err = fmt.Errorf("%s: %w", what, refusal(err))
 		return res, nil
 	}
@@ -198,4 +204,16 @@ func passThrough(err error) error {
 		return nil
 	}
 	return err
+}
+
+// timePrecision is update_time's precision in API v2: RFC 3339 with
+// milliseconds ("2024-01-01T00:00:00.000Z"); API v1 gave whole seconds.
+const timePrecision = "2006-01-02T15:04:05.000Z07:00"
+
+// unchangedSince reports whether p's update_time is the one read (at),
+// compared at the precision Pipedrive gives: milliseconds. A time read
+// with a finer precision (none is given) compares by its milliseconds.
+func unchangedSince(p person, at time.Time) bool {
+	t, ok := parseTime(p.UpdateTime)
+	return ok && t.Truncate(time.Millisecond).Equal(at.UTC().Truncate(time.Millisecond))
 }

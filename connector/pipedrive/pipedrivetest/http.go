@@ -52,7 +52,7 @@ func tokenCost(route Route) int64 {
 		return 20
 	case RouteSearchOrgs:
 		return 40
-	case RouteAddPerson, RouteUpdatePerson, RouteAddOrg:
+	case RouteAddPerson, RouteUpdatePerson, RouteAddOrg, RouteMergePersons:
 		return 10
 	case RouteDeletePerson:
 		return 6
@@ -62,6 +62,11 @@ func tokenCost(route Route) int64 {
 
 func routeOf(r *http.Request) (Route, string) {
 	p := strings.TrimRight(r.URL.Path, "/")
+	if rest, found := strings.CutPrefix(p, "/v1/persons/"); found && r.Method == http.MethodPut {
+		if id, merge := strings.CutSuffix(rest, "/merge"); merge && id != "" && !strings.Contains(id, "/") {
+			return RouteMergePersons, id
+		}
+	}
 	if id, found := strings.CutPrefix(p, "/api/v2/persons/"); found && !strings.Contains(id, "/") && id != "search" {
 		switch r.Method {
 		case http.MethodGet:
@@ -102,9 +107,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLocked(route Route, id string, r *http.Request, body []byte) answer {
-	if r.URL.Query().Has("api_token") || r.Header.Get("x-api-token") != s.opts.Token {
-		// The token travels in the x-api-token header only: one in the
-		// query string would end in logs.
+	if !s.authorizedLocked(r) {
 		return fail(http.StatusUnauthorized, "You need to be authorized to make this request.")
 	}
 	a, passed := s.limitLocked(route, r.Method)
@@ -121,7 +124,7 @@ func (s *Server) handleLocked(route Route, id string, r *http.Request, body []by
 	} else {
 		a = s.routeLocked(route, id, r, body)
 	}
-	s.rateHeadersLocked(&a)
+	s.rateHeadersLocked(&a, route)
 	if a.Status == http.StatusTooManyRequests {
 		// An injected 429 is the burst window's, spent by others.
 		a.SetHeader("x-ratelimit-limit", strconv.Itoa(max(1, s.opts.BurstLimit)))
@@ -129,6 +132,22 @@ func (s *Server) handleLocked(route Route, id string, r *http.Request, body []by
 		a.SetHeader("x-ratelimit-reset", "1")
 	}
 	return a
+}
+
+// authorizedLocked checks the API token. API v2 takes it in the
+// x-api-token header only: its OpenAPI description has no other API key,
+// and a v2 request with api_token in the query string is refused (401)
+// even beside a good header. API v1 also takes the older api_token query
+// parameter.
+func (s *Server) authorizedLocked(r *http.Request) bool {
+	q := r.URL.Query()
+	if strings.HasPrefix(r.URL.Path, "/api/v2/") {
+		return !q.Has("api_token") && r.Header.Get("x-api-token") == s.opts.Token
+	}
+	if r.Header.Get("x-api-token") != "" {
+		return r.Header.Get("x-api-token") == s.opts.Token
+	}
+	return q.Get("api_token") == s.opts.Token
 }
 
 func (s *Server) routeLocked(route Route, id string, r *http.Request, body []byte) answer {
@@ -144,6 +163,8 @@ func (s *Server) routeLocked(route Route, id string, r *http.Request, body []byt
 		return s.updatePersonLocked(id, body)
 	case RouteDeletePerson:
 		return s.deletePersonLocked(id)
+	case RouteMergePersons:
+		return s.mergePersonsLocked(id, body)
 	case RoutePersonFields:
 		return s.personFieldsLocked(q)
 	case RouteListOrgs:
@@ -158,29 +179,57 @@ func (s *Server) routeLocked(route Route, id string, r *http.Request, body []byt
 	return fail(http.StatusNotFound, "Unknown method .")
 }
 
-// limitLocked applies the daily token budget and the burst limit,
-// charging the request when it passes. The burst window runs on real
-// time: it paces real clients, whatever the (possibly frozen) clock says.
+// isSearch reports whether a route is one of the Search API's, which has
+// its own burst limit.
+func isSearch(route Route) bool { return route == RouteSearchOrgs }
+
+// window is a rolling window of requests on real time.
+type window []time.Time
+
+// admit drops the requests older than d and adds now unless limit are
+// left in the window.
+func (w *window) admit(now time.Time, d time.Duration, limit int) bool {
+	cut := now.Add(-d)
+	i := 0
+	for i < len(*w) && !(*w)[i].After(cut) {
+		i++
+	}
+	*w = (*w)[i:]
+	if len(*w) >= limit {
+		return false
+	}
+	*w = append(*w, now)
+	return true
+}
+
+// reset is the whole seconds until the window's oldest request leaves it.
+func (w window) reset(d time.Duration) int {
+	if len(w) == 0 {
+		return 0
+	}
+	return max(0, int(math.Ceil(time.Until(w[0].Add(d)).Seconds())))
+}
+
+// limitLocked applies the daily token budget, the burst limit and the
+// Search API's own limit, charging the request when it passes. The
+// windows run on real time: they pace real clients, whatever the
+// (possibly frozen) clock says. A search counts in both windows.
 func (s *Server) limitLocked(route Route, method string) (answer, bool) {
 	now := time.Now()
-	if s.opts.BurstLimit > 0 {
-		cut := now.Add(-s.opts.BurstWindow)
-		i := 0
-		for i < len(s.calls) && !s.calls[i].After(cut) {
-			i++
-		}
-		s.calls = s.calls[i:]
-		if len(s.calls) >= s.opts.BurstLimit {
-			a := fail(http.StatusTooManyRequests, "Request over limit")
-			s.rateHeadersLocked(&a)
-			return a, false
-		}
-		s.calls = append(s.calls, now)
+	if isSearch(route) && s.searchLimit() > 0 && !s.searches.admit(now, s.opts.BurstWindow, s.searchLimit()) {
+		a := fail(http.StatusTooManyRequests, "Request over limit")
+		s.rateHeadersLocked(&a, route)
+		return a, false
+	}
+	if s.opts.BurstLimit > 0 && !s.calls.admit(now, s.opts.BurstWindow, s.opts.BurstLimit) {
+		a := fail(http.StatusTooManyRequests, "Request over limit")
+		s.rateHeadersLocked(&a, RouteUnknown)
+		return a, false
 	}
 	cost := tokenCost(route)
 	if s.opts.DailyTokens > 0 && s.stats.TokensSpent+cost > s.opts.DailyTokens {
 		a := fail(http.StatusTooManyRequests, "Daily API token budget exceeded")
-		s.rateHeadersLocked(&a)
+		s.rateHeadersLocked(&a, RouteUnknown)
 		return a, false
 	}
 	s.stats.TokensSpent += cost
@@ -190,18 +239,28 @@ func (s *Server) limitLocked(route Route, method string) (answer, bool) {
 	return answer{}, true
 }
 
-// rateHeadersLocked adds the burst headers (when a burst limit is set)
+// searchLimit is the Search API's limit per window: 10 on every plan
+// unless Options say otherwise.
+func (s *Server) searchLimit() int {
+	if s.opts.SearchLimit == 0 {
+		return DefaultSearchLimit
+	}
+	return s.opts.SearchLimit
+}
+
+// rateHeadersLocked adds the window's headers (the Search API's window
+// on a search route, else the burst window when a burst limit is set)
 // and x-daily-requests-left.
-func (s *Server) rateHeadersLocked(a *answer) {
-	if s.opts.BurstLimit > 0 {
-		reset := 0
-		if len(s.calls) > 0 {
-			left := time.Until(s.calls[0].Add(s.opts.BurstWindow))
-			reset = int(math.Ceil(left.Seconds()))
-		}
+func (s *Server) rateHeadersLocked(a *answer, route Route) {
+	switch {
+	case isSearch(route) && s.searchLimit() > 0:
+		a.SetHeader("x-ratelimit-limit", strconv.Itoa(s.searchLimit()))
+		a.SetHeader("x-ratelimit-remaining", strconv.Itoa(max(0, s.searchLimit()-len(s.searches))))
+		a.SetHeader("x-ratelimit-reset", strconv.Itoa(s.searches.reset(s.opts.BurstWindow)))
+	case s.opts.BurstLimit > 0:
 		a.SetHeader("x-ratelimit-limit", strconv.Itoa(s.opts.BurstLimit))
 		a.SetHeader("x-ratelimit-remaining", strconv.Itoa(max(0, s.opts.BurstLimit-len(s.calls))))
-		a.SetHeader("x-ratelimit-reset", strconv.Itoa(max(0, reset)))
+		a.SetHeader("x-ratelimit-reset", strconv.Itoa(s.calls.reset(s.opts.BurstWindow)))
 	}
 	a.SetHeader("x-daily-requests-left", strconv.Itoa(max(0, DailyPostPutLimit-s.postPuts)))
 }

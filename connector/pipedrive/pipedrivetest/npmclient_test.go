@@ -19,11 +19,13 @@ import (
 //	PIPEDRIVE_NPM_DIR=/tmp/pd go test -tags npmclient -run TestOfficialNodeClient ./connector/pipedrive/pipedrivetest/
 func TestOfficialNodeClient(t *testing.T) {
 	dir := testenv.Require(t, "PIPEDRIVE_NPM_DIR", "run npm install --prefix DIR pipedrive and set PIPEDRIVE_NPM_DIR=DIR")
-	srv := NewServer(Options{BurstLimit: 100, CustomFields: []CustomField{{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}}})
+	srv := NewServer(Options{BurstLimit: 100, CustomFields: []CustomField{
+		{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}, {Name: "Budget", Type: "monetary"},
+	}})
 	t.Cleanup(srv.Close)
 	cmd := exec.Command("node", "testdata/npm-client-check.cjs")
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"),
-		"PD_BASE="+srv.URL, "PD_TOKEN="+srv.Token(), "PD_TIER_KEY="+srv.CustomFields()[0].Key)
+		"PD_BASE="+srv.URL, "PD_TOKEN="+srv.Token(), "PD_TIER_KEY="+srv.CustomFields()[0].Key, "PD_BUDGET_KEY="+srv.CustomFields()[1].Key)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {

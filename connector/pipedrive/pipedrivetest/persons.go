@@ -52,7 +52,11 @@ type personJSON struct {
 	CustomFields map[string]any `json:"custom_fields"`
 }
 
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// v2Time is API v2's time format: RFC 3339 in UTC with milliseconds, as
+// the migration guide's example 2024-01-01T00:00:00.000Z.
+const v2Time = "2006-01-02T15:04:05.000Z07:00"
+
+func rfc3339(t time.Time) string { return t.UTC().Format(v2Time) }
 
 // splitName derives first and last name as Pipedrive shows them: the
 // first word, and the rest.
@@ -119,9 +123,9 @@ func decodeCursor(s string) (cursor, bool) {
 func sortKey(p *Person, by string) int64 {
 	switch by {
 	case "update_time":
-		return p.UpdateTime.Unix()
+		return p.UpdateTime.UnixMilli()
 	case "add_time":
-		return p.AddTime.Unix()
+		return p.AddTime.UnixMilli()
 	}
 	return idOf(p)
 }

@@ -17,19 +17,28 @@
 //   - GET /api/v2/personFields (cursor paged), organizations: GET
 //     /api/v2/organizations (ids), GET /api/v2/organizations/search (exact
 //     name), POST /api/v2/organizations.
+//   - API v1 PUT /v1/persons/{id}/merge with merge_with_id: the person
+//     of the path is deleted, merge_with_id's is kept (its values first,
+//     the other's e-mail addresses and phone numbers added) and answered
+//     with merge_what_id.
 //   - API v1 GET /v1/recents?items=person: every person changed (created,
 //     updated, deleted or merged) strictly after since_timestamp, oldest
 //     first, with offset paging; a deleted person has active_flag false, a
 //     person another was merged into carries merge_what_id.
-//   - The x-api-token header (401 without it), burst limits per token on a
-//     rolling window with x-ratelimit-limit, x-ratelimit-remaining and
-//     x-ratelimit-reset on every answer and 429 once spent, and a daily
-//     token budget charged by Pipedrive's documented costs (429 once
-//     spent).
+//   - The x-api-token header (401 without it; v2 refuses a request with
+//     the api_token query parameter, v1 also takes it), burst limits per
+//     token on a rolling window with x-ratelimit-limit,
+//     x-ratelimit-remaining and x-ratelimit-reset on every answer and 429
+//     once spent, the Search API's own limit (10 per window, its answers
+//     carrying that window's headers), and a daily token budget charged
+//     by Pipedrive's documented costs (429 once spent).
+//   - Monetary custom fields as v2 has them: {"value": 2300, "currency":
+//     "EUR"} (Money); a bare number is refused.
 //
 // Deleted persons leave the v2 listing and answer 404; they stay in
-// recents. update_time has whole seconds, from the server's clock, which
-// tests may freeze and move (SetClock, Advance).
+// recents. update_time has milliseconds (RFC 3339, "...T09:00:00.250Z"),
+// from the server's clock, which tests may freeze and move (SetClock,
+// Advance).
 package pipedrivetest
 
 import (
@@ -58,12 +67,16 @@ const (
 	RouteSearchOrgs    Route = "GET /api/v2/organizations/search"
 	RouteAddOrg        Route = "POST /api/v2/organizations"
 	RouteRecents       Route = "GET /v1/recents"
+	RouteMergePersons  Route = "PUT /v1/persons/{id}/merge"
 	RouteUnknown       Route = "unknown"
 	defaultToken             = "pipedrivetest-token"
 	defaultBurstWindow       = 2 * time.Second
 	// DailyPostPutLimit is the documented fair-usage limit of POST/PUT
 	// requests per day, reported in x-daily-requests-left.
 	DailyPostPutLimit = 10000
+	// DefaultSearchLimit is the Search API's documented limit: 10
+	// requests per 2-second window on every plan.
+	DefaultSearchLimit = 10
 )
 
 // Options configure a Server. The zero value has no rate limit.
@@ -76,6 +89,10 @@ type Options struct {
 	BurstLimit int
 	// BurstWindow is the rolling window of BurstLimit; 0 means 2 s.
 	BurstWindow time.Duration
+	// SearchLimit is the number of search requests allowed per token in
+	// any BurstWindow; 0 means DefaultSearchLimit, a negative number no
+	// limit.
+	SearchLimit int
 	// DailyTokens is the company's daily token budget; 0 means none.
 	DailyTokens int64
 	// CustomFields are the person custom fields the company has.
@@ -153,7 +170,8 @@ type Server struct {
 	fields   []CustomField
 	faults   fakeapi.Faults[Route, Fault]
 	stats    Stats
-	calls    []time.Time // real times of the burst window's requests
+	calls    window // real times of the burst window's requests
+	searches window // real times of the Search API window's requests
 	postPuts int
 	// version counts changes of persons; index is the order of every
 	// person by a sort key, built for the version it names.
@@ -230,8 +248,9 @@ func (s *Server) Now() time.Time {
 
 func (s *Server) nowLocked() time.Time { return s.clock.Now() }
 
-// stampLocked is the clock in whole seconds: update_time's precision.
-func (s *Server) stampLocked() time.Time { return s.nowLocked().Truncate(time.Second) }
+// stampLocked is the clock in milliseconds: update_time's precision in
+// API v2 (RFC 3339 with milliseconds, "2024-01-01T00:00:00.000Z").
+func (s *Server) stampLocked() time.Time { return s.nowLocked().Truncate(time.Millisecond) }
 
 // Add stores a person as if made in the app and returns its id. Name is
 // required; AddTime and UpdateTime default to the clock.
@@ -286,19 +305,26 @@ func (s *Server) Delete(id string) error {
 }
 
 // Merge merges person id into person withID, as PUT
-// /v1/persons/{id}/merge with merge_with_id does: withID keeps its
-// values, takes the other's where it has none and the other's e-mail
-// addresses and phone numbers it lacks; id is deleted.
+// /v1/persons/{id}/merge with merge_with_id does in the app.
 func (s *Server) Merge(id, withID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, err := s.mergeLocked(id, withID)
+	return err
+}
+
+// mergeLocked merges person id into person withID: withID keeps its
+// values ("prioritized in case of conflict"), takes the other's where it
+// has none and the other's e-mail addresses and phone numbers it lacks,
+// and carries merge_what_id; id is deleted.
+func (s *Server) mergeLocked(id, withID string) (*Person, error) {
 	loser, ok := s.liveLocked(id)
 	if !ok {
-		return errNotFound(id)
+		return nil, errNotFound(id)
 	}
 	keep, ok := s.liveLocked(withID)
 	if !ok || keep == loser {
-		return errNotFound(withID)
+		return nil, errNotFound(withID)
 	}
 	now := s.stampLocked()
 	keep.Emails = mergeItems(keep.Emails, loser.Emails)
@@ -318,7 +344,7 @@ func (s *Server) Merge(id, withID string) error {
 	loser.Deleted, loser.UpdateTime = true, now
 	s.changedLocked(loser)
 	s.changedLocked(keep)
-	return nil
+	return keep, nil
 }
 
 // Get returns a copy of a person, deleted or not.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // personKeys are the body keys POST and PATCH /api/v2/persons take
@@ -213,7 +214,9 @@ func fieldValue(f CustomField, raw json.RawMessage) (any, error) {
 		return nil, nil
 	}
 	switch f.Type {
-	case "double", "monetary":
+	case "monetary":
+		return monetaryValue(raw)
+	case "double":
 		var n float64
 		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
 			return nil, fmt.Errorf("must be a number")
@@ -254,4 +257,67 @@ func fieldValue(f CustomField, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return str, nil
+}
+
+// Money is the value of a monetary custom field as API v2 shows and takes
+// it: {"value": 2300, "currency": "EUR"} (API v1 had the amount and a
+// "<key>_currency" beside it). Tests may store a Money in Person.Custom.
+type Money struct {
+	Value    float64 `json:"value"`
+	Currency string  `json:"currency"`
+}
+
+// monetaryValue checks a monetary field's value: an object of a number
+// and a currency code. A bare number (API v1's shape) is refused, as v2
+// validates strictly.
+func monetaryValue(raw json.RawMessage) (any, error) {
+	var m map[string]json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, fmt.Errorf(`must be an object {"value": number, "currency": code}`)
+	}
+	var out Money
+	for k, v := range m {
+		switch k {
+		case "value":
+			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '"' || json.Unmarshal(v, &out.Value) != nil {
+				return nil, fmt.Errorf("value must be a number")
+			}
+		case "currency":
+			if strictString(v, &out.Currency) != nil || strings.TrimSpace(out.Currency) == "" {
+				return nil, fmt.Errorf("currency must be a currency code such as EUR")
+			}
+		default:
+			return nil, fmt.Errorf("unknown field %q", k)
+		}
+	}
+	if _, has := m["value"]; !has {
+		return nil, fmt.Errorf("value is required")
+	}
+	if out.Currency == "" {
+		return nil, fmt.Errorf("currency is required")
+	}
+	return out, nil
+}
+
+// mergePersonsLocked answers PUT /v1/persons/{id}/merge: merge_with_id
+// (required integer) is the person kept; the person of the URL is
+// deleted. The answer is the kept person as API v1 shows it, with
+// merge_what_id.
+func (s *Server) mergePersonsLocked(id string, body []byte) answer {
+	m, err := decodeStrict(body, map[string]bool{"merge_with_id": true})
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	var with int64
+	if raw, has := m["merge_with_id"]; !has || strictInt(raw, &with) != nil || with < 1 {
+		return badRequest("merge_with_id is required: the id of the person to merge with")
+	}
+	if strconv.FormatInt(with, 10) == id {
+		return badRequest("a person cannot be merged with itself")
+	}
+	keep, err := s.mergeLocked(id, strconv.FormatInt(with, 10))
+	if err != nil {
+		return fail(http.StatusNotFound, "Person not found")
+	}
+	return ok(map[string]any{"success": true, "data": s.v1PersonLocked(keep)})
 }

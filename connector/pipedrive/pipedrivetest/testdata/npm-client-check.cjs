@@ -5,13 +5,14 @@
 const assert = require("node:assert/strict");
 const { v1, v2 } = require("pipedrive");
 
-const base = process.env.PD_BASE, token = process.env.PD_TOKEN, tier = process.env.PD_TIER_KEY;
+const base = process.env.PD_BASE, token = process.env.PD_TOKEN, tier = process.env.PD_TIER_KEY, budget = process.env.PD_BUDGET_KEY;
 const conf2 = new v2.Configuration({ apiKey: token, basePath: base + "/api/v2" });
 const conf1 = new v1.Configuration({ apiKey: token, basePath: base + "/v1" });
 const persons = new v2.PersonsApi(conf2);
 const fields = new v2.PersonFieldsApi(conf2);
 const orgs = new v2.OrganizationsApi(conf2);
 const recents = new v1.RecentsApi(conf1);
+const persons1 = new v1.PersonsApi(conf1);
 
 // refused reports whether the client rejected with Pipedrive's error body
 // (the client rejects with the answer's body, success false).
@@ -43,6 +44,8 @@ async function main() {
     keys(r.data, ["id", "name", "first_name", "last_name", "owner_id", "org_id", "add_time", "update_time", "emails", "phones", "is_deleted", "visible_to", "custom_fields"], "person");
     assert.equal(r.data.first_name, "Ada");
     assert.equal(r.data.custom_fields[tier], 1);
+    // v2 times are RFC 3339 with milliseconds.
+    assert.match(r.data.update_time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     made.push(r.data.id);
   }
 
@@ -69,6 +72,21 @@ async function main() {
 
   // v2 is strict: a string where a number belongs is refused.
   await assert.rejects(persons.updatePerson({ id: made[0], UpdatePersonRequest: { custom_fields: { [tier]: "1" } } }), (e) => refused(e, /must be an integer/));
+
+  // A monetary field is an object of the amount and its currency; a bare
+  // number (API v1's shape) is refused.
+  const paid = await persons.updatePerson({ id: made[1], UpdatePersonRequest: { custom_fields: { [budget]: { value: 4321, currency: "EUR" } } } });
+  assert.deepEqual(paid.data.custom_fields[budget], { value: 4321, currency: "EUR" });
+  await assert.rejects(persons.updatePerson({ id: made[1], UpdatePersonRequest: { custom_fields: { [budget]: 4321 } } }), (e) => refused(e, /must be an object/));
+
+  // Merging (API v1): the person of the path goes, merge_with_id stays and
+  // carries merge_what_id.
+  const extra = await persons.addPerson({ AddPersonRequest: { name: "Ada Duplicate", emails: [{ value: "dup@example.com", label: "other", primary: true }] } });
+  const merged = await persons1.mergePersons({ id: extra.data.id, MergePersonsRequest: { merge_with_id: made[1] } });
+  assert.equal(merged.success, true);
+  assert.equal(merged.data.id, made[1]);
+  assert.equal(merged.data.merge_what_id, extra.data.id);
+  await assert.rejects(persons.getPerson({ id: extra.data.id }), (e) => refused(e, /not found/));
 
   const gone = await persons.deletePerson({ id: made[2] });
   assert.equal(gone.data.id, made[2]);
