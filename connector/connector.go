@@ -195,4 +195,8 @@ type Type struct {
 	Incremental bool
 	// SoftDelete reports whether the connector can mark records deleted.
 	SoftDelete bool
+	// Capabilities are the optional interfaces the connector's Source
+	// implements (capability.go). The contract suite checks them against
+	// the opened source, and docs/CONNECTORS.md's table against them.
+	Capabilities []Capability
 }

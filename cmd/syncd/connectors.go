@@ -1,10 +1,4 @@
 package main
 
-// The connector types syncd knows, registered by their packages' init.
-import (
-	_ "github.com/syncd-io/syncd/connector/csv"
-	_ "github.com/syncd-io/syncd/connector/hubspot"
-	_ "github.com/syncd-io/syncd/connector/pipedrive"
-	_ "github.com/syncd-io/syncd/connector/postgres"
-	_ "github.com/syncd-io/syncd/connector/salesforce"
-)
+// Every connector type registers itself from its package's init.
+import _ "github.com/syncd-io/syncd/connector/all"

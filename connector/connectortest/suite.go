@@ -36,6 +36,7 @@ var checks = []check{
 	{name: "cancelled context during the read", run: testCancelDuring},
 	{name: "batch function error is returned wrapped", run: testBatchFuncError},
 	{name: "writer matches the type's Writable flag", run: testWritableFlag},
+	{name: "source implements exactly the declared capabilities", run: testCapabilities},
 	{name: "write back", applies: func(h Harness) bool { return h.Type.Writable }, run: testWrite},
 	{name: "field lister names the record fields", run: testFieldLister},
 	{name: "counter counts what a read delivers", run: testCount},
@@ -329,6 +330,13 @@ func testWritableFlag(t *testing.T, h Harness) {
 	_, isWriter := src.(connector.Writer)
 	if isWriter != h.Type.Writable {
 		t.Errorf("source implements Writer: %v, but Type.Writable is %v", isWriter, h.Type.Writable)
+	}
+}
+
+func testCapabilities(t *testing.T, h Harness) {
+	src := open(t, h.New(t))
+	if diff := h.Type.CheckCapabilities(src); diff != "" {
+		t.Errorf("connector type %q: %s (declare them in the Type's Capabilities where it registers)", h.Type.Name, diff)
 	}
 }
 

@@ -40,12 +40,13 @@ const (
 
 func init() {
 	connector.Register(connector.Type{
-		Name:        TypeName,
-		NewSettings: func() connector.Settings { return NewSettings() },
-		Open:        Open,
-		Writable:    false,
-		Incremental: false,
-		SoftDelete:  false,
+		Name:         TypeName,
+		NewSettings:  func() connector.Settings { return NewSettings() },
+		Open:         Open,
+		Writable:     false,
+		Incremental:  false,
+		SoftDelete:   false,
+		Capabilities: []connector.Capability{connector.CapCount, connector.CapReestimate, connector.CapFields},
 	})
 }
 

@@ -118,12 +118,13 @@ const TypeName = "hubspot"
 
 func init() {
 	connector.Register(connector.Type{
-		Name:        TypeName,
-		NewSettings: func() connector.Settings { return NewSettings() },
-		Open:        connector.OpenFunc(Open),
-		Writable:    true,
-		Incremental: true,
-		SoftDelete:  false,
+		Name:         TypeName,
+		NewSettings:  func() connector.Settings { return NewSettings() },
+		Open:         connector.OpenFunc(Open),
+		Writable:     true,
+		Incremental:  true,
+		SoftDelete:   false,
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields},
 	})
 }
 

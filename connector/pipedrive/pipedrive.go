@@ -104,11 +104,12 @@ const TypeName = "pipedrive"
 
 func init() {
 	connector.Register(connector.Type{
-		Name:        TypeName,
-		NewSettings: func() connector.Settings { return NewSettings() },
-		Open:        connector.OpenFunc(Open),
-		Writable:    true,
-		Incremental: true,
+		Name:         TypeName,
+		NewSettings:  func() connector.Settings { return NewSettings() },
+		Open:         connector.OpenFunc(Open),
+		Writable:     true,
+		Incremental:  true,
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota},
 	})
 }
 

@@ -62,12 +62,13 @@ const (
 
 func init() {
 	connector.Register(connector.Type{
-		Name:        TypeName,
-		NewSettings: func() connector.Settings { return NewSettings() },
-		Open:        Open,
-		Writable:    true,
-		Incremental: true,
-		SoftDelete:  true,
+		Name:         TypeName,
+		NewSettings:  func() connector.Settings { return NewSettings() },
+		Open:         Open,
+		Writable:     true,
+		Incremental:  true,
+		SoftDelete:   true,
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields},
 	})
 }
 

@@ -111,11 +111,12 @@ const TypeName = "salesforce"
 
 func init() {
 	connector.Register(connector.Type{
-		Name:        TypeName,
-		NewSettings: func() connector.Settings { return NewSettings() },
-		Open:        connector.OpenFunc(Open),
-		Writable:    true,
-		Incremental: true,
+		Name:         TypeName,
+		NewSettings:  func() connector.Settings { return NewSettings() },
+		Open:         connector.OpenFunc(Open),
+		Writable:     true,
+		Incremental:  true,
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapWritableFields, connector.CapQuota},
 	})
 }
 
