@@ -1,9 +1,8 @@
-package main
+package demo
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
@@ -14,8 +13,8 @@ import (
 // hubspotDemo shows the two-way sync with HubSpot: an in-process HubSpot
 // test server (the documented CRM v3 behaviour) and the workspace
 // emulator, with the real receiver taking the emulator's signed webhooks.
-func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int, serve bool) error {
-	out := c.m.Stdout
+func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bool) error {
+	out := c.o.Out
 	emu, err := startDemoEmulator()
 	if err != nil {
 		return err
@@ -94,26 +93,6 @@ func (c *DemoCommand) hubspotDemo(ctx context.Context, dir string, rows int, ser
 		after.Requests[hubspottest.RouteBatchUpdate]-before.Requests[hubspottest.RouteBatchUpdate], sums[0])
 	fmt.Fprintf(out, "7. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
 	return demo.finish(ctx, out, 8, serve)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-func waitFor(d time.Duration, ok func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if ok() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return ok()
 }
 
 func hubspotDemoConnectors(hsURL, token string) string {

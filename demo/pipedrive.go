@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 // pipedriveDemo shows the two-way sync with Pipedrive: an in-process
 // Pipedrive test server (API v2 persons, the recents feed, the Lite
 // plan's burst limit of 20 requests per 2 s) and the workspace emulator.
-func (c *DemoCommand) pipedriveDemo(ctx context.Context, dir string, rows int, serve bool) error {
-	out := c.m.Stdout
+func (c *runner) pipedriveDemo(ctx context.Context, dir string, rows int, serve bool) error {
+	out := c.o.Out
 	emu, err := startDemoEmulator()
 	if err != nil {
 		return err

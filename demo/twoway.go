@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type twoWayDemo struct {
 // on it and starts its admin server on a free loopback port and its
 // reverse direction, the receiver subscribed to the emulator's contact
 // webhooks.
-func (c *DemoCommand) startTwoWayDemo(ctx context.Context, dir, wsURL, title, connectors string) (*twoWayDemo, error) {
+func (c *runner) startTwoWayDemo(ctx context.Context, dir, wsURL, title, connectors string) (*twoWayDemo, error) {
 	hook, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -55,15 +55,15 @@ admin:
 log:
   level: warn
 connectors:
-`, title, wsURL, demoAPIKey, filepath.Join(dir, "syncd.db"), hook, hook, admin) + connectors
+`, title, wsURL, APIKey, filepath.Join(dir, "syncd.db"), hook, hook, admin) + connectors
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(path, c.m.Getenv)
+	cfg, err := config.Load(path, c.o.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: newLogger(c.m, config.LogConfig{Level: "warn"})})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: c.o.Log})
 	if err != nil {
 		return nil, err
 	}

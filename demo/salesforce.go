@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 // Salesforce test org (login host and instance, the documented REST API)
 // and the workspace emulator, with the real receiver taking the
 // emulator's signed webhooks.
-func (c *DemoCommand) salesforceDemo(ctx context.Context, dir string, rows int, serve bool) error {
-	out := c.m.Stdout
+func (c *runner) salesforceDemo(ctx context.Context, dir string, rows int, serve bool) error {
+	out := c.o.Out
 	emu, err := startDemoEmulator()
 	if err != nil {
 		return err
