@@ -46,6 +46,9 @@ type item struct {
 	// that create's error, within the attempt.
 	uncertain bool
 	lost      error
+	// landed: the look-up after a create whose answer was lost found the
+	// contact that create made; linking it counts as created.
+	landed bool
 }
 
 // sourceURLKey holds the sourceUrl among a link's fields, so that a change

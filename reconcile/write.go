@@ -112,7 +112,7 @@ func (p *pass) update(ctx context.Context, it *item, contactID string, have mapp
 	if err := p.saveLink(it, c); err != nil {
 		return true, err
 	}
-	p.count(func(s *Summary) { s.Updated++ })
+	p.countWritten(it, func(s *Summary) { s.Updated++ })
 	return true, nil
 }
 
@@ -136,8 +136,19 @@ func (p *pass) linkFound(it *item) error {
 	if err := p.saveLink(it, *it.found); err != nil {
 		return err
 	}
-	p.count(func(s *Summary) { s.Unchanged++ })
+	p.countWritten(it, func(s *Summary) { s.Unchanged++ })
 	return nil
+}
+
+// countWritten counts an item linked to, or written to, a contact it
+// found by its externalId: as created when that contact is the one this
+// pass's own create made (its answer was lost), else by count.
+func (p *pass) countWritten(it *item, count func(*Summary)) {
+	if it.landed {
+		p.count(func(s *Summary) { s.Created++ })
+		return
+	}
+	p.count(count)
 }
 
 // patchBody is mapping.PatchBody plus the sourceUrl pseudo-field.
@@ -196,7 +207,7 @@ func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
 	it.uncertain = false
 	if c, ok := oldestByExternalID(found)[it.mapped.ExternalID]; ok {
 		p.setFound(it, &c)
-		it.lost = nil
+		it.lost, it.landed = nil, true
 		r.log.WithField("external_id", it.mapped.ExternalID).Info("create was applied although its answer was lost; adopting the contact")
 	}
 	return false, nil
