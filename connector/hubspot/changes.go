@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func (s *Source) searchRequest(cur searchCursor) searchBody {
 		Filters []searchFilter `json:"filters"`
 	}{filters})
 	b.Sorts = []searchSort{{PropertyName: "hs_object_id", Direction: "ASCENDING"}}
-	b.Properties = s.props
+	b.Properties = append(slices.Clone(s.props), mergedProperty)
 	b.Limit = s.pageSize
 	return b
 }
@@ -125,10 +126,13 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 				// ids that are not numbers): going on could loop.
 				return cur, fmt.Errorf("search contacts: id %q is not a number after %q: refusing to loop", r.ID, cur.After)
 			}
+			// The contacts merged into this one come first, so that
+			// their contacts move to it before it is looked up.
+			recs = append(recs, mergedAway(o, r)...)
 			recs = append(recs, r)
+			read++
 			cur.After = r.ID
 		}
-		read += len(recs)
 		next := cp
 		done := len(ans.Results) == 0 || ans.Paging == nil || ans.Paging.Next == nil
 		if done && fresh && read == 0 {

@@ -13,7 +13,7 @@ var _ connector.Getter = (*Source)(nil)
 // Get reads contacts by id through the batch read endpoint, 100 ids per
 // call, with the properties the connector reads. Ids of no live contact
 // are left out (HubSpot answers 207 and names them in errors[]); archived
-// contacts are not returned.
+// contacts are not returned, nor are ids merged into another contact.
 func (s *Source) Get(ctx context.Context, ids []string) ([]connector.Record, error) {
 	var out []connector.Record
 	for start := 0; start < len(ids); start += maxBatchInputs {
@@ -31,8 +31,18 @@ func (s *Source) Get(ctx context.Context, ids []string) ([]connector.Record, err
 		if _, err := s.c.do(ctx, cl, &ans); err != nil {
 			return nil, fmt.Errorf("read %d contacts: %w", len(req.Inputs), err)
 		}
+		asked := make(map[string]bool, len(req.Inputs))
+		for _, in := range req.Inputs {
+			asked[in.ID] = true
+		}
 		for _, r := range ans.Results {
-			out = append(out, s.record(r.object))
+			// An id merged away reads as the contact it was merged into,
+			// under that contact's id: it names no live contact of its
+			// own, and the merged one comes with its own id in changes.
+			if rec := s.record(r.object); asked[rec.ID] {
+				delete(asked, rec.ID) // once, even when other ids point to it
+				out = append(out, rec)
+			}
 		}
 	}
 	return out, nil

@@ -54,9 +54,18 @@
 // archivedAt seen and the ids archived in the look-back before it) lets it
 // emit, as Deleted records, only archivals not emitted before. Set
 // archivedInterval to scan less often when the archived list is long.
-// Both cursors travel in the one checkpoint string, as JSON. (A contact
-// merged into another is not documented to appear in the archived list: a
-// Snapshot, as full resyncs do, detects it.)
+// Both cursors travel in the one checkpoint string, as JSON.
+//
+// # Merges
+//
+// A merge of two contacts makes a contact (today a new one with a new id;
+// before, the primary kept its id) whose hs_merged_object_ids names the
+// ids merged into it; those contacts vanish, archived nowhere that is
+// documented, and their ids read as the merged contact. Every search asks
+// for hs_merged_object_ids, and each id it names comes, just before the
+// merged contact, as a Deleted record with MergedInto set: the reconciler
+// moves the first linked one's contact to the merged contact and applies
+// onSourceDelete to the others, duplicates now (see merge.go).
 //
 // # Writes
 //

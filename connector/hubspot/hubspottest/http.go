@@ -68,6 +68,10 @@ func routeOf(r *http.Request) Route {
 		return RouteBatchArchive
 	case r.Method == http.MethodGet && p == "/crm/v3/properties/contacts":
 		return RouteProperties
+	case r.Method == http.MethodPost && p == "/crm/v3/objects/contacts/merge":
+		return RouteMerge
+	case r.Method == http.MethodGet && strings.HasPrefix(p, listPath+"/") && !strings.Contains(p[len(listPath)+1:], "/"):
+		return RouteGet
 	}
 	return RouteUnknown
 }
@@ -135,6 +139,10 @@ func (s *Server) routeLocked(route Route, r *http.Request, body []byte) answer {
 		return s.batchArchiveLocked(body)
 	case RouteProperties:
 		return s.propertiesLocked()
+	case RouteMerge:
+		return s.mergeEndpointLocked(body)
+	case RouteGet:
+		return s.getLocked(r)
 	}
 	return s.errorLocked(http.StatusNotFound, "OBJECT_NOT_FOUND", "resource not found")
 }

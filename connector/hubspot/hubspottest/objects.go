@@ -38,7 +38,7 @@ func (s *Server) listLocked(r *http.Request, archived bool) answer {
 	names := queryList(q["properties"])
 	ans := listAnswer{Results: []object{}}
 	for _, c := range s.order {
-		if c.id < after || c.archived != archived {
+		if c.id < after || c.archived != archived || c.mergedInto != 0 {
 			continue
 		}
 		if len(ans.Results) == limit {
@@ -343,6 +343,9 @@ func (s *Server) batchUpdateLocked(body []byte) answer {
 }
 
 // batchReadLocked reads contacts by id (archived ones with archived=true).
+// An id merged away reads as the contact it was merged into, with that
+// contact's id (HubSpot: "fetching any records using the original IDs will
+// return the new merged record with the new ID").
 func (s *Server) batchReadLocked(r *http.Request, body []byte) answer {
 	req, bad := s.decodeBatchLocked(body)
 	if bad != nil {
@@ -356,7 +359,7 @@ func (s *Server) batchReadLocked(r *http.Request, body []byte) answer {
 	var missing []string
 	for _, in := range req.Inputs {
 		n, err := strconv.ParseInt(in.ID, 10, 64)
-		c := s.contacts[n]
+		c := s.resolveLocked(s.contacts[n])
 		if err != nil || c == nil || c.archived != archived {
 			missing = append(missing, in.ID)
 			continue

@@ -14,7 +14,10 @@
 // and headers. lastmodifieddate is set from the server's clock on create
 // and update, never on archive; archived contacts never appear in search.
 // An optional search index lag makes a change searchable only some time
-// after it was made, as HubSpot's search index does.
+// after it was made, as HubSpot's search index does. Merges (the merge
+// endpoint, or Server.Merge) make a new contact carrying
+// hs_merged_object_ids, and the merged-away ids read (GET by id, batch
+// read) as that contact; see Merge.
 //
 // Behaviour the public documentation leaves open is chosen conservatively
 // and noted on the method or option concerned. Everything random (ids,
@@ -48,6 +51,9 @@ const (
 	RouteBatchRead         Route = "POST /crm/v3/objects/contacts/batch/read"
 	RouteBatchArchive      Route = "POST /crm/v3/objects/contacts/batch/archive"
 	RouteProperties        Route = "GET /crm/v3/properties/contacts"
+	RouteMerge             Route = "POST /crm/v3/objects/contacts/merge"
+	RouteGet               Route = "GET /crm/v3/objects/contacts/{contactId}"
+	listPath                     = "/crm/v3/objects/contacts"
 	RouteUnknown           Route = "unknown"
 	defaultToken                 = "hubspottest-token"
 	maxSearchResults             = 10000
@@ -96,17 +102,20 @@ type Options struct {
 	// their order, and its documented multi-status results carry no
 	// objectWriteTraceId, so a client must not rely on the order.
 	KeepBatchOrder bool
+	// LegacyMerge makes a merge keep the primary contact's id, as HubSpot
+	// did before merges of contacts made a new contact (see Merge).
+	LegacyMerge bool
 }
 
 // StandardProperties are the contact properties every server knows.
 var StandardProperties = []string{
 	"address", "city", "company", "country", "createdate", "email", "fax",
-	"firstname", "hs_object_id", "jobtitle", "lastmodifieddate", "lastname",
+	"firstname", "hs_merged_object_ids", "hs_object_id", "jobtitle", "lastmodifieddate", "lastname",
 	"lifecyclestage", "mobilephone", "phone", "state", "website", "zip",
 }
 
 // readOnlyProperties are computed by the server; writes to them fail.
-var readOnlyProperties = map[string]bool{"hs_object_id": true, "createdate": true, "lastmodifieddate": true}
+var readOnlyProperties = map[string]bool{"hs_object_id": true, "createdate": true, "lastmodifieddate": true, mergedProperty: true}
 
 // Contact is a contact as the server stores it.
 type Contact struct {
@@ -116,6 +125,10 @@ type Contact struct {
 	UpdatedAt  time.Time
 	Archived   bool
 	ArchivedAt time.Time
+	// MergedInto is the id of the contact this one was merged into
+	// (directly or through later merges); empty for a contact not merged
+	// away.
+	MergedInto string
 }
 
 // Fault is an answer injected in place of the normal one.
@@ -170,6 +183,9 @@ type contact struct {
 	updatedAt  time.Time
 	archived   bool
 	archivedAt time.Time
+	// mergedInto is the contact this one was merged into; 0 when it was
+	// not merged away.
+	mergedInto int64
 	// versions are what the search index holds, oldest first; the one
 	// searched is the newest whose visibleAt is not after the clock.
 	versions []version
@@ -293,7 +309,7 @@ func (s *Server) Restore(id string) error {
 	defer s.mu.Unlock()
 	n, _ := strconv.ParseInt(id, 10, 64)
 	c := s.contacts[n]
-	if c == nil || !c.archived {
+	if c == nil || !c.archived || c.mergedInto != 0 {
 		return fmt.Errorf("hubspottest: no archived contact %s", id)
 	}
 	c.archived = false
@@ -305,7 +321,7 @@ func (s *Server) Restore(id string) error {
 	return nil
 }
 
-// Contact returns a contact, live or archived.
+// Contact returns a contact, live, archived or merged away.
 func (s *Server) Contact(id string) (Contact, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,7 +329,11 @@ func (s *Server) Contact(id string) (Contact, bool) {
 	if err != nil || s.contacts[n] == nil {
 		return Contact{}, false
 	}
-	return s.contacts[n].export(), true
+	c := s.contacts[n].export()
+	if s.contacts[n].mergedInto != 0 {
+		c.MergedInto = strconv.FormatInt(s.resolveLocked(s.contacts[n]).id, 10)
+	}
+	return c, true
 }
 
 // Contacts returns the live contacts, by id.
@@ -322,7 +342,7 @@ func (s *Server) Contacts() []Contact {
 	defer s.mu.Unlock()
 	var out []Contact
 	for _, c := range s.order {
-		if !c.archived {
+		if !c.archived && c.mergedInto == 0 {
 			out = append(out, c.export())
 		}
 	}
@@ -373,7 +393,7 @@ func (s *Server) liveLocked(id string) *contact {
 		return nil
 	}
 	c := s.contacts[n]
-	if c == nil || c.archived {
+	if c == nil || c.archived || c.mergedInto != 0 {
 		return nil
 	}
 	return c
@@ -445,7 +465,7 @@ func (s *Server) addVersionLocked(c *contact, now, visibleAt time.Time) {
 	}
 	c.versions = append(c.versions, version{
 		props: props, updatedAt: c.updatedAt, createdAt: c.createdAt,
-		archived: c.archived, visibleAt: visibleAt,
+		archived: c.archived || c.mergedInto != 0, visibleAt: visibleAt,
 	})
 	// Drop the versions hidden by a newer visible one.
 	keep := 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -448,4 +449,107 @@ func TestDeterministicWithSeed(t *testing.T) {
 	if strings.Join(a, ",") != strings.Join(b, ",") {
 		t.Errorf("same seed, ids %v and %v", a, b)
 	}
+}
+
+// TestMerge merges contacts as HubSpot documents it: through the merge
+// endpoint, a new contact with a new id carrying hs_merged_object_ids
+// (cumulative), the primary's values winning, both old ids gone from
+// search and lists (archived included) and reading as the new contact;
+// with LegacyMerge the primary keeps its id.
+func TestMerge(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		legacy bool
+	}{{"new id", false}, {"legacy keeps the primary", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t, Options{Seed: 7, SearchPerSecond: -1, LegacyMerge: tc.legacy})
+			s.SetClock(t0)
+			a := s.Add(map[string]string{"email": "a@example.com", "firstname": "Ada"})
+			b := s.Add(map[string]string{"email": "b@example.com", "firstname": "Bea", "phone": "+15550100"})
+			s.Advance(time.Minute)
+			st, _, m := do(t, s, "POST", "/crm/v3/objects/contacts/merge", map[string]any{"primaryObjectId": a, "objectIdToMerge": b})
+			if st != 200 {
+				t.Fatalf("merge: %d %v", st, m)
+			}
+			won := m["id"].(string)
+			if tc.legacy != (won == a) || won == b {
+				t.Fatalf("merged contact id %s (a %s, b %s), legacy %v", won, a, b, tc.legacy)
+			}
+			c, _ := s.Contact(won)
+			want := joinIDs(sortedIDs(t, a, b))
+			if tc.legacy {
+				want = b
+			}
+			if c.Properties["hs_merged_object_ids"] != want || c.Properties["firstname"] != "Ada" || c.Properties["phone"] != "+15550100" ||
+				c.Properties["email"] != "a@example.com" || !c.UpdatedAt.Equal(t0.Add(time.Minute)) {
+				t.Errorf("merged contact %+v: want merged ids %s, the primary's values completed by the other's, modified at the merge", c, want)
+			}
+			// The merged-away ids read as the merged contact.
+			for _, old := range []string{a, b} {
+				if old == won {
+					continue
+				}
+				st, _, m = do(t, s, "GET", "/crm/v3/objects/contacts/"+old, nil)
+				if st != 200 || m["id"] != won {
+					t.Errorf("GET merged-away %s: %d %v, want the merged contact %s", old, st, m, won)
+				}
+				if into, ok := s.MergedInto(old); !ok || into != won {
+					t.Errorf("MergedInto(%s) = %s, %v", old, into, ok)
+				}
+				_, _, m = do(t, s, "POST", "/crm/v3/objects/contacts/batch/read", map[string]any{"inputs": []any{map[string]any{"id": old}}})
+				if ids := resultIDs(m); len(ids) != 1 || ids[0] != won {
+					t.Errorf("batch read of %s: %v, want %s", old, ids, won)
+				}
+			}
+			// Only the merged contact is left, in search and lists.
+			_, _, m = do(t, s, "POST", "/crm/v3/objects/contacts/search", map[string]any{"limit": 10})
+			if ids := resultIDs(m); len(ids) != 1 || ids[0] != won {
+				t.Errorf("search after the merge: %v, want only %s", ids, won)
+			}
+			_, _, m = do(t, s, "GET", "/crm/v3/objects/contacts?limit=10", nil)
+			if ids := resultIDs(m); len(ids) != 1 || ids[0] != won {
+				t.Errorf("list after the merge: %v, want only %s", ids, won)
+			}
+			_, _, m = do(t, s, "GET", "/crm/v3/objects/contacts?archived=true&limit=10", nil)
+			if ids := resultIDs(m); len(ids) != 0 {
+				t.Errorf("archived list after the merge: %v, want none", ids)
+			}
+			// A later merge carries the earlier ids along.
+			d := s.Add(map[string]string{"email": "d@example.com"})
+			again, err := s.Merge(d, won)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _ = s.Contact(again)
+			for _, id := range []string{a, b, d} {
+				if in := strings.Contains(";"+c.Properties["hs_merged_object_ids"]+";", ";"+id+";"); in == (id == again) {
+					t.Errorf("second merge's ids %q: %s in them is %v, want every old id but the survivor's own", c.Properties["hs_merged_object_ids"], id, in)
+				}
+			}
+			// Refusals.
+			if st, _, _ := do(t, s, "POST", "/crm/v3/objects/contacts/merge", map[string]any{"primaryObjectId": again, "objectIdToMerge": again}); st != 400 {
+				t.Errorf("merge with itself: %d, want 400", st)
+			}
+			if st, _, _ := do(t, s, "POST", "/crm/v3/objects/contacts/merge", map[string]any{"primaryObjectId": again, "objectIdToMerge": "1"}); st != 404 {
+				t.Errorf("merge with an unknown id: %d, want 404", st)
+			}
+			if st, _, _ := do(t, s, "GET", "/crm/v3/objects/contacts/1", nil); st != 404 {
+				t.Errorf("GET an unknown id: %d, want 404", st)
+			}
+		})
+	}
+}
+
+func sortedIDs(t *testing.T, ids ...string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, id := range ids {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
