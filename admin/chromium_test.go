@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncd-io/syncd/internal/browsertest"
+	"github.com/syncd-io/syncd/internal/testkit/browsertest"
 )
 
 func chromium(t *testing.T) string { return browsertest.Chromium(t) }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/browsertest"
+	"github.com/syncd-io/syncd/internal/testkit/browsertest"
 	"github.com/syncd-io/syncd/reconcile"
 )
 

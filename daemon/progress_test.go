@@ -15,7 +15,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/internal/e2e"
+	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/syncd-io/syncd/internal/emutest"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

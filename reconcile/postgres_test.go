@@ -10,10 +10,10 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/postgres"
-	"github.com/syncd-io/syncd/internal/emutest"
-	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
 )
 

@@ -15,10 +15,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/internal/emutest"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/webhook"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"

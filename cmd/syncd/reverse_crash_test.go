@@ -15,8 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/syncd-io/syncd/internal/configfile"
-	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"

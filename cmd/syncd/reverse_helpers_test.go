@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/syncd-io/syncd/internal/emutest"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

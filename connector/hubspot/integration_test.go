@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector/connectortest"
-	"github.com/syncd-io/syncd/internal/testenv"
+	"github.com/syncd-io/syncd/internal/testkit/testenv"
 )
 
 // TestRealAccount reads from a real HubSpot account, read-only: the

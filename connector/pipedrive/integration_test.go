@@ -8,7 +8,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
-	"github.com/syncd-io/syncd/internal/testenv"
+	"github.com/syncd-io/syncd/internal/testkit/testenv"
 )
 
 // TestRealAccount reads from a real Pipedrive company, read-only: the

@@ -12,7 +12,7 @@ import (
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
 	"github.com/syncd-io/syncd/connector/postgres"
-	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 )
 
 // openSource opens a postgres source through the registry, as the daemon

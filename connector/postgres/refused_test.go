@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 )
 
 // TestWriteErrorsFollowTheContract: a statement the server refuses is a

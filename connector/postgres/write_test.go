@@ -10,7 +10,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/postgres"
-	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 )
 
 func write(t *testing.T, src *postgres.Source, changes ...connector.Change) []connector.WriteResult {

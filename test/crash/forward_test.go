@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/e2e"
-	"github.com/syncd-io/syncd/internal/emutest"
+	"github.com/syncd-io/syncd/test/e2e"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

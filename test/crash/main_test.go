@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/capture"
+	"github.com/syncd-io/syncd/internal/testkit/capture"
 )
 
 var (

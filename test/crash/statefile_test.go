@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/e2e"
+	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/emutest"
+	"github.com/syncd-io/syncd/test/emutest"
 )
 
 var (

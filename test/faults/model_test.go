@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/syncd-io/syncd/internal/e2e"
+	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/workspace"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/e2e"
 	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/test/e2e"
 )
 
 var traceLinks = flag.Bool("tracelinks", false, "poll the links every millisecond and show their changes in failure reports (slow; for diagnosis)")

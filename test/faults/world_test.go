@@ -15,9 +15,9 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/internal/capture"
-	"github.com/syncd-io/syncd/internal/e2e"
-	"github.com/syncd-io/syncd/internal/emutest"
+	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/test/e2e"
+	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

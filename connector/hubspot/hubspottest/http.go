@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/fakeapi"
+	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
 )
 
 // errorBody is HubSpot's error answer. Every field is optional for

@@ -35,7 +35,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/fakeapi"
+	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
 )
 
 // Route names one endpoint of the server, for Stats and Inject.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/fakeapi"
+	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
 )
 
 // answer is a response computed under the server lock and written after it.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/syncd-io/syncd/internal/testenv"
+	"github.com/syncd-io/syncd/internal/testkit/testenv"
 )
 
 // TestOfficialNodeClient drives the server with Pipedrive's official

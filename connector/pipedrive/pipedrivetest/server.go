@@ -49,7 +49,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/fakeapi"
+	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
 )
 
 // Route names one endpoint of the server, for Stats and Inject.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testenv"
+	"github.com/syncd-io/syncd/internal/testkit/testenv"
 )
 
 // TestJSForceClient runs jsforce against the test org and checks what it

@@ -44,7 +44,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/fakeapi"
+	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
 )
 
 // Route names one endpoint, for Stats.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	_ "github.com/syncd-io/syncd/connector/postgres" // the connector of these configurations
-	"github.com/syncd-io/syncd/internal/configfile"
-	"github.com/syncd-io/syncd/internal/pgtest"
+	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
