@@ -104,10 +104,12 @@ func (s *Source) Changes(ctx context.Context, from string, fn connector.BatchFun
 // none is), page by page, and returns the cursor after it.
 func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]connector.Record, checkpoint) error) (searchCursor, error) {
 	cur := cp.Search
-	fresh := cur.Until == 0
+	fresh, counted := cur.Until == 0, false
 	if fresh {
-		cur.Until = max(s.now().UnixMilli(), cur.Since+1)
-		cur.After = ""
+		var err error
+		if cur, counted, err = s.openWindow(ctx, cur); err != nil {
+			return cp.Search, err
+		}
 	}
 	log := s.log.WithFields(logrus.Fields{"since": cur.Since, "until": cur.Until})
 	pages, read := 0, 0
@@ -132,17 +134,19 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 			recs = append(recs, r)
 			read++
 			cur.After = r.ID
+			cur.Tail.add(r.UpdatedAt.UnixMilli(), r.ID)
 		}
 		next := cp
 		done := len(ans.Results) == 0 || ans.Paging == nil || ans.Paging.Next == nil
-		if done && fresh && read == 0 {
+		if done && fresh && read == 0 && !counted {
 			// Nothing changed since the window's start: keep it, so that
 			// a quiet source emits no batch (the next window, from the
-			// same start, covers this one).
+			// same start, covers this one). After a count, the window
+			// closes: what it counted need not be counted again.
 			return cp.Search, nil
 		}
 		if done {
-			cur = searchCursor{Since: max(0, cur.Until-s.lookback.Milliseconds())}
+			cur = s.closeWindow(cur)
 		}
 		next.Search = cur
 		if err := emit(recs, next); err != nil {
@@ -153,6 +157,52 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 			return cur, nil
 		}
 	}
+}
+
+// openWindow opens a window at the clock from cursor cur. The window
+// starts at cur.Since, or at the start of the look-back span before it
+// (cur.Tail.From) unless a count shows that the search holds nothing in
+// the span but the contacts already read there. The count is made only
+// when those are at least a page: re-reading fewer costs one page at
+// most, as much as the count. The window's own look-back span is set up
+// to count what it reads. It reports whether it counted.
+func (s *Source) openWindow(ctx context.Context, cur searchCursor) (searchCursor, bool, error) {
+	cur.Until = max(s.now().UnixMilli(), cur.Since+1)
+	cur.After = ""
+	counted := false
+	if cur.Tail != nil {
+		seen, _, _ := cur.Tail.seen()
+		skip := false
+		if seen >= s.pageSize {
+			var err error
+			if skip, err = s.seenAll(ctx, cur.Tail, cur.Since); err != nil {
+				return cur, false, err
+			}
+			counted = true
+			s.log.WithFields(logrus.Fields{"from": cur.Tail.From, "seen": seen, "reread": !skip}).Debug("hubspot look-back span counted")
+		}
+		if !skip {
+			// The window re-reads the span: what it counts starts afresh.
+			cur.Since, cur.Tail = cur.Tail.From, nil
+		}
+	}
+	if s.lookback > 0 {
+		cur.Tail = cur.Tail.moveTo(spanStart(cur.Until, s.lookback.Milliseconds()))
+	} else {
+		cur.Tail = nil
+	}
+	return cur, counted, nil
+}
+
+// closeWindow returns the cursor after a window read to its end: the next
+// window starts at its end, with its look-back span before it.
+func (s *Source) closeWindow(cur searchCursor) searchCursor {
+	if cur.Tail == nil || cur.Tail.From > cur.Until {
+		// Nothing was counted (a window opened by an older version, or
+		// no lookback): the next window re-reads the look-back span.
+		return searchCursor{Since: max(0, cur.Until-s.lookback.Milliseconds())}
+	}
+	return searchCursor{Since: cur.Until, Tail: cur.Tail}
 }
 
 // idAfter reports whether id is a contact id (a number) after the id

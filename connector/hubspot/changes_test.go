@@ -329,7 +329,8 @@ func TestChangesArchivedInterval(t *testing.T) {
 
 func TestChangesBadCheckpoint(t *testing.T) {
 	f := newFixture(t, hubspottest.Options{}, nil)
-	for _, cp := range []string{"{", `{"search":{"since":10,"until":5}}`, `{"search":{"since":1,"until":5,"after":"x"}}`} {
+	for _, cp := range []string{"{", `{"search":{"since":10,"until":5}}`, `{"search":{"since":1,"until":5,"after":"x"}}`,
+		`{"search":{"since":1000,"tail":{"from":2000}}}`, `{"search":{"since":1000,"tail":{"from":-5}}}`} {
 		err := f.src.Changes(context.Background(), cp, func(context.Context, connector.Batch) error { return nil })
 		if err == nil {
 			t.Errorf("checkpoint %s: no error", cp)

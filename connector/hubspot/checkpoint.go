@@ -24,6 +24,11 @@ type searchCursor struct {
 	Until int64 `json:"until,omitempty"`
 	// After is the last hs_object_id read in the open window.
 	After string `json:"after,omitempty"`
+	// Tail, when set, is the look-back span before Since and what was
+	// read in it: the next window starts at Since when a count shows
+	// nothing else there, else at Tail.From. Without it (checkpoints of
+	// older versions, a lookback of 0) the window starts at Since.
+	Tail *tail `json:"tail,omitempty"`
 }
 
 // archivedCursor is what the archived scans have emitted.
@@ -46,6 +51,15 @@ func parseCheckpoint(s string) (checkpoint, error) {
 	}
 	if cp.Search.Since < 0 || cp.Search.Until < 0 || (cp.Search.Until != 0 && cp.Search.Until <= cp.Search.Since) {
 		return cp, fmt.Errorf("parse hubspot checkpoint: bad window [%d, %d)", cp.Search.Since, cp.Search.Until)
+	}
+	// The look-back span ends where the next window starts, or, while a
+	// window is read, where it ends.
+	end := cp.Search.Since
+	if cp.Search.Until != 0 {
+		end = cp.Search.Until
+	}
+	if t := cp.Search.Tail; t != nil && (t.From < 0 || t.From > end) {
+		return cp, fmt.Errorf("parse hubspot checkpoint: look-back span starts at %d, after its end %d", t.From, end)
 	}
 	if cp.Search.After != "" {
 		if _, ok := parseInt(cp.Search.After); !ok {

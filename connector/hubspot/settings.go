@@ -46,7 +46,9 @@ type Settings struct {
 	// RateLimit; HubSpot allows 5.
 	SearchRateLimit float64 `yaml:"searchRateLimit"`
 	// Lookback is how far before the end of the last read window the next
-	// read starts, to catch changes the search index showed late.
+	// read starts, to catch changes the search index showed late. When a
+	// page or more of contacts was read in that span, a count decides
+	// whether it needs reading again (see the package comment).
 	Lookback time.Duration `yaml:"lookback"`
 	// PageSize is the number of contacts per search page (at most 200).
 	PageSize int `yaml:"pageSize"`
