@@ -31,6 +31,9 @@ const (
 	CapWritableFields Capability = "writable-fields"
 	// CapQuota: QuotaReporter, the system's API allowance as last seen.
 	CapQuota Capability = "quota"
+	// CapNotify: ChangeNotifier, says when there are changes to read
+	// (a pass starts at once instead of at the next schedule).
+	CapNotify Capability = "notify"
 )
 
 // capabilities maps each capability to its interface's test, in the
@@ -47,6 +50,7 @@ var capabilities = []struct {
 	{CapFieldNames, func(s Source) bool { _, ok := s.(FieldDescriber); return ok }, "FieldDescriber"},
 	{CapWritableFields, func(s Source) bool { _, ok := s.(WritableFieldLister); return ok }, "WritableFieldLister"},
 	{CapQuota, func(s Source) bool { _, ok := s.(QuotaReporter); return ok }, "QuotaReporter"},
+	{CapNotify, func(s Source) bool { _, ok := s.(ChangeNotifier); return ok }, "ChangeNotifier"},
 }
 
 // Capabilities returns every capability, in the documentation's order.

@@ -81,6 +81,36 @@ func (d *Daemon) startForward(r *Running, sched *schedule) {
 			d.loop(ctx, c, trigger)
 			return nil
 		}})
+		if n, ok := c.Source.(connector.ChangeNotifier); ok {
+			r.add(&service{name: "change notifications of " + c.Name, serve: func(ctx context.Context) error {
+				notifyLoop(ctx, c, n, trigger)
+				return nil
+			}})
+		}
+	}
+}
+
+// notifyLoop pokes c's forward trigger whenever its source says it has
+// changes: the pass starts at once, and a burst of notifications while a
+// pass runs makes one more pass, not one each (the trigger holds one).
+// When the source stops notifying with an error, it is started again
+// after a capped backoff; the schedule runs meanwhile.
+func notifyLoop(ctx context.Context, c *Connector, n connector.ChangeNotifier, trigger chan struct{}) {
+	failures := 0
+	for {
+		err := n.NotifyChanges(ctx, func() { poke(trigger) })
+		if ctx.Err() != nil {
+			return
+		}
+		failures++
+		wait := min(retryBase<<min(failures-1, 16), retryCap)
+		c.log.WithError(err).WithField("mode", n.NotifyMode()).WithField("retry_in", wait.String()).
+			Warn("change notifications stopped; the schedule still runs")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -14,10 +14,12 @@
 package csv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sirupsen/logrus"
@@ -36,6 +38,9 @@ const (
 	DefaultBatchSize = 500
 	// MaxBatchSize bounds batchSize.
 	MaxBatchSize = 10000
+	// DefaultSettle is how long a changed file must stay unchanged before
+	// a watched connector reads it.
+	DefaultSettle = 2 * time.Second
 )
 
 func init() {
@@ -46,7 +51,7 @@ func init() {
 		Writable:     false,
 		Incremental:  false,
 		SoftDelete:   false,
-		Capabilities: []connector.Capability{connector.CapCount, connector.CapReestimate, connector.CapFields},
+		Capabilities: []connector.Capability{connector.CapCount, connector.CapReestimate, connector.CapFields, connector.CapNotify},
 	})
 }
 
@@ -63,6 +68,13 @@ type Settings struct {
 	Encoding string `yaml:"encoding"`
 	// BatchSize is the number of rows per batch.
 	BatchSize int `yaml:"batchSize"`
+	// Watch starts a pass as soon as the file is replaced or rewritten
+	// (and has stayed unchanged for Settle), besides the schedule.
+	Watch bool `yaml:"watch"`
+	// Settle is how long the file must stay unchanged after a change
+	// before it is read, so that an export job's half-written file is
+	// not. Default 2s (0 means the default).
+	Settle time.Duration `yaml:"settle"`
 }
 
 // NewSettings returns settings holding the defaults.
@@ -72,6 +84,8 @@ func NewSettings() *Settings {
 		IDColumn:  DefaultIDColumn,
 		Encoding:  DefaultEncoding,
 		BatchSize: DefaultBatchSize,
+		Watch:     true,
+		Settle:    DefaultSettle,
 	}
 }
 
@@ -92,6 +106,9 @@ func (s *Settings) Validate() []error {
 	case "utf-8", "utf8":
 	default:
 		errs = append(errs, fmt.Errorf("encoding: %q not supported, only utf-8", s.Encoding))
+	}
+	if s.Settle != 0 && (s.Settle < 100*time.Millisecond || s.Settle > time.Hour) {
+		errs = append(errs, fmt.Errorf("settle: %v not between 100ms and 1h", s.Settle))
 	}
 	if s.BatchSize < 1 || s.BatchSize > MaxBatchSize {
 		errs = append(errs, fmt.Errorf("batchSize: %d not between 1 and %d", s.BatchSize, MaxBatchSize))
@@ -138,6 +155,8 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		delim:     delim,
 		idColumn:  s.IDColumn,
 		batchSize: s.BatchSize,
+		watch:     s.Watch,
+		settle:    cmp.Or(s.Settle, DefaultSettle),
 		fields:    append([]string(nil), opts.Fields...),
 		log:       log.WithField("path", s.Path),
 	}, nil

@@ -133,7 +133,7 @@ func TestRegisteredType(t *testing.T) {
 		t.Errorf("csv type is Writable=%v Incremental=%v SoftDelete=%v, want all false", typ.Writable, typ.Incremental, typ.SoftDelete)
 	}
 	got := typ.NewSettings()
-	want := &csv.Settings{Delimiter: ",", IDColumn: "id", Encoding: "utf-8", BatchSize: 500}
+	want := &csv.Settings{Delimiter: ",", IDColumn: "id", Encoding: "utf-8", BatchSize: 500, Watch: true, Settle: csv.DefaultSettle}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("NewSettings() = %+v, want %+v", got, want)
 	}

@@ -34,6 +34,9 @@ type Source struct {
 	delim     rune
 	idColumn  string
 	batchSize int
+	// watch and settle: see Settings.
+	watch  bool
+	settle time.Duration
 	// fields limits the fields of records; empty means every column.
 	fields []string
 	// spillAt bounds the repeated-ID check's memory (see idset.Set); 0
