@@ -209,16 +209,13 @@ func (s *Server) commitLocked(items []*item, allOrNone bool, apply func(*item) s
 	}
 	out := make([]saveResult, len(items))
 	for i, it := range items {
-		var id *string
-		if it.id != "" {
-			v := it.id
-			id = &v
-		}
+		// SaveResult: id is set only for a record saved; an empty id
+		// means it was not.
 		switch {
 		case len(it.errors) > 0:
-			out[i] = saveResult{ID: id, Errors: it.errors}
+			out[i] = saveResult{Errors: it.errors}
 		case allOrNone && failed:
-			out[i] = saveResult{ID: id, Errors: []fieldError{{StatusCode: "ALL_OR_NONE_OPERATION_ROLLED_BACK",
+			out[i] = saveResult{Errors: []fieldError{{StatusCode: "ALL_OR_NONE_OPERATION_ROLLED_BACK",
 				Message: "Record rolled back because not all records were valid and the request was using AllOrNone header", Fields: []string{}}}}
 		default:
 			v := apply(it)

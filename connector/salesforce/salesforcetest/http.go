@@ -57,6 +57,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			a = errorAnswer(http.StatusNotFound, "NOT_FOUND", "The requested resource does not exist")
 		case !versionOK(m[1], m[2]):
 			a = errorAnswer(http.StatusNotFound, "NOT_FOUND", "The requested resource does not exist")
+		case len(s.faults[route]) > 0:
+			a, s.faults[route] = s.faults[route][0], s.faults[route][1:]
 		default:
 			a = s.routeLocked(route, r, rest, body)
 		}

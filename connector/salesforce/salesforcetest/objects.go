@@ -274,8 +274,15 @@ func (s *Server) checkSavedLocked(o *object, vals map[string]any) []fieldError {
 	}
 	var errs []fieldError
 	for _, rule := range s.opts.ValidationRules {
+		if rule.Object != "" && !strings.EqualFold(rule.Object, o.name) {
+			continue
+		}
 		if rule.Refuse != nil && rule.Refuse(named) {
-			errs = append(errs, fieldError{StatusCode: "FIELD_CUSTOM_VALIDATION_EXCEPTION", Message: rule.Message, Fields: []string{rule.Field}})
+			fields := []string{}
+			if rule.Field != "" {
+				fields = append(fields, rule.Field)
+			}
+			errs = append(errs, fieldError{StatusCode: "FIELD_CUSTOM_VALIDATION_EXCEPTION", Message: rule.Message, Fields: fields})
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package salesforcetest
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -38,20 +39,22 @@ func (s *Server) describeLocked(name string) answer {
 
 // replicationLocked reads the object and the range of getDeleted and
 // getUpdated, or the answer refusing them.
-func (s *Server) replicationLocked(name string, r *http.Request) (*object, time.Time, time.Time, *answer) {
+func (s *Server) replicationLocked(name string, r *http.Request, maxAge time.Duration) (*object, time.Time, time.Time, *answer) {
 	o := s.objects[strings.ToLower(name)]
 	if o == nil {
 		a := errorAnswer(http.StatusNotFound, "NOT_FOUND", "The requested resource does not exist")
 		return nil, time.Time{}, time.Time{}, &a
 	}
-	start, end, bad := s.replicationRange(r)
+	start, end, bad := s.replicationRange(r, maxAge)
 	return o, start, end, bad
 }
 
-// replicationRange reads start and end of getDeleted and getUpdated.
-// Salesforce wants start to precede end by more than one minute, and
-// start no more than 30 days back; an end after now is now.
-func (s *Server) replicationRange(r *http.Request) (time.Time, time.Time, *answer) {
+// replicationRange reads start and end of getDeleted and getUpdated as
+// Salesforce documents them: the seconds of both are ignored (12:30:15
+// is 12:30:00); start must precede end by more than one minute; start
+// may go back no further than maxAge before the day of the call (30 days
+// for getUpdated, 15 for getDeleted).
+func (s *Server) replicationRange(r *http.Request, maxAge time.Duration) (time.Time, time.Time, *answer) {
 	q := r.URL.Query()
 	start, err1 := time.Parse(time.RFC3339, q.Get("start"))
 	end, err2 := time.Parse(time.RFC3339, q.Get("end"))
@@ -62,24 +65,62 @@ func (s *Server) replicationRange(r *http.Request) (time.Time, time.Time, *answe
 	if err1 != nil || err2 != nil {
 		return bad("start and end must be dateTimes, e.g. 2026-01-05T09:00:00+00:00")
 	}
-	start, end = start.UTC(), end.UTC()
+	start, end = start.UTC().Truncate(time.Minute), end.UTC().Truncate(time.Minute)
 	now := s.nowLocked()
 	if end.Sub(start) <= time.Minute {
-		return bad("startDate must chronologically precede endDate by more than one minute")
+		return bad(fmt.Sprintf("startDate %s must chronologically precede endDate %s by more than one minute (seconds are ignored)",
+			start.Format(dateTimeLayout), end.Format(dateTimeLayout)))
 	}
-	if start.Before(now.Add(-30 * 24 * time.Hour)) {
-		return bad("startDate cannot be more than 30 days ago")
-	}
-	if end.After(now) {
-		end = now
+	if oldest := startOfDay(now).Add(-maxAge); start.Before(oldest) {
+		return bad(fmt.Sprintf("startDate %s is before %s: results go back no more than %d days before the day of the call",
+			start.Format(dateTimeLayout), oldest.Format(dateTimeLayout), int(maxAge.Hours()/24)))
 	}
 	return start, end, nil
 }
 
+// coveredLocked is latestDateCovered for a call ending at end: end, or
+// the clock's minute when end is later (what happens after the call
+// cannot be covered by it), or the minute a transaction in flight began.
+func (s *Server) coveredLocked(end time.Time) time.Time {
+	covered := end
+	if cur := s.nowLocked().Truncate(time.Minute); covered.After(cur) {
+		covered = cur
+	}
+	if s.holdReplication != nil && s.holdReplication.Before(covered) {
+		covered = *s.holdReplication
+	}
+	return covered
+}
+
+func startOfDay(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// earliestLocked is getDeleted's earliestDateAvailable: the newest
+// deletion purged from the delete log, or the start of the oldest day
+// the log keeps (15 days before the day of the call).
+func (s *Server) earliestLocked(o *object) time.Time {
+	earliest := startOfDay(s.nowLocked()).Add(-deleteLogDays * 24 * time.Hour)
+	if p := o.earliest.Truncate(time.Minute); p.After(earliest) {
+		earliest = p
+	}
+	return earliest
+}
+
+// deletedLocked answers getDeleted. A start before earliestDateAvailable
+// (the delete log was purged past it) is refused with
+// INVALID_REPLICATION_DATE: the caller must resync.
 func (s *Server) deletedLocked(name string, r *http.Request) answer {
-	o, start, end, bad := s.replicationLocked(name, r)
+	o, start, end, bad := s.replicationLocked(name, r, deleteLogDays*24*time.Hour)
 	if bad != nil {
 		return *bad
+	}
+	earliest := s.earliestLocked(o)
+	if start.Before(earliest) {
+		return errorAnswer(http.StatusBadRequest, "INVALID_REPLICATION_DATE",
+			fmt.Sprintf("startDate %s is before earliestDateAvailable %s: deleted records were purged; replicate the whole table again",
+				start.Format(dateTimeLayout), earliest.Format(dateTimeLayout)))
 	}
 	type deleted struct {
 		ID          string `json:"id"`
@@ -91,19 +132,16 @@ func (s *Server) deletedLocked(name string, r *http.Request) answer {
 			recs = append(recs, deleted{ID: d.id, DeletedDate: d.at.Format(dateTimeLayout)})
 		}
 	}
-	earliest := o.earliest
-	if earliest.IsZero() {
-		earliest = s.nowLocked().Add(-deleteLogDays * 24 * time.Hour).Truncate(time.Minute)
-	}
+	covered := s.coveredLocked(end)
 	return answer{Status: http.StatusOK, Body: map[string]any{
 		"deletedRecords":        recs,
 		"earliestDateAvailable": earliest.Format(dateTimeLayout),
-		"latestDateCovered":     end.Format(dateTimeLayout),
+		"latestDateCovered":     covered.Format(dateTimeLayout),
 	}}
 }
 
 func (s *Server) updatedLocked(name string, r *http.Request) answer {
-	o, start, end, bad := s.replicationLocked(name, r)
+	o, start, end, bad := s.replicationLocked(name, r, updatedDays*24*time.Hour)
 	if bad != nil {
 		return *bad
 	}
@@ -113,5 +151,6 @@ func (s *Server) updatedLocked(name string, r *http.Request) answer {
 			ids = append(ids, rec.id)
 		}
 	}
-	return answer{Status: http.StatusOK, Body: map[string]any{"ids": ids, "latestDateCovered": end.Format(dateTimeLayout)}}
+	covered := s.coveredLocked(end)
+	return answer{Status: http.StatusOK, Body: map[string]any{"ids": ids, "latestDateCovered": covered.Format(dateTimeLayout)}}
 }

@@ -20,8 +20,13 @@
 //     before);
 //   - queryAll shows deleted and merged records (IsDeleted, MasterRecordId)
 //     until they are purged; query never does;
-//   - getDeleted and getUpdated with earliestDateAvailable and
-//     latestDateCovered;
+//   - getDeleted and getUpdated as documented: the seconds of start and
+//     end are ignored, start must precede end by more than one minute
+//     (else INVALID_REPLICATION_DATE), start goes back at most 15 days
+//     (getDeleted) or 30 days (getUpdated) before the day of the call,
+//     latestDateCovered is a whole minute no later than end (earlier while
+//     HoldReplication holds it), and a start before earliestDateAvailable
+//     (the delete log purged past it) is refused;
 //   - sObject Collections create, update and delete: at most 200 records,
 //     allOrNone, one result per record in order with its own errors[]
 //     (statusCode, message, fields): required fields (Contact LastName,
@@ -30,9 +35,11 @@
 //   - describe; the Sforce-Limit-Info header on every API answer, and 403
 //     REQUEST_LIMIT_EXCEEDED once the daily allowance is spent.
 //
-// SystemModstamp, LastModifiedDate and CreatedDate have whole seconds, as
-// Salesforce's do: the server's clock (SetClock, Advance) moves only when
-// a test says so, unless Options.RealClock is set.
+// SystemModstamp, LastModifiedDate and CreatedDate carry milliseconds, as
+// Salesforce's dateTimes do (2026-01-05T09:00:00.250+0000): the server's
+// clock (SetClock, Advance, to the millisecond) moves only when a test
+// says so, unless Options.RealClock is set. Fail makes the next answers
+// of a route an error, for the tests of what a client does then.
 package salesforcetest
 
 import (
@@ -71,13 +78,20 @@ const (
 	maxCollection           = 200
 	locatorTTL              = 15 * time.Minute // before API 56.0: 15 minutes unused
 	locatorTTL56            = 48 * time.Hour   // from API 56.0: 2 days
-	deleteLogDays           = 15
+	deleteLogDays           = 15               // getDeleted goes back 15 days
+	updatedDays             = 30               // getUpdated goes back 30 days
 )
 
 // ValidationRule refuses a record the way an org's validation rule does:
-// FIELD_CUSTOM_VALIDATION_EXCEPTION with Message, naming Field.
+// the record's errors[] entry has statusCode
+// FIELD_CUSTOM_VALIDATION_EXCEPTION, the rule's error Message, and fields
+// [Field] (an empty list when the rule shows its error at the top of the
+// page rather than at a field); the other records of the call are saved.
 type ValidationRule struct {
-	Name    string
+	Name string
+	// Object is the sObject the rule belongs to ("Contact"); empty means
+	// every object.
+	Object  string
 	Field   string
 	Message string
 	// Refuse reports whether the record, as it would be saved (field API
@@ -107,7 +121,7 @@ type Options struct {
 	// and Lead.
 	CustomFields []string
 	// RealClock makes the server's clock the wall clock (truncated to the
-	// second) instead of the settable one.
+	// millisecond) instead of the settable one.
 	RealClock bool
 }
 
@@ -132,6 +146,10 @@ type Server struct {
 	locks      map[string]int // record id -> writes still refused
 	stats      Stats
 	reads      map[string]int
+	// holdReplication, when set, is the latestDateCovered of getDeleted
+	// and getUpdated while a transaction is in flight (HoldReplication).
+	holdReplication *time.Time
+	faults          map[Route][]answer
 }
 
 type session struct {
@@ -171,6 +189,7 @@ func NewServer(opts Options) *Server {
 		locators: map[string]*locator{},
 		locks:    map[string]int{},
 		reads:    map[string]int{},
+		faults:   map[Route][]answer{},
 		stats:    Stats{Counts: fakeapi.NewCounts[Route]()},
 	}
 	for _, o := range []*object{newObject("Contact", "003", contactFields, opts.CustomFields), newObject("Lead", "00Q", leadFields, opts.CustomFields)} {
@@ -203,23 +222,49 @@ func (s *Server) Now() time.Time {
 
 func (s *Server) nowLocked() time.Time {
 	if s.opts.RealClock {
-		return time.Now().UTC().Truncate(time.Second)
+		return time.Now().UTC().Truncate(time.Millisecond)
 	}
 	return s.clock
 }
 
-// SetClock sets the server's clock (to the second).
+// SetClock sets the server's clock (to the millisecond).
 func (s *Server) SetClock(t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.clock = t.UTC().Truncate(time.Second)
+	s.clock = t.UTC().Truncate(time.Millisecond)
 }
 
-// Advance moves the server's clock forward.
+// Advance moves the server's clock forward (to the millisecond).
 func (s *Server) Advance(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.clock = s.clock.Add(d).Truncate(time.Second)
+	s.clock = s.clock.Add(d).Truncate(time.Millisecond)
+}
+
+// HoldReplication makes getDeleted and getUpdated answer a
+// latestDateCovered no later than t (its minute), as while a transaction
+// that started then has not completed; the zero time releases it.
+func (s *Server) HoldReplication(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.IsZero() {
+		s.holdReplication = nil
+		return
+	}
+	h := t.UTC().Truncate(time.Minute)
+	s.holdReplication = &h
+}
+
+// Fail makes the next n calls of route answer status with Salesforce's
+// error body (errorCode code, message msg, fields), after the session and
+// allowance checks: a 503 of an overloaded instance, or a refusal the
+// tests need that the org's data would not produce.
+func (s *Server) Fail(route Route, n, status int, code, msg string, fields ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults[route] = append(s.faults[route], errorAnswer(status, code, msg, fields...))
+	}
 }
 
 // ExpireSessions makes every access token issued so far invalid, as a
