@@ -62,6 +62,7 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 	}
 	emitted := false
 	seen := map[string]bool{} // records of this window, for the deletion scan
+	from := key{ts: c.TS, id: c.ID}
 	next := call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
 	for {
 		var page queryAnswer
@@ -71,6 +72,7 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 			// The cursor expired (15 minutes unused while a slow batch
 			// was recorded): a new query goes on from the last key.
 			s.log.Info("salesforce query locator expired; querying again from the last record read")
+			from = key{ts: c.TS, id: c.ID}
 			next = call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
 			err = s.c.do(ctx, next, &page)
 		}
@@ -81,24 +83,12 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 		if err != nil {
 			return err
 		}
+		recs, keys = after(from, recs, keys)
 		for _, r := range recs {
 			seen[r.ID] = true
 		}
 		if page.Done {
-			end := checkpoint{Since: c.Until, Del: c.Del}
-			gone, del, err := s.purged(ctx, c.Del, c.Until, seen)
-			if err != nil {
-				return err
-			}
-			end.Del = del
-			recs = append(recs, gone...)
-			if len(recs) == 0 && !emitted && !resumed && del.Equal(c.Del) {
-				return nil // a new window with nothing: the checkpoint stays
-			}
-			if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: end.String()}); err != nil {
-				return fmt.Errorf("salesforce batch: %w", err)
-			}
-			return nil
+			return s.closeWindow(ctx, c, recs, seen, emitted || resumed, fn)
 		}
 		if page.NextRecordsURL == "" {
 			return fmt.Errorf("read %s changes: an answer not done has no nextRecordsUrl", s.object)
@@ -112,15 +102,64 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 				break
 			}
 		}
-		if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: c.String()}); err != nil {
-			return fmt.Errorf("salesforce batch: %w", err)
+		if len(recs) > 0 {
+			if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: c.String()}); err != nil {
+				return fmt.Errorf("salesforce batch: %w", err)
+			}
+			emitted = true
 		}
-		emitted = true
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		next = call{method: http.MethodGet, path: page.NextRecordsURL, abs: true}
 	}
+}
+
+// closeWindow records the window's last page with the deletion scan's
+// records and the next window's checkpoint. A scan that fails does not
+// hold the window back: its records are recorded and the window closes
+// with the scan's start unchanged, so that the next window, ending
+// later, lists those deletions. open says the window already recorded a
+// batch (or was resumed): it is closed even with nothing more to record.
+func (s *Source) closeWindow(ctx context.Context, c checkpoint, recs []connector.Record, seen map[string]bool, open bool, fn connector.BatchFunc) error {
+	end := checkpoint{Since: c.Until, Del: c.Del}
+	gone, del, scanErr := s.purged(ctx, c.Del, c.Until, seen)
+	if scanErr == nil {
+		end.Del = del
+		recs = append(recs, gone...)
+	}
+	if len(recs) > 0 || open || !end.Del.Equal(c.Del) {
+		if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: end.String()}); err != nil {
+			return fmt.Errorf("salesforce batch: %w", err)
+		}
+	}
+	if scanErr == nil {
+		return nil
+	}
+	if errors.Is(scanErr, connector.ErrBudgetSpent) || ctx.Err() != nil {
+		return scanErr // the pass stops; the window's records are recorded
+	}
+	s.log.WithError(scanErr).WithField("since", c.Del).
+		Warn("salesforce deletion scan failed; the window's records are recorded and the next window lists these deletions")
+	return nil
+}
+
+// after drops the records at or before the key from (with their keys):
+// SOQL's dateTime literals have whole seconds, so a query resumed from a
+// key with milliseconds starts at its second and sends again the records
+// of that second already read.
+func after(from key, recs []connector.Record, keys []key) ([]connector.Record, []key) {
+	if from.ts.IsZero() || from.ts.Equal(from.ts.Truncate(time.Second)) {
+		return recs, keys // the query itself starts right after the key
+	}
+	n := 0
+	for i, k := range keys {
+		if k.after(from) {
+			recs[n], keys[n] = recs[i], k
+			n++
+		}
+	}
+	return recs[:n], keys[:n]
 }
 
 // windowQuery is the SOQL of a window from the key (TS, ID) on.
@@ -135,6 +174,8 @@ func (s *Source) windowConds(c checkpoint) []string {
 		conds = append(conds, "SystemModstamp >= "+c.Since.UTC().Format(soqlTime))
 	}
 	if !c.TS.IsZero() {
+		// The key's second: a key with milliseconds re-reads the records
+		// of its second before it, which after drops.
 		ts := c.TS.UTC().Format(soqlTime)
 		conds = append(conds, fmt.Sprintf("(SystemModstamp > %s OR (SystemModstamp = %s AND Id > %s))", ts, ts, quote(c.ID)))
 	}
@@ -155,6 +196,23 @@ func quote(v string) string {
 type key struct {
 	ts time.Time
 	id string
+}
+
+// after reports whether k comes after o in the window order
+// (SystemModstamp, then Id as SOQL compares ids: by their 15-character,
+// case-sensitive form).
+func (k key) after(o key) bool {
+	if !k.ts.Equal(o.ts) {
+		return k.ts.After(o.ts)
+	}
+	return id15(k.id) > id15(o.id)
+}
+
+func id15(id string) string {
+	if len(id) == 18 {
+		return id[:15]
+	}
+	return id
 }
 
 // records converts a page; keys are the records' (SystemModstamp, Id).

@@ -2,6 +2,7 @@ package salesforce
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,8 +12,9 @@ import (
 	"github.com/syncd-io/syncd/connector"
 )
 
-// maxReplicationAge is how far back getDeleted may start.
-const maxReplicationAge = 30 * 24 * time.Hour
+// deleteLogDays is how far back getDeleted lists deletions: no more
+// than 15 days before the day of the call.
+const deleteLogDays = 15
 
 type deletedAnswer struct {
 	DeletedRecords []struct {
@@ -23,28 +25,48 @@ type deletedAnswer struct {
 	LatestDateCovered     string `json:"latestDateCovered"`
 }
 
+// scanRange is the range getDeleted is asked for, as Salesforce reads
+// it: the seconds of start and end are ignored, so both are whole
+// minutes; ok is false when start is not more than one minute before
+// end, which Salesforce refuses (INVALID_REPLICATION_DATE): the scan then
+// waits for a later window, whose end is later.
+func scanRange(from, until time.Time) (start, end time.Time, ok bool) {
+	start, end = from.UTC().Truncate(time.Minute), until.UTC().Truncate(time.Minute)
+	return start, end, end.Sub(start) > time.Minute
+}
+
 // purged returns, as Deleted records, the records getDeleted lists from
 // from to until that queryAll no longer shows (purged from the Recycle
-// Bin before a window read them), and where the next scan starts. The
-// first window only sets the start; getDeleted wants more than a minute
-// between start and end, so a shorter range waits for the next window.
+// Bin before a window read them), and where the next scan starts: the
+// answer's latestDateCovered. The first window only sets the start. A
+// range getDeleted would refuse is not asked for (the start stays for a
+// later window); a refusal despite the rules (the delete log was purged
+// past the start) is logged with the fix, a full resync, and the scan
+// goes on from the end, so that it never asks for the same refused range
+// again.
 func (s *Source) purged(ctx context.Context, from, until time.Time, seen map[string]bool) ([]connector.Record, time.Time, error) {
-	end := until.UTC()
 	if from.IsZero() {
-		return nil, end, nil
+		return nil, until.UTC().Truncate(time.Minute), nil
 	}
-	start := from.UTC()
-	if oldest := s.now().UTC().Add(-maxReplicationAge).Add(time.Minute); start.Before(oldest) {
-		s.log.WithFields(map[string]any{"since": start, "from": oldest}).
-			Error("deletions older than 30 days cannot be listed by Salesforce; run a full resync (syncd resync) to find the records deleted meanwhile")
-		start = oldest
+	y, m, d := s.now().UTC().Date()
+	if oldest := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -deleteLogDays); from.Before(oldest) {
+		s.log.WithFields(map[string]any{"since": from, "from": oldest}).
+			Error("deletions older than 15 days cannot be listed by Salesforce; run a full resync (syncd resync) to find the records deleted meanwhile")
+		from = oldest
 	}
-	if end.Sub(start) <= time.Minute {
+	start, end, ok := scanRange(from, until)
+	if !ok {
 		return nil, from, nil
 	}
 	var ans deletedAnswer
 	q := url.Values{"start": {start.Format(time.RFC3339)}, "end": {end.Format(time.RFC3339)}}
 	if err := s.c.do(ctx, call{method: http.MethodGet, path: "/sobjects/" + s.object + "/deleted/", query: q}, &ans); err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Code == "INVALID_REPLICATION_DATE" {
+			s.log.WithFields(map[string]any{"start": start, "end": end, "reason": e.Message}).
+				Error("Salesforce refused to list the deletions of this range (its delete log was purged past the start): records deleted and purged from the Recycle Bin meanwhile cannot be listed; run a full resync (syncd resync) to find them")
+			return nil, end, nil
+		}
 		return nil, from, fmt.Errorf("list deleted %s records: %w", s.object, err)
 	}
 	if earliest, err := parseTime(ans.EarliestDateAvailable); err == nil && earliest.After(start) {
@@ -52,7 +74,7 @@ func (s *Source) purged(ctx context.Context, from, until time.Time, seen map[str
 			Error("Salesforce purged its delete log past the last deletion scan: deletions in between cannot be listed; run a full resync (syncd resync) to find them")
 	}
 	next := end
-	if t, err := parseTime(ans.LatestDateCovered); err == nil && t.Before(end) {
+	if t, err := parseTime(ans.LatestDateCovered); err == nil && t.Before(end) && !t.Before(start) {
 		next = t
 	}
 	var unseen []string
