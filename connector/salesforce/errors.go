@@ -125,9 +125,10 @@ func (e *RecordError) Field() string {
 
 // HTTPStatus is 400: the record was refused with a definite answer and
 // nothing was written for it; sending it again as it is will be refused
-// again. A record lock is 503: it may pass next time.
+// again. A record lock or a failure of Salesforce's own is 503: it may
+// pass next time.
 func (e *RecordError) HTTPStatus() int {
-	if e.locked() {
+	if e.transient() {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadRequest
@@ -154,11 +155,14 @@ func (e *RecordError) notFound() bool {
 }
 
 // result is the error a change reports for the refusal: a
-// *connector.RefusedError naming the field (its Err the *RecordError),
-// except for a missing record (connector.ErrNotFound keeps its meaning)
-// and a lock (it may pass next time).
+// *connector.RefusedError naming Salesforce's code, message and field
+// (its Err the *RecordError), for creates and updates alike (a
+// validation rule's FIELD_CUSTOM_VALIDATION_EXCEPTION, a required field,
+// a value too long, ...), except for a missing record
+// (connector.ErrNotFound keeps its meaning) and a failure that may pass
+// next time (a lock, an error inside Salesforce).
 func (e *RecordError) result() error {
-	if e.locked() || e.notFound() {
+	if e.transient() || e.notFound() {
 		return e
 	}
 	return &connector.RefusedError{Field: e.Field(), Code: e.Code, Reason: e.Message, Err: e}
@@ -167,3 +171,16 @@ func (e *RecordError) result() error {
 // locked reports whether the refusal is a record lock, which the
 // documentation says to retry.
 func (e *RecordError) locked() bool { return e.Code == "UNABLE_TO_LOCK_ROW" }
+
+// transient reports whether the record failed for a reason other than
+// its data, so that it may pass next time: a lock, an error inside
+// Salesforce (UNKNOWN_EXCEPTION, also used when an answer gives no
+// error), a request that ran too long, a rollback caused by another
+// record.
+func (e *RecordError) transient() bool {
+	switch e.Code {
+	case "UNABLE_TO_LOCK_ROW", "UNKNOWN_EXCEPTION", "REQUEST_RUNNING_TOO_LONG", "SERVER_UNAVAILABLE", "ALL_OR_NONE_OPERATION_ROLLED_BACK":
+		return true
+	}
+	return false
+}

@@ -214,7 +214,7 @@ func (w *writeRun) run(ctx context.Context, idx []int, send func(context.Context
 	for round := 1; len(idx) > 0; round++ {
 		for start := 0; start < len(idx); start += maxCollection {
 			chunk := idx[start:min(start+maxCollection, len(idx))]
-			if err := send(ctx, chunk); err != nil {
+			if err := w.sendSplit(ctx, chunk, send); err != nil {
 				if !w.created {
 					return err
 				}
@@ -239,6 +239,45 @@ func (w *writeRun) run(ctx context.Context, idx []int, send func(context.Context
 		idx = locked
 	}
 	return nil
+}
+
+// sendSplit sends a chunk; when Salesforce refuses the whole call for
+// its data (a 400 with an error code: one record's value it could not
+// take) nothing of it was written, so the chunk is sent again in halves
+// until the refusal is pinned on single records, each of which then
+// fails alone with a *connector.RefusedError naming Salesforce's code,
+// message and field, and the others are written.
+func (w *writeRun) sendSplit(ctx context.Context, chunk []int, send func(context.Context, []int) error) error {
+	err := send(ctx, chunk)
+	refusal := callRefusal(err)
+	if refusal == nil {
+		return err
+	}
+	if len(chunk) == 1 {
+		w.results[chunk[0]].Err = refusal
+		return nil
+	}
+	half := len(chunk) / 2
+	if err := w.sendSplit(ctx, chunk[:half], send); err != nil {
+		return err
+	}
+	return w.sendSplit(ctx, chunk[half:], send)
+}
+
+// callRefusal returns the *connector.RefusedError of a call Salesforce
+// refused as a whole with a definite answer about the data it carried
+// (400 and an errorCode: JSON_PARSER_ERROR, INVALID_FIELD,
+// FIELD_CUSTOM_VALIDATION_EXCEPTION, ...), or nil.
+func callRefusal(err error) *connector.RefusedError {
+	var e *Error
+	if err == nil || !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code == "" {
+		return nil
+	}
+	field := ""
+	if len(e.Fields) > 0 {
+		field = e.Fields[0]
+	}
+	return &connector.RefusedError{Field: field, Code: e.Code, Reason: e.Message, Err: err}
 }
 
 func (w *writeRun) body(chunk []int, withID bool) map[string]any {
