@@ -14,8 +14,12 @@ import (
 	"github.com/syncd-io/syncd/connector"
 )
 
-// soqlTime is SOQL's dateTime literal.
-const soqlTime = "2006-01-02T15:04:05Z"
+// soqlTime is SOQL's dateTime literal; soqlTimeMillis the same with
+// milliseconds.
+const (
+	soqlTime       = "2006-01-02T15:04:05Z"
+	soqlTimeMillis = "2006-01-02T15:04:05.000Z"
+)
 
 // checkpoint is the position of an incremental read: the window being
 // read ([Since, Until), Until zero between windows), the key of the last
@@ -73,6 +77,10 @@ func (s *Source) Changes(ctx context.Context, cp string, fn connector.BatchFunc)
 			// was recorded): a new query goes on from the last key.
 			s.log.Info("salesforce query locator expired; querying again from the last record read")
 			from = key{ts: c.TS, id: c.ID}
+			next = call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
+			err = s.c.do(ctx, next, &page)
+		}
+		if !next.abs && s.refusedMillis(err, c) {
 			next = call{method: http.MethodGet, path: "/queryAll", query: url.Values{"q": {s.windowQuery(c)}}}
 			err = s.c.do(ctx, next, &page)
 		}
@@ -145,9 +153,8 @@ func (s *Source) closeWindow(ctx context.Context, c checkpoint, recs []connector
 }
 
 // after drops the records at or before the key from (with their keys):
-// SOQL's dateTime literals have whole seconds, so a query resumed from a
-// key with milliseconds starts at its second and sends again the records
-// of that second already read.
+// a query resumed from a key with milliseconds sent as its second (see
+// keyLiteral) sends again the records of that second already read.
 func after(from key, recs []connector.Record, keys []key) ([]connector.Record, []key) {
 	if from.ts.IsZero() || from.ts.Equal(from.ts.Truncate(time.Second)) {
 		return recs, keys // the query itself starts right after the key
@@ -174,12 +181,36 @@ func (s *Source) windowConds(c checkpoint) []string {
 		conds = append(conds, "SystemModstamp >= "+c.Since.UTC().Format(soqlTime))
 	}
 	if !c.TS.IsZero() {
-		// The key's second: a key with milliseconds re-reads the records
-		// of its second before it, which after drops.
-		ts := c.TS.UTC().Format(soqlTime)
+		ts := s.keyLiteral(c.TS)
 		conds = append(conds, fmt.Sprintf("(SystemModstamp > %s OR (SystemModstamp = %s AND Id > %s))", ts, ts, quote(c.ID)))
 	}
 	return conds
+}
+
+// keyLiteral is a key's SystemModstamp as a SOQL dateTime: with its
+// milliseconds (the REST API's dateTime format) unless the org refused
+// them once (SOQL documents whole seconds only); then its second, from
+// which the query sends again the records of that second already read,
+// and after drops them.
+func (s *Source) keyLiteral(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond() == 0 || s.secondLiterals.Load() {
+		return t.Format(soqlTime)
+	}
+	return t.Format(soqlTimeMillis)
+}
+
+// refusedMillis reports whether err is the org refusing the query of a
+// key with milliseconds: from then on keys are sent as whole seconds, and
+// the caller sends its query again.
+func (s *Source) refusedMillis(err error, c checkpoint) bool {
+	var e *Error
+	if c.TS.Nanosecond() == 0 || s.secondLiterals.Load() || !errors.As(err, &e) || e.Code != "MALFORMED_QUERY" {
+		return false
+	}
+	s.secondLiterals.Store(true)
+	s.log.WithField("reason", e.Message).Info("salesforce refused a dateTime with milliseconds in SOQL; sending whole seconds from now on")
+	return true
 }
 
 func (s *Source) selectClause() string {

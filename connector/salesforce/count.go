@@ -36,7 +36,11 @@ func (s *Source) Count(ctx context.Context, checkpoint string, snapshot bool) (c
 	}
 	var ans queryAnswer
 	q := url.Values{"q": {"SELECT COUNT() FROM " + s.object + where}}
-	if err := s.c.do(ctx, call{method: http.MethodGet, path: resource, query: q}, &ans); err != nil {
+	err := s.c.do(ctx, call{method: http.MethodGet, path: resource, query: q}, &ans)
+	if c, _ := parseCheckpoint(checkpoint); !snapshot && s.refusedMillis(err, c) {
+		return s.Count(ctx, checkpoint, snapshot)
+	}
+	if err != nil {
 		return connector.Total{}, fmt.Errorf("count %s records: %w", s.object, err)
 	}
 	return connector.Total{N: int64(ans.TotalSize), Known: true}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -76,5 +77,113 @@ func TestSharedModstampAcrossPages(t *testing.T) {
 			t.Fatalf("resumed after %d pages: %d records, %v", pages, len(rest), err)
 		}
 		exactlyOnce(fmt.Sprintf("stopped after page %d and resumed", pages))
+	}
+}
+
+// TestMillisecondModstampsAcrossPages reads 900 Contacts whose
+// SystemModstamps carry milliseconds, as Salesforce's do: 300 a few
+// milliseconds apart, 250 on one millisecond (across a page boundary),
+// 350 more a few milliseconds apart, in pages of 200; once straight
+// through and once stopped after every page and resumed from its
+// checkpoint, then again on an org that refuses milliseconds in SOQL
+// (which documents whole seconds), where a resumed query starts at its
+// key's second. Each record is emitted exactly once, with its
+// SystemModstamp to the millisecond; the checkpoints keep the
+// milliseconds; where the org takes them, the org sends each record once.
+func TestMillisecondModstampsAcrossPages(t *testing.T) {
+	org := salesforcetest.NewServer(salesforcetest.Options{})
+	t.Cleanup(org.Close)
+	org.Advance(400 * time.Millisecond)
+	for i := range 900 {
+		switch {
+		case i < 300:
+			org.Advance(3 * time.Millisecond)
+		case i == 300:
+			org.Advance(time.Millisecond)
+		case i >= 550:
+			org.Advance(7 * time.Millisecond)
+		}
+		org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
+	}
+	org.Advance(time.Second)
+	s, _ := openOn(t, org, func(set *Settings) { set.PageSize = 200 }, "LastName")
+
+	check := func(what string, recs []connector.Record) {
+		t.Helper()
+		n := map[string]int{}
+		for _, r := range recs {
+			n[r.ID]++
+			if o, _ := org.Get(r.ID); !o.SystemModstamp.Equal(r.UpdatedAt) {
+				t.Fatalf("%s: %s UpdatedAt %s, want its SystemModstamp %s", what, r.ID, r.UpdatedAt.Format(time.RFC3339Nano), o.SystemModstamp.Format(time.RFC3339Nano))
+			}
+		}
+		more := 0
+		for _, c := range n {
+			if c != 1 {
+				more++
+			}
+		}
+		if len(n) != 900 || more != 0 {
+			t.Errorf("%s: %d records, %d of them more than once; want 900 exactly once", what, len(n), more)
+		}
+	}
+	recs, _, err := readAll(t, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("straight read", recs)
+
+	stop := errors.New("crash")
+	resumeEveryPage := func(s *Source, refuseMillis bool) ([]connector.Record, int) {
+		t.Helper()
+		var all []connector.Record
+		cp, msKeys := "", 0
+		for range 20 {
+			if refuseMillis && cp != "" {
+				if c, _ := parseCheckpoint(cp); c.TS.Nanosecond() != 0 {
+					org.Fail(salesforcetest.RouteQueryAll, 1, http.StatusBadRequest, "MALFORMED_QUERY", "unexpected token: '.'")
+					refuseMillis = false
+				}
+			}
+			done := true
+			err := s.Changes(context.Background(), cp, func(_ context.Context, b connector.Batch) error {
+				all = append(all, b.Records...)
+				cp = b.Checkpoint
+				c, _ := parseCheckpoint(cp)
+				if !c.Until.IsZero() {
+					done = false
+					if c.TS.Nanosecond() != 0 {
+						msKeys++
+					}
+					return stop
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, stop) {
+				t.Fatal(err)
+			}
+			if done {
+				break
+			}
+		}
+		return all, msKeys
+	}
+	org.ResetReadCounts()
+	all, msKeys := resumeEveryPage(s, false)
+	check("stopped after every page", all)
+	if msKeys == 0 {
+		t.Errorf("no checkpoint kept a key with milliseconds")
+	}
+	for id, n := range org.ReadCounts() {
+		if n != 1 {
+			t.Errorf("the org sent %s %d times, want once", id, n)
+		}
+	}
+
+	strict, _ := openOn(t, org, func(set *Settings) { set.PageSize = 200 }, "LastName")
+	all, _ = resumeEveryPage(strict, true)
+	check("stopped after every page, milliseconds refused in SOQL", all)
+	if !strict.secondLiterals.Load() {
+		t.Errorf("the connector did not fall back to whole seconds")
 	}
 }

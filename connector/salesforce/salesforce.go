@@ -97,6 +97,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -144,6 +145,9 @@ type Source struct {
 
 	descMu sync.Mutex
 	desc   *description
+	// secondLiterals is set once the org refused a SOQL dateTime with
+	// milliseconds: keys are sent as whole seconds from then on.
+	secondLiterals atomic.Bool
 }
 
 var (
