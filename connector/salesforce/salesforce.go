@@ -29,9 +29,12 @@
 //
 // and follows its nextRecordsUrl, a page (at most pageSize, 2,000) per
 // batch. Each batch's checkpoint holds (since, until, ts, id), the key of
-// its last record: a read resumed after a crash starts a new query after
-// that key, so thousands of records sharing one SystemModstamp across
-// page boundaries are neither skipped nor read twice. The window's last
+// its last record, ts to the millisecond as Salesforce gives it: a read
+// resumed after a crash starts a new query after that key, so thousands
+// of records sharing one SystemModstamp across page boundaries are
+// neither skipped nor read twice. (The key goes into SOQL with its
+// milliseconds; an org that refuses them gets whole seconds, and the
+// records of the key's second it sends again are dropped by key.) The window's last
 // batch carries the next window's start, since = until: windows neither
 // overlap nor leave a gap, and a change is read once, by the first
 // window that opens at least settle after it. The settle time is there
@@ -52,20 +55,33 @@
 // read in Id order: a survivor older than the merged record, not linked
 // yet, and read in an earlier page gets a contact of its own first; the
 // merged record's contact then follows onSourceDelete. (A survivor that
-// already has a contact always does: the merged one's is the duplicate.) At the end of each window the connector also reads getDeleted
+// already has a contact always does: the merged one's is the duplicate.)
+//
+// At the end of each window the connector also reads getDeleted
 // (/sobjects/{object}/deleted/?start=&end=) from where it stopped last
-// time, to catch records purged from the Recycle Bin before a window read
-// them; getDeleted's earliestDateAvailable later than that start means
-// deletions were lost from Salesforce's log, and the connector says so
-// (run a full resync).
+// time (the previous answer's latestDateCovered), to catch records purged
+// from the Recycle Bin before a window read them. Salesforce ignores the
+// seconds of start and end and refuses a start not more than one minute
+// before the end, so the connector sends whole minutes and asks only for
+// a range of two minutes or more; a shorter one waits for a later window.
+// A scan that fails never holds a window back: its records are recorded
+// and it closes, an unavailable scan is asked again by the next window,
+// and a refused one (the delete log was purged past its start) is logged
+// with the fix, a full resync, and not asked again. getDeleted's
+// earliestDateAvailable later than the start means deletions were lost
+// from Salesforce's log, and the connector says so too.
 //
 // # Writes
 //
 // Write sends updates, then deletes, then creates through sObject
 // Collections (/composite/sobjects), at most 200 records a call, with
 // allOrNone false: each record's own errors[] (statusCode, message,
-// fields) becomes that change's *RecordError, naming the field, and the
-// others of the call are written. A record refused with UNABLE_TO_LOCK_ROW
+// fields) becomes that change's error, naming the field, and the others
+// of the call are written. A definite refusal of the data (a validation
+// rule's FIELD_CUSTOM_VALIDATION_EXCEPTION, a required field, ...) is a
+// *connector.RefusedError for creates and updates alike; a call refused
+// as a whole with a 400 is split until the refusal is pinned on the
+// records that caused it. A record refused with UNABLE_TO_LOCK_ROW
 // is sent again, in the next call, up to four times. A create that would
 // leave a required field (Contact LastName, Lead LastName and Company)
 // empty is refused before any call, naming the field and the fix (a

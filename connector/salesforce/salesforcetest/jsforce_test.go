@@ -20,7 +20,8 @@ import (
 //	SYNCD_JSFORCE_DIR=/some/dir go test -tags jsforce -run TestJSForceClient ./connector/salesforce/salesforcetest/
 func TestJSForceClient(t *testing.T) {
 	dir := testenv.Require(t, "SYNCD_JSFORCE_DIR", "npm install jsforce@3 in a folder and point it there")
-	s := NewServer(Options{RealClock: true})
+	s := NewServer(Options{RealClock: true, ValidationRules: []ValidationRule{{Name: "NoForbiddenTitle", Object: "Contact",
+		Field: "Title", Message: "Title may not be Forbidden", Refuse: func(r map[string]any) bool { return r["Title"] == "Forbidden" }}}})
 	t.Cleanup(s.Close)
 	for i := range 2500 { // two query batches
 		s.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
@@ -45,19 +46,22 @@ func TestJSForceClient(t *testing.T) {
 	}
 	t.Logf("jsforce: %s", outb)
 	var out struct {
-		InstanceURL          string `json:"instanceUrl"`
-		DescribeFields       int    `json:"describeFields"`
-		LastNameNillable     bool   `json:"lastNameNillable"`
-		QueryAllPagesRecords int    `json:"queryAllPagesRecords"`
-		ScanAllRecords       int    `json:"scanAllRecords"`
-		Merged               int    `json:"merged"`
-		CreateSuccess        []bool `json:"createSuccess"`
-		CreateError          string `json:"createError"`
-		UpdateSuccess        []bool `json:"updateSuccess"`
-		DestroySuccess       []bool `json:"destroySuccess"`
-		DeletedRecords       int    `json:"deletedRecords"`
-		UpdatedIDs           int    `json:"updatedIds"`
-		BadQueryError        string `json:"badQueryError"`
+		InstanceURL          string   `json:"instanceUrl"`
+		DescribeFields       int      `json:"describeFields"`
+		LastNameNillable     bool     `json:"lastNameNillable"`
+		QueryAllPagesRecords int      `json:"queryAllPagesRecords"`
+		ScanAllRecords       int      `json:"scanAllRecords"`
+		Merged               int      `json:"merged"`
+		CreateSuccess        []bool   `json:"createSuccess"`
+		CreateError          string   `json:"createError"`
+		UpdateSuccess        []bool   `json:"updateSuccess"`
+		DestroySuccess       []bool   `json:"destroySuccess"`
+		DeletedRecords       int      `json:"deletedRecords"`
+		UpdatedIDs           int      `json:"updatedIds"`
+		BadQueryError        string   `json:"badQueryError"`
+		ShortRangeError      string   `json:"shortRangeError"`
+		RuleSuccess          []bool   `json:"ruleSuccess"`
+		RuleError            []string `json:"ruleError"`
 		LimitInfo            struct {
 			APIUsage struct{ Used, Limit int } `json:"apiUsage"`
 		} `json:"limitInfo"`
@@ -78,6 +82,10 @@ func TestJSForceClient(t *testing.T) {
 		{"getDeleted lists the merged record (the one destroyed this second is past end)", out.DeletedRecords >= 1},
 		{"getUpdated", out.UpdatedIDs > 0},
 		{"bad SOQL is an INVALID_FIELD error", out.BadQueryError == "INVALID_FIELD"},
+		{"getDeleted over 61 s from a whole minute is INVALID_REPLICATION_DATE", out.ShortRangeError == "INVALID_REPLICATION_DATE"},
+		{"a validation rule refuses one record of a collection, naming its message and field",
+			len(out.RuleSuccess) == 2 && !out.RuleSuccess[0] && out.RuleSuccess[1] &&
+				len(out.RuleError) == 3 && out.RuleError[0] == "FIELD_CUSTOM_VALIDATION_EXCEPTION" && out.RuleError[1] == "Title may not be Forbidden" && out.RuleError[2] == "Title"},
 		{"limit info read from Sforce-Limit-Info", out.LimitInfo.APIUsage.Limit == 100000 && out.LimitInfo.APIUsage.Used > 0},
 	}
 	for _, c := range checks {

@@ -44,6 +44,20 @@ async function main() {
   const upd = await conn.sobject('Contact').updated(start, end);
   out.updatedIds = upd.ids.length;
   out.limitInfo = conn.limitInfo;
+  // 61 s apart from a whole minute: one minute once the seconds are
+  // ignored, which getDeleted refuses.
+  const minute = new Date(Math.floor(start.getTime() / 60000) * 60000);
+  try {
+    await conn.sobject('Contact').deleted(minute, new Date(minute.getTime() + 61 * 1000));
+    out.shortRangeError = 'none';
+  } catch (e) {
+    out.shortRangeError = e.errorCode || e.name;
+  }
+  const validated = await conn.sobject('Contact').create(
+    [{ LastName: 'Rule', Title: 'Forbidden' }, { LastName: 'Fine' }], { allOrNone: false });
+  out.ruleSuccess = validated.map((r) => r.success);
+  const ruleErr = validated[0].errors && validated[0].errors[0];
+  out.ruleError = ruleErr ? [ruleErr.statusCode || ruleErr.errorCode, ruleErr.message, (ruleErr.fields || []).join(',')] : [];
 
   try {
     await conn.query('SELECT Id FROM Contact WHERE Bogus__c = 1');
