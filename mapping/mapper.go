@@ -48,6 +48,37 @@ type Mapped struct {
 	ExternalID string
 	SourceURL  string
 	Fields     Fields
+	// Warnings are the record's values left out of Fields (a phone
+	// number that is not one, with onInvalid: skip-field): the record
+	// syncs without them. Nil when there are none.
+	Warnings []FieldWarning
+}
+
+// FieldWarning is a record value that did not map and was left out, so
+// that the rest of its record could sync. The record's own value is never
+// written over because of it (see Mapper.ToContact).
+type FieldWarning struct {
+	Field string // the workspace target: "phoneNumbers.mobile"
+	From  string // the record field
+	Value string // the record's value, as read
+	Err   error  // why it did not map
+}
+
+func (w FieldWarning) String() string {
+	return "field " + w.Field + " (from " + w.From + "): " + w.Err.Error() + "; the record synced without it"
+}
+
+// WarnedTargets returns the targets of the warnings, for leaving them
+// out of a write-back.
+func (m Mapped) WarnedTargets() []string {
+	if len(m.Warnings) == 0 {
+		return nil
+	}
+	out := make([]string, len(m.Warnings))
+	for i, w := range m.Warnings {
+		out[i] = w.Field
+	}
+	return out
 }
 
 // field is one compiled field declaration.
@@ -63,6 +94,10 @@ type field struct {
 	listOut bool
 	// fallback is written back for an empty value (FieldSpec.Fallback).
 	fallback string
+	// phone: the field normalises phone numbers (a phoneNumbers.* target
+	// or the e164 transform); deadLetter: one that does not normalise
+	// fails the record (onInvalid: dead-letter) instead of being left out.
+	phone, deadLetter bool
 }
 
 func (f field) forward() bool  { return f.direction != ToCRM }
@@ -253,6 +288,19 @@ func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(m
 			ok = false
 		}
 	}
+	f.phone = t.kind == kindPhone || hasE164
+	switch strings.TrimSpace(fs.OnInvalid) {
+	case "", OnInvalidSkipField:
+	case OnInvalidDeadLetter:
+		f.deadLetter = true
+	default:
+		add(fmt.Sprintf("onInvalid: unknown value %q", fs.OnInvalid), "use skip-field (sync the record without the value and warn, the default) or dead-letter (set the whole record aside)")
+		ok = false
+	}
+	if fs.OnInvalid != "" && !f.phone {
+		add("onInvalid applies only to phone numbers", "remove it, or map the field to a phoneNumbers.<label> target or add the e164 transform")
+		ok = false
+	}
 	f.reverse = reverseChain(f.steps)
 	f.listOut = chainShape(shapeSame, f.steps) == shapeList
 	if f.fallback = strings.TrimSpace(fs.Fallback); f.fallback != "" {
@@ -420,6 +468,10 @@ func (m *Mapper) ToContact(r connector.Record) (Mapped, error) {
 			}
 		}
 		if err != nil {
+			if f.phone && !f.deadLetter && errors.Is(err, ErrInvalidPhone) {
+				out.Warnings = append(out.Warnings, FieldWarning{Field: f.target.key, From: f.from, Value: rawText(raw), Err: err})
+				continue
+			}
 			fail(f.target.key, f.from, err)
 		}
 	}
@@ -453,6 +505,15 @@ func (m *Mapper) ToContact(r connector.Record) (Mapped, error) {
 		return Mapped{}, errs[0]
 	}
 	return Mapped{}, errors.Join(errs...)
+}
+
+// rawText is a record value as text, for a warning: a list's values
+// joined with "; ".
+func rawText(v value) string {
+	if v.isList {
+		return strings.Join(v.list, "; ")
+	}
+	return v.s
 }
 
 // firstNameFallback returns the first non-empty entry of the fallback.

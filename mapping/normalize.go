@@ -31,9 +31,15 @@ var (
 
 // NormalizePhone returns s in E.164 form (+14155550100). A number without
 // a country code is read in region (an ISO 3166 code such as "US"; empty
-// means DefaultRegion). The number must have a possible length for its
-// country; whether it is assigned is not checked, so test and fictional
-// numbers pass. An empty s is returned as is.
+// means DefaultRegion), with that region's international prefix ("00" in
+// DE, "011" in US) and national prefix as the phone number library knows
+// them. The number must be possible, in full, for its country
+// (phonenumbers.IsPossibleNumber): a number that is possible only locally
+// ("555-0100", no area code) is refused, since no E.164 form reaches it.
+// Whether the number is assigned (phonenumbers.IsValidNumber) is not
+// required, so that test and fictional numbers pass; see invalidPhone. An
+// extension is dropped: E.164 has none. An empty s is returned as is.
+// The error wraps ErrInvalidPhone and says why, with how to fix it.
 func NormalizePhone(s, region string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -58,22 +64,43 @@ func NormalizePhone(s, region string) (string, error) {
 // parsePhone is NormalizePhone's general path, through the phone number
 // library.
 func parsePhone(s, region string) (string, error) {
-	num, err := phonenumbers.Parse(s, strings.ToUpper(region))
+	region = strings.ToUpper(region)
+	num, err := phonenumbers.Parse(s, region)
 	if err != nil {
-		return "", fmt.Errorf("%w %q: %v", ErrInvalidPhone, s, err)
+		if errors.Is(err, phonenumbers.ErrNotANumber) {
+			return "", invalidPhone(s, region, "not a phone number")
+		}
+		return "", invalidPhone(s, region, err.Error())
 	}
 	switch phonenumbers.IsPossibleNumberWithReason(num) {
-	case phonenumbers.IS_POSSIBLE, phonenumbers.IS_POSSIBLE_LOCAL_ONLY:
+	case phonenumbers.IS_POSSIBLE:
+	case phonenumbers.IS_POSSIBLE_LOCAL_ONLY:
+		return "", invalidPhone(s, region, "only possible as a local number (no area code), which has no E.164 form; add the area code")
 	case phonenumbers.TOO_SHORT:
-		return "", fmt.Errorf("%w %q: too short", ErrInvalidPhone, s)
+		return "", invalidPhone(s, region, "too short")
 	case phonenumbers.TOO_LONG:
-		return "", fmt.Errorf("%w %q: too long", ErrInvalidPhone, s)
+		return "", invalidPhone(s, region, "too long")
 	case phonenumbers.INVALID_COUNTRY_CODE:
-		return "", fmt.Errorf("%w %q: unknown country code", ErrInvalidPhone, s)
+		return "", invalidPhone(s, region, "unknown country code")
 	default:
-		return "", fmt.Errorf("%w %q: impossible length", ErrInvalidPhone, s)
+		return "", invalidPhone(s, region, "impossible length for its country")
 	}
 	return phonenumbers.Format(num, phonenumbers.E164), nil
+}
+
+// invalidPhone is the error for s, read in region, that is not a phone
+// number for why. A number written with the international prefix 00 that
+// region does not use ("0049 30 1234567" read in US) gets a hint naming
+// how the region dials it, from the library's data.
+func invalidPhone(s, region, why string) error {
+	msg := fmt.Sprintf("%q read in region %s: %s", s, region, why)
+	if rest, ok := strings.CutPrefix(s, "00"); ok {
+		if n, err := phonenumbers.Parse("+"+rest, region); err == nil && phonenumbers.IsValidNumber(n) {
+			msg += fmt.Sprintf(" (00 is not the international prefix in %s, where the number is dialled %s): write it as %s, or set the field's region to the number's country",
+				region, phonenumbers.FormatOutOfCountryCallingNumber(n, region), phonenumbers.Format(n, phonenumbers.INTERNATIONAL))
+		}
+	}
+	return fmt.Errorf("%w %s", ErrInvalidPhone, msg)
 }
 
 // NormalizeEmail returns the canonical form of an e-mail address: the bare

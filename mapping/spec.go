@@ -77,10 +77,22 @@ type FieldSpec struct {
 	// the workspace. Without it a record that requires the field refuses
 	// the write, which becomes a dead letter naming the field.
 	Fallback string `yaml:"fallback"`
+	// OnInvalid is what a phone number that does not normalise does to
+	// its record (phoneNumbers.* targets and fields with the e164
+	// transform): OnInvalidSkipField (the default) syncs the record
+	// without it and records a field warning; OnInvalidDeadLetter sets
+	// the whole record aside as a dead letter.
+	OnInvalid string `yaml:"onInvalid"`
 }
 
+// The values of FieldSpec.OnInvalid.
+const (
+	OnInvalidSkipField  = "skip-field"
+	OnInvalidDeadLetter = "dead-letter"
+)
+
 // fieldSpecKeys are FieldSpec's YAML keys.
-var fieldSpecKeys = []string{"from", "direction", "transform", "region", "fallback"}
+var fieldSpecKeys = []string{"from", "direction", "transform", "region", "fallback", "onInvalid"}
 
 // UnmarshalYAML reads the shorthand (a string) or the mapping form, and
 // refuses unknown keys.
@@ -106,6 +118,8 @@ func (f *FieldSpec) UnmarshalYAML(n *yaml.Node) error {
 			err = v.Decode(&out.Region)
 		case "fallback":
 			err = v.Decode(&out.Fallback)
+		case "onInvalid":
+			err = v.Decode(&out.OnInvalid)
 		case "transform":
 			if v.Kind == yaml.ScalarNode {
 				out.Transform = []string{v.Value}
