@@ -139,6 +139,7 @@ func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []s
 			p.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
 			continue
 		}
+		p.noteWarnings(rec, m)
 		f := ContactFields(m)
 		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
 		if i, dup := index[m.ExternalID]; dup {

@@ -31,6 +31,9 @@ type deadPayload struct {
 	Record    connector.Record `json:"record"`
 	Hash      string           `json:"hash,omitempty"`
 	Permanent bool             `json:"permanent"`
+	// reason is the stored letter's, read back: a letter set aside
+	// again for the same reason is not logged again (see setAside).
+	reason string
 }
 
 func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
@@ -47,6 +50,7 @@ func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
 		if d.Operation != opSync {
 			p.Permanent = false // only refusals of a write skip the call
 		}
+		p.reason = d.Reason
 		known[d.Key] = p
 	}
 	return known, nil
@@ -70,6 +74,11 @@ func (p *pass) setAside(ctx context.Context, op, key string, rec connector.Recor
 	log := r.log.WithField("key", key).WithField("operation", op).WithField("permanent", permanent)
 	if _, err := r.opts.Store.AddDeadLetter(d); err != nil {
 		log.WithError(err).Error("could not record dead letter")
+		return
+	}
+	if old, ok := p.known[key]; ok && old.reason == cause.Error() {
+		// Known since an earlier pass, for the same reason: said then.
+		log.Debug("record set aside again as a dead letter, for the same reason")
 		return
 	}
 	log.WithField("reason", cause.Error()).Warn("record set aside as a dead letter")

@@ -92,6 +92,7 @@ func (p *pass) applyDeletes(ctx context.Context, gone []state.Link) error {
 		if err := r.opts.Store.DeleteLink(r.opts.Connector, l.ExternalID); err != nil {
 			return fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
+		p.dropWarnings(l.ExternalID)
 		p.count(func(s *Summary) {
 			if r.opts.OnSourceDelete == policy.DeleteRemove {
 				s.Deleted++

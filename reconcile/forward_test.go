@@ -169,15 +169,15 @@ func TestRefusedRecordIsSetAsideOnce(t *testing.T) {
 
 func TestUnmappableRecordIsReportedThenCleared(t *testing.T) {
 	e := newEnv(t, 10, emulator.Options{})
-	e.rows[4][4] = "12" // not a phone number
+	e.rows[4][3] = "ann at example" // not an e-mail address
 	e.writeCSV()
 	sum := e.run()
 	if sum.Created != 9 || sum.Failed != 1 {
 		t.Fatalf("summary %v, want 9 created and 1 failed", sum)
 	}
 	dls, _ := e.store.DeadLetters("crm")
-	if len(dls) != 1 || dls[0].Operation != opMap || !strings.Contains(dls[0].Reason, "phoneNumbers.mobile") {
-		t.Fatalf("dead letters %+v, want one naming the field phoneNumbers.mobile", dls)
+	if len(dls) != 1 || dls[0].Operation != opMap || !strings.Contains(dls[0].Reason, "emails.work") {
+		t.Fatalf("dead letters %+v, want one naming the field emails.work", dls)
 	}
 	e.rows[4] = row(4, "v1")
 	e.writeCSV()

@@ -33,6 +33,7 @@ type env struct {
 	allow  bool
 	match  []string
 	spec   *mapping.Spec // the mapping; testSpec() when nil
+	log    *logrus.Entry // the reconciler's log; quietLog() when nil
 }
 
 const testSource = "custom-crm"
@@ -142,12 +143,19 @@ func (e *env) reconciler() *Reconciler {
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
 		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy,
-		AllowMassDelete: e.allow, Match: e.match, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
+		AllowMassDelete: e.allow, Match: e.match, Backoff: time.Millisecond, MaxAttempts: 6, Log: e.logOr(),
 	})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return r
+}
+
+func (e *env) logOr() *logrus.Entry {
+	if e.log != nil {
+		return e.log
+	}
+	return quietLog()
 }
 
 func (e *env) run() Summary {

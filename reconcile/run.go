@@ -43,6 +43,10 @@ type pass struct {
 	planMu sync.Mutex
 
 	known map[string]deadPayload // dead letters of the connector, by key
+	// warned holds the externalIds of records with field warnings (see
+	// noteWarnings).
+	warned map[string]bool
+	warnMu sync.Mutex
 
 	// guard, when set, is taken for each batch and each step that
 	// touches links (see Guard); getter reads again the records written
@@ -61,6 +65,9 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	}
 	p := &pass{r: r, kind: kind, run: run, sum: Summary{Connector: r.opts.Connector, Kind: kind}}
 	if p.known, err = r.loadDeadLetters(); err != nil {
+		return nil, err
+	}
+	if p.warned, err = r.loadWarned(); err != nil {
 		return nil, err
 	}
 	r.opts.Progress.Start(kind)

@@ -25,6 +25,10 @@ type update struct {
 	// from base.
 	changed  []string
 	recordID string
+	// warned are the targets whose record value did not map when a pass
+	// last read the record (state.FieldWarning): the record's text for
+	// them is never written over (see mergeUpdate).
+	warned map[string]bool
 }
 
 // planUpdates settles each linked contact's new version by its verdict:
@@ -124,6 +128,16 @@ func (b *batch) compare(g *group) (*update, error) {
 		}
 	}
 	u := &update{g: g, ws: t.Mapper.FromContact(g.contact), base: base, recordID: g.link.RecordID}
+	fws, err := b.r.a.opts.Store.FieldWarningsOf(t.Name, g.link.ExternalID)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range fws {
+		if u.warned == nil {
+			u.warned = map[string]bool{}
+		}
+		u.warned[w.Field] = true
+	}
 	for _, k := range t.Mapper.ReverseTargets() {
 		if u.ws[k] != base[k] {
 			u.changed = append(u.changed, k)
@@ -160,9 +174,18 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 		cur[k] = u.base[k]
 	}
 	var src mapping.Fields
+	// keep are the targets whose record value does not map (a phone
+	// number that is not one): the contact lacks it because the record's
+	// text was left out, so the contact's value must never replace that
+	// text. The record as read now tells; else what the last pass saw.
+	keep := u.warned
 	if rec != nil {
 		if m, err := t.Mapper.ToContact(*rec); err == nil {
 			src = m.Fields
+			keep = map[string]bool{}
+			for _, k := range m.WarnedTargets() {
+				keep[k] = true
+			}
 			for _, k := range rt {
 				if fwd[k] {
 					cur[k] = src[k]
@@ -172,6 +195,9 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	}
 	conflict := map[string]bool{}
 	for _, k := range u.changed {
+		if keep[k] {
+			continue
+		}
 		if src != nil && fwd[k] && src[k] != u.base[k] && src[k] != u.ws[k] {
 			conflict[k] = true
 		}
@@ -190,6 +216,9 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 		}
 	}
 	for _, k := range u.changed {
+		if keep[k] {
+			continue // the record's text stays; a fix at the source maps again
+		}
 		if conflict[k] && !workspaceWins {
 			continue // the record's value stays; the forward pass brings it over
 		}

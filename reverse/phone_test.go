@@ -1,0 +1,173 @@
+package reverse
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/hubspot"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// TestHubSpotBadPhonesSyncWithoutThemAndStayAtTheSource runs the phones
+// users type in HubSpot's phone property (issue 22) through the HubSpot
+// connector and its test server, both ways: each record is created with
+// its other fields, each bad phone is recorded once as a field warning,
+// and later workspace edits (of another field, or of the phone itself)
+// never write over the phone's text in HubSpot.
+func TestHubSpotBadPhonesSyncWithoutThemAndStayAtTheSource(t *testing.T) {
+	srv := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	t.Cleanup(srv.Close)
+	people := []struct {
+		name, phone string
+		want        string // the contact's phone; "" none, with a warning
+		why         string // what the warning says
+	}{
+		{name: "na", phone: "n/a", why: "not a phone number"},
+		{name: "berlin", phone: "0049 30 1234567", why: "00 is not the international prefix in US"},
+		{name: "local", phone: "555-0100", why: "only possible as a local number"},
+		{name: "valid", phone: "+1 415 555 0100", want: "+14155550100"},
+		{name: "extension", phone: "(415) 555-0101 ext. 7", want: "+14155550101"},
+		{name: "blank", phone: ""},
+	}
+	ids := map[string]string{} // name -> HubSpot id
+	for _, p := range people {
+		props := map[string]string{"email": p.name + "@example.com", "firstname": strings.ToUpper(p.name[:1]) + p.name[1:], "lastname": "Before"}
+		if p.phone != "" {
+			props["phone"] = p.phone
+		}
+		ids[p.name] = srv.Add(props)
+	}
+	time.Sleep(20 * time.Millisecond) // the connector opens its read windows on its own clock
+
+	e := newEnv(t, nil)
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
+		"firstName": {From: "firstname"}, "lastName": {From: "lastname"}, "emails.work": {From: "email"},
+		"phoneNumbers.mobile": {From: "phone", Region: "US"},
+	})
+	set := hubspot.NewSettings()
+	set.Token, set.BaseURL, set.RateLimit, set.Lookback = hubspot.Secret(srv.Token()), srv.URL, 100000, 0
+	typ, _ := connector.Lookup(hubspot.TypeName)
+	src, err := typ.Open(context.Background(), connector.Options{Name: "crm", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	crm := e.syncCRM(t, hubspot.TypeName, src, &Target{
+		Name: "crm", Source: "custom-hubspot", Mapper: m, Writer: src.(connector.Writer), Direction: mapping.Both}, len(people))
+
+	contacts := map[string]workspace.Contact{} // by HubSpot id
+	for _, c := range e.emu.Contacts() {
+		contacts[*c.ExternalID] = c
+	}
+	warnings, err := e.store.FieldWarnings("crm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := map[string]string{} // HubSpot id -> reason
+	for _, w := range warnings {
+		if w.Field != "phoneNumbers.mobile" || w.From != "phone" {
+			t.Errorf("warning %+v: want field phoneNumbers.mobile from phone", w)
+		}
+		warned[w.Key] = w.Reason
+	}
+	for _, p := range people {
+		c, ok := contacts[ids[p.name]]
+		if !ok {
+			t.Fatalf("%s: no contact; the record must sync without its bad phone", p.name)
+		}
+		if deref(c.DefaultFields.FirstName) == "" || deref(c.DefaultFields.LastName) != "Before" || len(c.DefaultFields.Emails) != 1 {
+			t.Errorf("%s: contact %+v lacks its other fields", p.name, c.DefaultFields)
+		}
+		var got string
+		if ph := c.DefaultFields.PhoneNumbers; len(ph) > 0 {
+			got = ph[0].Value
+		}
+		if got != p.want {
+			t.Errorf("%s: phone %q, want %q", p.name, got, p.want)
+		}
+		if reason := warned[ids[p.name]]; (p.why == "") != (reason == "") || !strings.Contains(reason, p.why) {
+			t.Errorf("%s: warning %q, want one saying %q", p.name, reason, p.why)
+		}
+	}
+	if len(warnings) != 3 {
+		t.Fatalf("%d warnings, want 3: %+v", len(warnings), warnings)
+	}
+
+	// A workspace edit of another field goes back; the phone's text stays.
+	na, berlin := contacts[ids["na"]], contacts[ids["berlin"]]
+	e.appPatch(na.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("After")}})
+	// Someone types a phone into the app for the other: the source's
+	// text is not overwritten either (the fix belongs at the source).
+	e.appPatch(berlin.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{
+		LastName: workspace.Some("After"), PhoneNumbers: []workspace.ItemPatch{{Name: "mobile", Value: ptr("+14155550199")}}}})
+	if _, err := crm.applier.CatchUp(context.Background(), "crm"); err != nil {
+		t.Fatal(err)
+	}
+	if err := crm.applier.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"na", "berlin"} {
+		hc, _ := srv.Contact(ids[name])
+		if hc.Properties["lastname"] != "After" {
+			t.Errorf("%s: HubSpot lastname %q, want the workspace's edit", name, hc.Properties["lastname"])
+		}
+		if want := people[map[string]int{"na": 0, "berlin": 1}[name]].phone; hc.Properties["phone"] != want {
+			t.Errorf("%s: HubSpot phone %q, want the source's text %q kept", name, hc.Properties["phone"], want)
+		}
+	}
+
+	// The next forward pass writes nothing to the workspace, and the
+	// warnings stand unchanged, not reported anew.
+	time.Sleep(20 * time.Millisecond)
+	patches := e.patches()
+	if sum := crm.forward(); sum.Failed != 0 || e.patches() != patches {
+		t.Fatalf("forward pass after the write-back: %v, %d PATCHes", sum, e.patches()-patches)
+	}
+	again, _ := e.store.FieldWarnings("crm")
+	if len(again) != 3 {
+		t.Fatalf("%d warnings after another pass, want the same 3", len(again))
+	}
+	for i := range again {
+		if !again[i].CreatedAt.Equal(warnings[i].CreatedAt) {
+			t.Errorf("warning %s reported anew on an unchanged record", again[i].Key)
+		}
+	}
+
+	// Fixed at the source, the phone reaches the workspace and its
+	// warning goes.
+	if err := srv.Update(ids["na"], map[string]string{"phone": "+1 212 555 0100"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	crm.forward()
+	if c := e.contactByExt(ids["na"]); len(c.DefaultFields.PhoneNumbers) != 1 || c.DefaultFields.PhoneNumbers[0].Value != "+12125550100" {
+		t.Fatalf("after the fix, phones %+v, want +12125550100", c.DefaultFields.PhoneNumbers)
+	}
+	if left, _ := e.store.FieldWarningsOf("crm", ids["na"]); len(left) != 0 {
+		t.Fatalf("warnings %+v left after the fix", left)
+	}
+}
+
+// contactByExt returns the emulator's contact of an externalId.
+func (e *env) contactByExt(ext string) workspace.Contact {
+	e.t.Helper()
+	for _, c := range e.emu.Contacts() {
+		if c.ExternalID != nil && *c.ExternalID == ext {
+			return c
+		}
+	}
+	e.t.Fatalf("no contact with externalId %s", ext)
+	return workspace.Contact{}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
