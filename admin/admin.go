@@ -48,6 +48,8 @@ type Daemon interface {
 	RetryDeadLetter(ctx context.Context, id uint64) (RetryResponse, error)
 	// DropDeadLetter forgets the letter; state.ErrNotFound when none.
 	DropDeadLetter(id uint64) error
+	// FieldWarnings lists the connector's field warnings ("" for all).
+	FieldWarnings(connector string) ([]FieldWarning, error)
 	// Conflicts lists up to limit of the connector's conflicts ("" for
 	// all), newest first.
 	Conflicts(connector string, limit int) ([]Conflict, error)
@@ -125,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /deadletters", s.records(s.deadLetters))
 	mux.Handle("POST /deadletters/{id}/retry", s.authorized(http.HandlerFunc(s.retryDeadLetter)))
 	mux.Handle("POST /deadletters/{id}/drop", s.authorized(http.HandlerFunc(s.dropDeadLetter)))
+	mux.Handle("GET /fieldwarnings", s.records(s.fieldWarnings))
 	mux.Handle("GET /conflicts", s.records(s.conflicts))
 	mux.Handle("GET /state/backup", s.authorized(http.HandlerFunc(s.backup)))
 	mux.HandleFunc("GET /{$}", s.page)
@@ -242,6 +245,20 @@ func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
 		dls = []DeadLetter{}
 	}
 	writeJSON(w, http.StatusOK, dls)
+}
+
+// fieldWarnings lists field warnings; they hold record values, so they
+// need the token like the other record endpoints (see records).
+func (s *Server) fieldWarnings(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.Daemon.FieldWarnings(r.URL.Query().Get("connector"))
+	if err != nil {
+		writeError(w, errorStatus(err), err.Error())
+		return
+	}
+	if ws == nil {
+		ws = []FieldWarning{}
+	}
+	writeJSON(w, http.StatusOK, ws)
 }
 
 // pathID reads the {id} of the path.

@@ -69,6 +69,13 @@ func (c *Client) DeadLetters(ctx context.Context, connector string) ([]DeadLette
 	return out, err
 }
 
+// FieldWarnings lists the connector's field warnings ("" for all).
+func (c *Client) FieldWarnings(ctx context.Context, connector string) ([]FieldWarning, error) {
+	var out []FieldWarning
+	err := c.do(ctx, http.MethodGet, "/fieldwarnings?"+url.Values{"connector": {connector}}.Encode(), nil, &out, false)
+	return out, err
+}
+
 // RetryDeadLetter asks the daemon to retry the dead letter now.
 func (c *Client) RetryDeadLetter(ctx context.Context, id uint64) (RetryResponse, error) {
 	var resp RetryResponse

@@ -18,6 +18,7 @@ type fakeDaemon struct {
 	status    Status
 	checks    []Check
 	dead      []DeadLetter
+	warnings  []FieldWarning
 	conflicts []Conflict
 	backup    string
 	backupErr error // after half the backup is written
@@ -58,6 +59,10 @@ func newFake() *fakeDaemon {
 			{ID: 5, DeadLetter: state.DeadLetter{Connector: "crm", Operation: "map", Key: "row-99", Attempts: 3,
 				Reason: "firstName: no value and no fallback", UpdatedAt: now.Add(-2 * time.Minute), NextTry: now.Add(time.Minute)}},
 		},
+		warnings: []FieldWarning{
+			{FieldWarning: state.FieldWarning{Connector: "hubspot", Key: "501", RecordID: "501", Field: "phoneNumbers.mobile", From: "phone", Value: "<b>n/a</b>",
+				Reason: `invalid phone number "<b>n/a</b>" read in region US: not a phone number`, CreatedAt: now.Add(-3 * time.Minute)}},
+		},
 		conflicts: []Conflict{
 			{ID: 2, Conflict: state.Conflict{Connector: "hubspot", ExternalID: "501", ContactID: "CT123", Policy: "newest-wins", Winner: "workspace",
 				Workspace: map[string]string{"lastName": "Smith-Jones"}, Source: map[string]string{"lastName": "Smith"}, At: now.Add(-5 * time.Minute)}},
@@ -88,6 +93,16 @@ func (f *fakeDaemon) DeadLetters(connector string) ([]DeadLetter, error) {
 	for _, d := range f.dead {
 		if connector == "" || d.Connector == connector {
 			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeDaemon) FieldWarnings(connector string) ([]FieldWarning, error) {
+	var out []FieldWarning
+	for _, w := range f.warnings {
+		if connector == "" || w.Connector == connector {
+			out = append(out, w)
 		}
 	}
 	return out, nil

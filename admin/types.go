@@ -24,6 +24,9 @@ type Status struct {
 	// DeadLetters and Conflicts are totals over every connector.
 	DeadLetters int `json:"deadLetters"`
 	Conflicts   int `json:"conflicts"`
+	// FieldWarnings counts the record values left out of their
+	// contacts (see FieldWarning), over every connector.
+	FieldWarnings int `json:"fieldWarnings"`
 	// InboxPending counts webhook events accepted but not yet applied.
 	InboxPending int `json:"inboxPending"`
 	// Webhooks is the receiver's address, "" when none listens.
@@ -63,6 +66,9 @@ type ConnectorStatus struct {
 	Links       int `json:"links"`
 	DeadLetters int `json:"deadLetters"`
 	Conflicts   int `json:"conflicts"`
+	// FieldWarnings counts the connector's record values left out of
+	// their contacts.
+	FieldWarnings int `json:"fieldWarnings"`
 	// Quotas are the API allowances of the connector's system as its
 	// last answers said (live daemons only, connectors that report one).
 	Quotas []Quota `json:"quotas,omitempty"`
@@ -113,6 +119,14 @@ func (r Run) Duration(now time.Time) time.Duration {
 type DeadLetter struct {
 	ID uint64 `json:"id"`
 	state.DeadLetter
+}
+
+// FieldWarning is a record value left out of its contact (a phone number
+// that is not one) so that the rest of the record synced, as GET
+// /fieldwarnings lists it. It stands until the value is fixed at the
+// source or the record is gone.
+type FieldWarning struct {
+	state.FieldWarning
 }
 
 // Conflict is one entry of the conflict journal, with its ID.

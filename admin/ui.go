@@ -65,6 +65,7 @@ var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMa
 // Limits of the page's lists; the CLI and the JSON API list everything.
 const (
 	pageDeadLetters = 100
+	pageWarnings    = 100
 	pageConflicts   = 20
 )
 
@@ -77,6 +78,9 @@ type pageData struct {
 	DeadLetters   []DeadLetter
 	MoreDead      int
 	DeadErr       string
+	Warnings      []FieldWarning
+	MoreWarnings  int
+	WarningsErr   string
 	Conflicts     []Conflict
 	ConflictsErr  string
 	Notice        string
@@ -113,6 +117,17 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 			dls = dls[:pageDeadLetters]
 		}
 		d.DeadLetters = dls
+	}
+	if ws, err := s.Daemon.FieldWarnings(""); err != nil {
+		d.WarningsErr = err.Error()
+	} else {
+		// Newest first, as the dead letters.
+		slices.SortStableFunc(ws, func(a, b FieldWarning) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		if len(ws) > pageWarnings {
+			d.MoreWarnings = len(ws) - pageWarnings
+			ws = ws[:pageWarnings]
+		}
+		d.Warnings = ws
 	}
 	if cs, err := s.Daemon.Conflicts("", pageConflicts); err != nil {
 		d.ConflictsErr = err.Error()

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/syncd-io/syncd/mapping"
@@ -80,5 +81,46 @@ func TestValidateProgrammaticPolicy(t *testing.T) {
 	if err := c.Validate(); !errors.As(err, &ve) || len(ve.Problems) != 1 ||
 		ve.Problems[0].Path != "connectors[crm].conflict" || ve.Problems[0].Message != `unknown value "oldest-wins"` {
 		t.Errorf("Validate = %v, want the conflict named", err)
+	}
+}
+
+// A phone field's onInvalid is checked with the mapping: a bad value is
+// named with its path.
+func TestOnInvalidValues(t *testing.T) {
+	tests := []struct {
+		name, field string
+		wantPath    string // of the one problem; "" means valid
+		wantMsg     string
+	}{
+		{name: "skip-field", field: "{from: m, onInvalid: skip-field}"},
+		{name: "dead-letter", field: "{from: m, onInvalid: dead-letter}"},
+		{name: "unknown value", field: "{from: m, onInvalid: drop}", wantPath: "connectors[crm].mapping.fields.phoneNumbers.mobile.onInvalid", wantMsg: `unknown value "drop"`},
+		{name: "old spelling", field: "{from: m, onInvalid: deadletter}", wantPath: "connectors[crm].mapping.fields.phoneNumbers.mobile.onInvalid", wantMsg: `unknown value "deadletter"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := `
+workspace: {baseURL: "https://api.example.com", apiKey: k}
+connectors:
+  - name: crm
+    type: dbtest
+    settings: {table: t}
+    mapping: {fields: {firstName: n, phoneNumbers.mobile: ` + tt.field + `}}
+`
+			_, err := ParseConfig([]byte(doc), nil)
+			if tt.wantPath == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) != 1 {
+				t.Fatalf("err = %v, want one problem", err)
+			}
+			if p := ve.Problems[0]; p.Path != tt.wantPath || p.Message != tt.wantMsg || !strings.Contains(p.Hint, "skip-field") {
+				t.Errorf("problem = %+v, want %s: %s with a hint naming the values", p, tt.wantPath, tt.wantMsg)
+			}
+		})
 	}
 }

@@ -33,6 +33,26 @@ func ListDeadLetters(st *state.Store, connector string) ([]admin.DeadLetter, err
 	return out, nil
 }
 
+// FieldWarnings lists the connector's field warnings ("" for all). It
+// implements admin.Daemon.
+func (d *Daemon) FieldWarnings(connector string) ([]admin.FieldWarning, error) {
+	return ListFieldWarnings(d.store, connector)
+}
+
+// ListFieldWarnings lists field warnings from a state file, as
+// FieldWarnings.
+func ListFieldWarnings(st *state.Store, connector string) ([]admin.FieldWarning, error) {
+	ws, err := st.FieldWarnings(connector)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]admin.FieldWarning, len(ws))
+	for i, w := range ws {
+		out[i] = admin.FieldWarning{FieldWarning: w}
+	}
+	return out, nil
+}
+
 // RetryDeadLetter runs the dead letter's record through its connector
 // now (after any pass of that connector in progress), refusals included.
 // Only the forward direction's dead letters can be retried; the reverse

@@ -42,6 +42,7 @@ func BuildStatus(cfg *config.Config, st *state.Store, version string) (admin.Sta
 		}
 		out.Connectors = append(out.Connectors, cs)
 		out.DeadLetters += cs.DeadLetters
+		out.FieldWarnings += cs.FieldWarnings
 		out.Conflicts += cs.Conflicts
 	}
 	if out.InboxPending, err = st.CountPendingEvents(); err != nil {
@@ -72,6 +73,9 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig) (admin.Connecto
 		return cs, err
 	}
 	if cs.Conflicts, err = st.CountConflicts(cc.Name); err != nil {
+		return cs, err
+	}
+	if cs.FieldWarnings, err = st.CountFieldWarnings(cc.Name); err != nil {
 		return cs, err
 	}
 	return cs, nil

@@ -161,7 +161,8 @@ func Compile(spec Spec, defaultDirection policy.Direction, customFieldKeys []str
 	for _, key := range keys {
 		fs := spec.Fields[key]
 		path := "fields." + key
-		f, ok := compileField(key, fs, defaultDirection, func(msg, hint string) { add(path, msg, hint) })
+		f, ok := compileField(key, fs, defaultDirection, func(msg, hint string) { add(path, msg, hint) },
+			func(sub, msg, hint string) { add(path+"."+sub, msg, hint) })
 		if !ok {
 			continue
 		}
@@ -236,8 +237,9 @@ func hasTarget(fields []field, key string, forward bool) bool {
 	return false
 }
 
-// compileField checks one declaration, reporting problems through add.
-func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(msg, hint string)) (field, bool) {
+// compileField checks one declaration, reporting problems through add,
+// or addAt for those of one of its keys.
+func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(msg, hint string), addAt func(sub, msg, hint string)) (field, bool) {
 	ok := true
 	t, err := parseTarget(key)
 	if err != nil {
@@ -294,11 +296,11 @@ func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(m
 	case OnInvalidDeadLetter:
 		f.deadLetter = true
 	default:
-		add(fmt.Sprintf("onInvalid: unknown value %q", fs.OnInvalid), "use skip-field (sync the record without the value and warn, the default) or dead-letter (set the whole record aside)")
+		addAt("onInvalid", fmt.Sprintf("unknown value %q", fs.OnInvalid), "use skip-field (sync the record without the value and warn, the default) or dead-letter (set the whole record aside)")
 		ok = false
 	}
 	if fs.OnInvalid != "" && !f.phone {
-		add("onInvalid applies only to phone numbers", "remove it, or map the field to a phoneNumbers.<label> target or add the e164 transform")
+		addAt("onInvalid", "applies only to phone numbers", "remove it, or map the field to a phoneNumbers.<label> target or add the e164 transform")
 		ok = false
 	}
 	f.reverse = reverseChain(f.steps)

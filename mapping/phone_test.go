@@ -161,9 +161,9 @@ func TestOnInvalidSpecProblems(t *testing.T) {
 		wantText   string
 	}{
 		{name: "unknown value", spec: "fields: {firstName: n, phoneNumbers.mobile: {from: m, onInvalid: drop}}",
-			wantPath: "fields.phoneNumbers.mobile", wantText: `onInvalid: unknown value "drop"`},
+			wantPath: "fields.phoneNumbers.mobile.onInvalid", wantText: `unknown value "drop"`},
 		{name: "not a phone field", spec: "fields: {firstName: {from: n, onInvalid: skip-field}}",
-			wantPath: "fields.firstName", wantText: "onInvalid applies only to phone numbers"},
+			wantPath: "fields.firstName.onInvalid", wantText: "applies only to phone numbers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func TestBadPhoneSyncsRecordWithoutIt(t *testing.T) {
 		e.rows[atoi(t, i)][4] = v
 	}
 	e.rows[4][4] = "415-555-0104 ext. 12" // an extension: the number syncs
-	e.rows[5][4] = ""                      // blank: no phone, no warning
+	e.rows[5][4] = ""                     // blank: no phone, no warning
 	e.writeCSV()
 	if sum := e.run(); sum.Created != 6 || sum.Failed != 0 {
 		t.Fatalf("summary %v, want 6 created, none failed", sum)

@@ -68,17 +68,27 @@ func (c *DeadLettersCommand) Run(ctx context.Context, args []string) error {
 	}
 }
 
+// list prints the dead letters, then the field warnings (records that
+// synced without a value that did not map). With --json, one dead letter
+// per line, then one {"fieldWarning": ...} per line.
 func (c *DeadLettersCommand) list(ctx context.Context, cfg *config.Config, name string, asJSON bool) error {
 	st, cl, err := openStateOrDaemon(cfg, true)
 	if err != nil {
 		return err
 	}
 	var dls []admin.DeadLetter
+	var fws []admin.FieldWarning
 	if st != nil {
 		dls, err = daemon.ListDeadLetters(st, name)
+		if err == nil {
+			fws, err = daemon.ListFieldWarnings(st, name)
+		}
 		st.Close()
 	} else {
 		dls, err = cl.DeadLetters(ctx, name)
+		if err == nil {
+			fws, err = cl.FieldWarnings(ctx, name)
+		}
 	}
 	if err != nil {
 		return err
@@ -90,10 +100,35 @@ func (c *DeadLettersCommand) list(ctx context.Context, cfg *config.Config, name 
 				return err
 			}
 		}
+		for _, w := range fws {
+			if err := enc.Encode(struct {
+				FieldWarning admin.FieldWarning `json:"fieldWarning"`
+			}{w}); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	printDeadLetters(c.m.Stdout, dls, time.Now())
+	now := time.Now()
+	printDeadLetters(c.m.Stdout, dls, now)
+	printFieldWarnings(c.m.Stdout, fws, now)
 	return nil
+}
+
+// printFieldWarnings prints one field warning per line, the reason last;
+// nothing when there is none.
+func printFieldWarnings(w io.Writer, fws []admin.FieldWarning, now time.Time) {
+	if len(fws) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%d field warnings: these records synced without the value shown; fix it at the source (syncd never writes over it)\n", len(fws))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONNECTOR\tKEY\tFIELD\tFROM\tVALUE\tSINCE\tREASON")
+	for _, f := range fws {
+		reason := strings.Join(strings.Fields(f.Reason), " ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%q\t%s\t%s\n", f.Connector, f.Key, f.Field, f.From, f.Value, ago(now, f.CreatedAt), reason)
+	}
+	tw.Flush()
 }
 
 // printDeadLetters prints one dead letter per line, the reason last.

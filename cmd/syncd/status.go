@@ -96,7 +96,11 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 	if st.Webhooks != "" {
 		fmt.Fprintf(w, "webhook receiver on %s\n", st.Webhooks)
 	}
-	fmt.Fprintf(w, "dead letters %d, conflicts %d, webhook events waiting %d\n\n", st.DeadLetters, st.Conflicts, st.InboxPending)
+	fmt.Fprintf(w, "dead letters %d, conflicts %d, webhook events waiting %d\n", st.DeadLetters, st.Conflicts, st.InboxPending)
+	if st.FieldWarnings > 0 {
+		fmt.Fprintf(w, "field warnings %d: records synced without a value that did not map (syncd deadletters list shows them)\n", st.FieldWarnings)
+	}
+	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONNECTOR\tTYPE\tSCHEDULE\tLAST RUN\tRESULT\tIN SYNC\tFAILING\tCONFLICTS\tLAST SUCCESS")
