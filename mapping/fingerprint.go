@@ -19,7 +19,7 @@ import (
 // other canonical values (a normaliser, a hash form): every record is then
 // mapped again once. A build from another VCS revision does the same on
 // its own (see buildRevision).
-const fingerprintVersion = "syncd-record-fingerprint-v1"
+const fingerprintVersion = "syncd-record-fingerprint-v2" // v2: local-only phone numbers refused (issue 22)
 
 // Fingerprint is a digest of what ToContact reads of r (its ID, and the
 // values of the record fields the mapping reads, in name order), of the
@@ -114,6 +114,9 @@ func (m *Mapper) prepareFingerprint(spec Spec, direction policy.Direction) {
 	w("direction", string(direction))
 	for _, f := range m.fields {
 		parts := []string{"field", f.target.key, f.from, string(f.direction), f.region}
+		if f.deadLetter {
+			parts = append(parts, "onInvalid="+OnInvalidDeadLetter)
+		}
 		for _, st := range f.steps {
 			parts = append(parts, st.String())
 		}

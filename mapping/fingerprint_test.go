@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ func TestFingerprint(t *testing.T) {
 		{"a mapped column removed", m.Fingerprint(rec(func(f map[string]any) { delete(f, "stage") }), "seal"), false},
 		{"another seal", m.Fingerprint(rec(nil), "other"), false},
 		{"another mapping", mustCompile(t, crmSpec+"  role: stage\n", ToWorkspace).Fingerprint(rec(nil), "seal"), false},
+		{"onInvalid: dead-letter", mustCompile(t, strings.Replace(crmSpec, "region: US }", "region: US, onInvalid: dead-letter }", 1), ToWorkspace).Fingerprint(rec(nil), "seal"), false},
+		{"onInvalid: skip-field, the default", mustCompile(t, strings.Replace(crmSpec, "region: US }", "region: US, onInvalid: skip-field }", 1), ToWorkspace).Fingerprint(rec(nil), "seal"), true},
 		{"another transform", mustCompile(t, `
 externalId: id
 sourceUrl: "https://crm.example.com/contacts/{{ .id }}"
