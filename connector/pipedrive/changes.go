@@ -17,6 +17,7 @@ import (
 type checkpoint struct {
 	Persons windowCursor  `json:"persons"`
 	Recents recentsCursor `json:"recents"`
+	Known   idScanCursor  `json:"known"`
 }
 
 // windowCursor is a position in the windows of update_time (Unix
@@ -94,8 +95,9 @@ func (s *Source) listPersons(ctx context.Context, q url.Values) (page, error) {
 	return pg, err
 }
 
-// Changes reads the deletions and merges of the recents feed, then the
-// persons changed after the checkpoint. See the package comment.
+// Changes reads the deletions and merges of the recents feed, then (when
+// due) the id scan's deletions, then the persons changed after the
+// checkpoint. See the package comment.
 func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -107,6 +109,9 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	// Deletions first: a merged person's link moves to the survivor
 	// before the survivor's new values are read.
 	if cp, err = s.scanRecents(ctx, cp, fn); err != nil {
+		return err
+	}
+	if cp, err = s.scanIDs(ctx, cp, fn); err != nil {
 		return err
 	}
 	_, err = s.readWindow(ctx, cp, fn)
@@ -152,6 +157,9 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, fn connector.Bat
 			w = windowCursor{Since: w.Until}
 		}
 		cp.Persons = w
+		if err := s.addKnown(&cp, pg.Data); err != nil {
+			return cp, err
+		}
 		if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: cp.String()}); err != nil {
 			return cp, fmt.Errorf("pipedrive batch: %w", err)
 		}

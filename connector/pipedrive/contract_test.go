@@ -60,7 +60,7 @@ func setPerson(fields map[string]any) func(p *pipedrivetest.Person) {
 // contractStore adapts a test server to the contract suite: its clock is
 // frozen and moves around each change, so that one Insert or Update call
 // is one update_time.
-func contractStore(srv *pipedrivetest.Server, batchSize int) *connectortest.ClockedStore {
+func contractStore(srv *pipedrivetest.Server, batchSize int, idScan bool) *connectortest.ClockedStore {
 	return &connectortest.ClockedStore{
 		Advance: srv.Advance,
 		OpenSource: func(t *testing.T) connector.Source {
@@ -68,7 +68,11 @@ func contractStore(srv *pipedrivetest.Server, batchSize int) *connectortest.Cloc
 			for _, f := range connectortest.Fields {
 				fields = append(fields, suiteFields[f])
 			}
-			return openOn(t, srv, batchSize, fields)
+			src := openOn(t, srv, batchSize, fields)
+			if idScan {
+				src.idScanInterval = 0 // every read scans the ids
+			}
+			return src
 		},
 		Add:    func(fields map[string]any) string { return srv.Add(personOf(fields)) },
 		Set:    func(id string, fields map[string]any) error { return srv.Edit(id, setPerson(fields)) },
@@ -77,21 +81,34 @@ func contractStore(srv *pipedrivetest.Server, batchSize int) *connectortest.Cloc
 }
 
 func TestContract(t *testing.T) {
+	tests := []struct {
+		name   string
+		idScan bool
+	}{
+		// Deleted persons show in the recents feed, which Changes reads.
+		{name: "deletions from recents"},
+		// The feed shows none (Pipedrive does not document that it
+		// does): the id scan on every read finds them.
+		{name: "deletions from the id scan", idScan: true},
+	}
 	typ, _ := connector.Lookup(TypeName)
 	const batch = 4
-	connectortest.RunSourceSuite(t, connectortest.Harness{
-		Type:          typ,
-		BatchSize:     batch,
-		SameTimestamp: true,
-		// Deleted persons show in the recents feed, which Changes reads.
-		SoftDelete: true,
-		MissingID:  "987654321",
-		FieldNames: suiteFields,
-		New: func(t *testing.T) connectortest.Store {
-			srv := pipedrivetest.NewServer(pipedrivetest.Options{})
-			t.Cleanup(srv.Close)
-			srv.SetClock(base)
-			return contractStore(srv, batch)
-		},
-	})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			connectortest.RunSourceSuite(t, connectortest.Harness{
+				Type:          typ,
+				BatchSize:     batch,
+				SameTimestamp: true,
+				SoftDelete:    true,
+				MissingID:     "987654321",
+				FieldNames:    suiteFields,
+				New: func(t *testing.T) connectortest.Store {
+					srv := pipedrivetest.NewServer(pipedrivetest.Options{RecentsOmitDeleted: tt.idScan})
+					t.Cleanup(srv.Close)
+					srv.SetClock(base)
+					return contractStore(srv, batch, tt.idScan)
+				},
+			})
+		})
+	}
 }

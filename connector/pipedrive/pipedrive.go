@@ -121,7 +121,9 @@ type Source struct {
 	pageSize          int
 	lookback          time.Duration
 	deletionsInterval time.Duration
-	currency          string // the currency setting, for monetary fields
+	idScanInterval    time.Duration
+	known             knownIDs // the id scan's known ids, decoded
+	currency          string   // the currency setting, for monetary fields
 	defs              *fieldDefs
 	log               *logrus.Entry
 	orgMu             sync.Mutex
@@ -160,7 +162,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	return &Source{
 		name: opts.Name,
 		c:    newClient(baseURL, token.Reveal(), set.RateLimit, set.TokenBudget, opts.Limiter, remote.Options{Log: log}),
-		want: want, pageSize: set.PageSize, currency: strings.TrimSpace(set.Currency), lookback: set.Lookback, deletionsInterval: set.DeletionsInterval,
+		want: want, pageSize: set.PageSize, currency: strings.TrimSpace(set.Currency), lookback: set.Lookback, deletionsInterval: set.DeletionsInterval, idScanInterval: set.IDScanInterval,
 		defs: &fieldDefs{}, log: log, orgs: map[int64]string{}, now: time.Now,
 	}, nil
 }

@@ -62,6 +62,9 @@ func (s *Source) scanRecents(ctx context.Context, cp checkpoint, fn connector.Ba
 			pruneEmitted(rc)
 		}
 		if len(recs) > 0 {
+			if err := s.dropKnown(&cp, recs); err != nil {
+				return cp, err
+			}
 			if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: cp.String()}); err != nil {
 				return cp, fmt.Errorf("pipedrive batch: %w", err)
 			}

@@ -16,8 +16,11 @@ const (
 	DefaultBaseURL   = "https://api.pipedrive.com"
 	DefaultRateLimit = 20 // requests per 2 s: the Lite plan's api_token burst limit
 	DefaultLookback  = 5 * time.Second
-	MaxPageSize      = 500 // the largest limit of a v2 list
-	burstWindow      = 2 * time.Second
+	// DefaultIDScanInterval is the default least time between id scans:
+	// four a day, 20 tokens per pageSize persons each.
+	DefaultIDScanInterval = 6 * time.Hour
+	MaxPageSize           = 500 // the largest limit of a v2 list
+	burstWindow           = 2 * time.Second
 )
 
 // Settings are the `settings:` of a pipedrive connector.
@@ -43,6 +46,11 @@ type Settings struct {
 	// DeletionsInterval is the least time between two scans of the
 	// recents feed for deleted and merged persons; 0 scans on every read.
 	DeletionsInterval time.Duration `yaml:"deletionsInterval"`
+	// IDScanInterval is the least time between two scans of every live
+	// person's id, which find the deleted persons the recents feed does
+	// not show (a scan costs one list call per pageSize persons); 0 scans
+	// on every read.
+	IDScanInterval time.Duration `yaml:"idScanInterval"`
 	// Currency is the currency code (ISO 4217, e.g. EUR) the amounts of
 	// monetary custom fields are written in when the person has no
 	// currency for the field yet; a person's own currency is kept.
@@ -56,7 +64,7 @@ type Settings struct {
 
 // NewSettings returns settings with their defaults.
 func NewSettings() *Settings {
-	return &Settings{BaseURL: DefaultBaseURL, RateLimit: DefaultRateLimit, PageSize: MaxPageSize, Lookback: DefaultLookback}
+	return &Settings{BaseURL: DefaultBaseURL, RateLimit: DefaultRateLimit, PageSize: MaxPageSize, Lookback: DefaultLookback, IDScanInterval: DefaultIDScanInterval}
 }
 
 // Validate returns every problem of the settings. It never shows the
@@ -79,6 +87,9 @@ func (s *Settings) Validate() []error {
 	}
 	if s.Lookback < 0 {
 		errs = append(errs, fmt.Errorf("lookback: %s is negative", s.Lookback))
+	}
+	if s.IDScanInterval < 0 {
+		errs = append(errs, fmt.Errorf("idScanInterval: %s is negative", s.IDScanInterval))
 	}
 	if s.DeletionsInterval < 0 {
 		errs = append(errs, fmt.Errorf("deletionsInterval: %s is negative", s.DeletionsInterval))

@@ -159,7 +159,7 @@ func (s *Server) recentsLocked(q url.Values) answer {
 	var changed []*Person
 	if items := q.Get("items"); items == "" || contains(strings.Split(items, ","), "person") {
 		for _, p := range s.persons {
-			if p.UpdateTime.After(since) {
+			if p.UpdateTime.After(since) && !(p.Deleted && s.opts.RecentsOmitDeleted) {
 				changed = append(changed, p)
 			}
 		}

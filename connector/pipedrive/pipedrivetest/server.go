@@ -95,6 +95,11 @@ type Options struct {
 	SearchLimit int
 	// DailyTokens is the company's daily token budget; 0 means none.
 	DailyTokens int64
+	// RecentsOmitDeleted leaves deleted persons out of GET /v1/recents:
+	// Pipedrive documents the feed's person items (active_flag,
+	// merge_what_id) but not that a deleted person shows in it, so a
+	// client must find deletions without it too.
+	RecentsOmitDeleted bool
 	// CustomFields are the person custom fields the company has.
 	CustomFields []CustomField
 }
