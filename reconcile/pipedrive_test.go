@@ -27,7 +27,7 @@ type pipedriveEnv struct {
 	m   *mapping.Mapper
 }
 
-func newPipedriveEnv(t *testing.T, pageSize int, opts pipedrivetest.Options) *pipedriveEnv {
+func newPipedriveEnv(t *testing.T, pageSize int, opts pipedrivetest.Options, edits ...func(*pipedrive.Settings)) *pipedriveEnv {
 	t.Helper()
 	e := &pipedriveEnv{env: newEnv(t, 0, emulator.Options{})}
 	e.srv = pipedrivetest.NewServer(opts)
@@ -43,6 +43,9 @@ func newPipedriveEnv(t *testing.T, pageSize int, opts pipedrivetest.Options) *pi
 	e.m = m
 	set := pipedrive.NewSettings()
 	set.APIToken, set.BaseURL, set.RateLimit, set.PageSize, set.Lookback = connector.Secret(e.srv.Token()), e.srv.URL, 100000, pageSize, 0
+	for _, edit := range edits {
+		edit(set)
+	}
 	src, err := pipedrive.Open(context.Background(), connector.Options{Name: "pd", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -224,5 +227,48 @@ func TestPipedriveDailyBudget(t *testing.T) {
 	byExt := e.contactsByExt()
 	if len(byExt) != total {
 		t.Errorf("%d contacts, want %d", len(byExt), total)
+	}
+}
+
+// TestPipedriveDeletionsWithoutRecents: with a recents feed that shows no
+// deleted person and no merge trace (Pipedrive does not document either),
+// the id scan still finds them: with onSourceDelete delete, a person
+// deleted in Pipedrive loses its contact, and a person merged into one
+// that has a contact leaves that one contact for the survivor.
+func TestPipedriveDeletionsWithoutRecents(t *testing.T) {
+	e := newPipedriveEnv(t, 10, pipedrivetest.Options{RecentsOmitDeleted: true}, func(s *pipedrive.Settings) { s.IDScanInterval = 0 })
+	e.policy = policy.DeleteRemove
+	ids := make([]string, 4)
+	for i := range ids {
+		e.srv.Advance(time.Second)
+		ids[i] = e.srv.Add(person(i))
+	}
+	e.srv.Advance(time.Second)
+	if sum := e.run(); sum.Created != 4 {
+		t.Fatalf("first pass %v", sum)
+	}
+	before := e.contactsByExt()
+	e.srv.Advance(time.Second)
+	if err := e.srv.Delete(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.Merge(ids[1], ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Advance(time.Second)
+	if err := e.srv.Edit(ids[2], func(p *pipedrivetest.Person) { p.OwnerID = 7 }); err != nil { // the edit clears merge_what_id
+		t.Fatal(err)
+	}
+	e.srv.Advance(time.Second)
+	sum := e.run()
+	after := e.contactsByExt()
+	if len(after[ids[0]]) != 0 || len(after[ids[1]]) != 0 {
+		t.Errorf("contacts of the deleted and the merged-away person: %d, %d; want none", len(after[ids[0]]), len(after[ids[1]]))
+	}
+	if got := after[ids[2]]; len(got) != 1 || got[0].ID != before[ids[2]][0].ID {
+		t.Errorf("survivor %s has contacts %+v, want its own one", ids[2], got)
+	}
+	if sum.Deleted != 2 || sum.Created != 0 || len(after) != 2 {
+		t.Errorf("pass %v, %d contacts; want 2 deleted, none created, 2 left", sum, len(after))
 	}
 }
