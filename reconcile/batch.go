@@ -85,8 +85,10 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		// A merge moves a link before the survivor's record, perhaps in
 		// this very batch, is looked up by it.
 		mctx, cancel := p.writeContext(ctx)
-		var err error
-		deletes, err = p.relinkMerged(mctx, deletes)
+		err := p.findSurvivors(mctx, deletes)
+		if err == nil {
+			deletes, err = p.relinkMerged(mctx, deletes)
+		}
 		cancel()
 		if err != nil {
 			return err

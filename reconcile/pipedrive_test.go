@@ -272,3 +272,42 @@ func TestPipedriveDeletionsWithoutRecents(t *testing.T) {
 		t.Errorf("pass %v, %d contacts; want 2 deleted, none created, 2 left", sum, len(after))
 	}
 }
+
+// TestPipedriveMergeWithoutTrace: a person merged, with no trace in the
+// recents feed, into a person that has no contact yet ends with one
+// contact, the merged person's (its externalId now the survivor's): the
+// id scan finds the merged person gone, and the survivor holds its e-mail
+// address; not a delete and a new contact.
+func TestPipedriveMergeWithoutTrace(t *testing.T) {
+	e := newPipedriveEnv(t, 10, pipedrivetest.Options{RecentsOmitDeleted: true}, func(s *pipedrive.Settings) { s.IDScanInterval = 0 })
+	e.policy = policy.DeleteRemove
+	e.srv.Advance(time.Second)
+	loser := e.srv.Add(person(1))
+	e.srv.Advance(time.Second)
+	if sum := e.run(); sum.Created != 1 {
+		t.Fatalf("first pass %v", sum)
+	}
+	contact := e.contactsByExt()[loser][0].ID
+	e.srv.Advance(time.Second)
+	survivor := e.srv.Add(pipedrivetest.Person{Name: "First1 Married"}) // made after the pass: no contact
+	if err := e.srv.Merge(loser, survivor); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Advance(time.Second)
+	if err := e.srv.Edit(survivor, func(p *pipedrivetest.Person) { p.OwnerID = 7 }); err != nil { // clears merge_what_id
+		t.Fatal(err)
+	}
+	e.srv.Advance(time.Second)
+	sum := e.run()
+	after := e.contactsByExt()
+	got := after[survivor]
+	if len(got) != 1 || got[0].ID != contact {
+		t.Fatalf("survivor %s has contacts %+v, want the merged person's contact %s", survivor, got, contact)
+	}
+	if deref(got[0].DefaultFields.LastName) != "Married" {
+		t.Errorf("relinked contact's last name %q, want the survivor's", deref(got[0].DefaultFields.LastName))
+	}
+	if sum.Created != 0 || sum.Deleted != 0 || sum.Relinked != 1 || len(after) != 1 {
+		t.Errorf("pass %v, %d contacts; want 1 relinked, none created or deleted, 1 contact", sum, len(after))
+	}
+}

@@ -99,7 +99,8 @@ func (s *Source) scanIDs(ctx context.Context, cp checkpoint, fn connector.BatchF
 	if err != nil {
 		return cp, err
 	}
-	live, err := s.liveIDs(ctx)
+	idx := map[string][]int64{}
+	live, err := s.liveIDs(ctx, idx)
 	if err != nil {
 		return cp, err
 	}
@@ -113,6 +114,7 @@ func (s *Source) scanIDs(ctx context.Context, cp checkpoint, fn connector.BatchF
 	}
 	if len(recs) > 0 {
 		s.log.WithField("deleted", len(recs)).Info("id scan found persons no longer in Pipedrive")
+		s.survivors.set(idx) // for Survivor, while the deletions are handled
 	}
 	cp.Known = idScanCursor{IDs: encodeIDs(live), At: s.now().UnixMilli()}
 	s.known.enc, s.known.ids = cp.Known.IDs, live
@@ -150,8 +152,9 @@ func (s *Source) dropKnown(cp *checkpoint, recs []connector.Record) error {
 	return nil
 }
 
-// liveIDs lists the ids of every live person, sorted.
-func (s *Source) liveIDs(ctx context.Context) ([]int64, error) {
+// liveIDs lists the ids of every live person, sorted, indexing their
+// e-mail addresses and phone numbers into idx.
+func (s *Source) liveIDs(ctx context.Context, idx map[string][]int64) ([]int64, error) {
 	var ids []int64
 	cursor := ""
 	for {
@@ -171,6 +174,7 @@ func (s *Source) liveIDs(ctx context.Context) ([]int64, error) {
 				ids = append(ids, p.ID)
 			}
 		}
+		indexPersons(idx, pg.Data)
 		if cursor = pg.next(); cursor == "" {
 			break
 		}

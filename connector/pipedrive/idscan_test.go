@@ -117,3 +117,48 @@ func TestKnownIDsEncoding(t *testing.T) {
 		t.Error("a damaged encoding decoded")
 	}
 }
+
+// TestSurvivor: after an id scan that found deletions, a deleted
+// person's e-mail address or phone number (as its contact has them: the
+// phone in E.164) names the one live person holding it; none or several
+// name none, and so does a read whose scan found nothing.
+func TestSurvivor(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{RecentsOmitDeleted: true})
+	t.Cleanup(srv.Close)
+	srv.SetClock(base)
+	gone := srv.Add(pipedrivetest.Person{Name: "Gone"})
+	kept := srv.Add(pipedrivetest.Person{Name: "Kept", Emails: []pipedrivetest.Item{{Value: "Ada@Example.com", Label: "work"}},
+		Phones: []pipedrivetest.Item{{Value: "(415) 555-0100", Label: "mobile"}}})
+	srv.Add(pipedrivetest.Person{Name: "Twin A", Emails: []pipedrivetest.Item{{Value: "twin@example.com", Label: "work"}}})
+	srv.Add(pipedrivetest.Person{Name: "Twin B", Emails: []pipedrivetest.Item{{Value: "twin@example.com", Label: "home"}}})
+	srv.Advance(time.Second)
+	src := openOn(t, srv, 10, nil)
+	src.idScanInterval = 0
+	_, cp := readAll(t, src, "", 0)
+	if id, _ := src.Survivor(t.Context(), gone, []string{"ada@example.com"}, nil); id != "" {
+		t.Errorf("before any scan found a deletion: survivor %q", id)
+	}
+	if err := srv.Delete(gone); err != nil {
+		t.Fatal(err)
+	}
+	srv.Advance(time.Second)
+	readAll(t, src, cp, 0)
+	tests := []struct {
+		name           string
+		emails, phones []string
+		want           string
+	}{
+		{name: "e-mail, another case", emails: []string{"ada@example.com"}, want: kept},
+		{name: "phone in E.164", phones: []string{"+14155550100"}, want: kept},
+		{name: "held by two persons", emails: []string{"twin@example.com"}},
+		{name: "held by none", emails: []string{"nobody@example.com"}, phones: []string{"+4930123456"}},
+		{name: "two keys of two persons", emails: []string{"ada@example.com", "twin@example.com"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := src.Survivor(t.Context(), gone, tt.emails, tt.phones); err != nil || got != tt.want {
+				t.Errorf("survivor %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}

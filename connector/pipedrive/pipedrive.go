@@ -32,19 +32,31 @@
 //
 // # Deletions and merges
 //
-// Deleted persons leave the v2 listing. The recents feed (GET /v1/recents,
-// items=person, since_timestamp) lists every person changed since a time,
-// deleted ones with active_flag false, and a person another was merged
-// into with merge_what_id. Changes scans it before the window (at most
-// once per deletionsInterval) and emits each deletion once as a Deleted
-// record; a person merged away is emitted Deleted with MergedInto set to
-// the person it was merged into, so that its link moves there instead of
-// the contact being deleted. The feed answers changes after
-// since_timestamp, in seconds; the scan asks from one second before the
-// newest time it has seen and skips the deletions it already emitted. A
-// page without deletions emits nothing: its progress rides on the next
-// batch. The first read starts the feed at its own start: persons deleted
-// before it were never linked.
+// Deleted persons leave the v2 listing: that is what Pipedrive documents,
+// and the id scan relies on it. Every idScanInterval (default 6h) Changes
+// lists every live person's id and emits each known id the listing lacks
+// once as a Deleted record; the known ids are the previous scan's and
+// those the windows read since, kept in the checkpoint (delta-encoded,
+// deflated). A fresh checkpoint only starts the interval.
+//
+// The recents feed (GET /v1/recents, items=person, since_timestamp) is
+// kept where its documented person item suffices: merge_what_id names the
+// person merged into the one listed, and active_flag false a person no
+// longer active. Changes scans it before the window (at most once per
+// deletionsInterval) and emits each deletion once; a person merged away
+// is emitted Deleted with MergedInto set to the person it was merged
+// into, so that its link moves there instead of the contact being
+// deleted. Deletions the feed reports leave the known ids. The feed
+// answers changes after since_timestamp, in seconds; the scan asks from
+// one second before the newest time it has seen and skips the deletions
+// it already emitted. A page without deletions emits nothing: its
+// progress rides on the next batch. The first read starts the feed at its
+// own start: persons deleted before it were never linked.
+//
+// A person merged away with no trace in the feed is found by the id scan
+// as deleted. The kept person took its e-mail addresses and phone numbers,
+// so Survivor (connector.SurvivorFinder) names the one live person of that
+// scan holding one of them: the reconciler moves the contact there.
 //
 // # Writes
 //
@@ -122,8 +134,9 @@ type Source struct {
 	lookback          time.Duration
 	deletionsInterval time.Duration
 	idScanInterval    time.Duration
-	known             knownIDs // the id scan's known ids, decoded
-	currency          string   // the currency setting, for monetary fields
+	known             knownIDs  // the id scan's known ids, decoded
+	survivors         survivors // the last scan's persons by e-mail and phone
+	currency          string    // the currency setting, for monetary fields
 	defs              *fieldDefs
 	log               *logrus.Entry
 	orgMu             sync.Mutex
