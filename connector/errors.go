@@ -18,12 +18,17 @@ import (
 //   - a change that may or may not have been applied wraps
 //     ErrOutcomeUnknown. A create failed so must not be sent again
 //     before the record has been looked for, or it may be created twice.
-//   - any other error (a value the connector could not convert, a
-//     cancelled context before sending) wrote nothing but is not the
-//     other system's refusal. Callers that must be safe treat it, for a
-//     create, as ErrOutcomeUnknown.
+//   - a change the connector could not turn into a request (a value of
+//     a type the field cannot take, a field the system lacks) wrote
+//     nothing: its error matches ErrInvalidChange. It is not the other
+//     system's refusal, but it fails the same way every time.
+//   - any other error (a cancelled context before sending, a lost
+//     connection) wrote nothing for certain only when the connector
+//     says so. Callers that must be safe treat it, for a create, as
+//     ErrOutcomeUnknown.
 //
-// ErrNotFound and ErrChanged keep their own meaning.
+// ErrNotFound and ErrChanged keep their own meaning. Dispose (dispose.go)
+// is the one rule that says which of these a writer sends again.
 
 // ErrOutcomeUnknown is wrapped by the error of a write that may or may
 // not have been applied: the request may have reached the other system

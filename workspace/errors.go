@@ -75,6 +75,9 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// HTTPStatus returns the answer's status.
+func (e *APIError) HTTPStatus() int { return e.Status }
+
 // decodeAPIError builds the APIError of a non-2xx answer. secret, when
 // found in a text body, is redacted, so that an answer echoing the request
 // cannot leak the API key into logs.

@@ -73,6 +73,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// HTTPStatus returns the answer's status.
+func (e *Error) HTTPStatus() int { return e.StatusCode }
+
 // Is matches connector.ErrNotFound for 404s and OBJECT_NOT_FOUND,
 // ErrRateLimited for 429s and ErrDailyLimit for the DAILY policy.
 func (e *Error) Is(target error) bool {

@@ -102,6 +102,9 @@ func (e *StatusError) Error() string {
 	return s
 }
 
+// HTTPStatus returns the answer's status.
+func (e *StatusError) HTTPStatus() int { return e.Status }
+
 // TransportError is a failure to get a full answer: connection refused
 // or reset, a timeout, an answer cut short.
 type TransportError struct {
