@@ -92,7 +92,7 @@ func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]conne
 			}
 			deletes = append(deletes, i)
 		default:
-			w.results[i].Err = fmt.Errorf("change %d: unknown operation %d", i, ch.Op)
+			w.results[i].Err = fmt.Errorf("change %d: %w: unknown operation %d", i, connector.ErrInvalidChange, ch.Op)
 		}
 	}
 	// Updates and archives are safe to repeat; creates come last.
@@ -440,7 +440,7 @@ func toProperties(fields map[string]any) (map[string]string, error) {
 		case []string:
 			out[k] = strings.Join(t, ";")
 		default:
-			return nil, fmt.Errorf("property %s: unsupported value type %T", k, v)
+			return nil, fmt.Errorf("property %s: %w: unsupported value type %T", k, connector.ErrInvalidChange, v)
 		}
 	}
 	return out, nil
