@@ -2,11 +2,14 @@ package reverse
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/remote"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
@@ -262,43 +265,98 @@ func TestDeletePolicies(t *testing.T) {
 	}
 }
 
-func TestFailedWritesRetryThenDeadLetter(t *testing.T) {
-	e := newEnv(t, nil)
-	e.seed(2)
-	c := e.contact("1")
-	c.DefaultFields.LastName = ptr("X")
-	c.UpdatedAt = c.UpdatedAt.Add(time.Second)
-	e.event("ev1", workspace.EventContactUpdated, c)
+// TestFailedWritesFollowOneRule: an outage (the Write call fails as a
+// whole) counts no attempt; then each kind of failure of the change is
+// settled by connector.Dispose: a definite refusal or a missing record is
+// one dead letter after one send, naming the field and message; a 5xx or
+// an outcome-unknown failure is sent again until MaxAttempts (3) rounds
+// failed; a rate limit or a spent budget waits, counting no attempt, and
+// is written once it passes.
+func TestFailedWritesFollowOneRule(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		// sends before the contact is settled; deadLetter: how.
+		sends      int
+		deadLetter bool
+		reason     []string
+	}{
+		{name: "refused", err: errRefused, sends: 1, deadLetter: true, reason: []string{"last_name", "23514", "value refused"}},
+		{name: "refused wrapped", err: fmt.Errorf("update 1 in people: %w", errRefused), sends: 1, deadLetter: true, reason: []string{"field last_name refused", "update 1 in people"}},
+		{name: "not found", err: fmt.Errorf("record 1: %w", connector.ErrNotFound), sends: 1, deadLetter: true, reason: []string{"record not found"}},
+		{name: "5xx", err: &remote.StatusError{API: "crm", Route: "PATCH /people/{id}", Status: 503}, sends: 3, deadLetter: true, reason: []string{"503"}},
+		{name: "outcome unknown", err: fmt.Errorf("%w: connection reset", connector.ErrOutcomeUnknown), sends: 3, deadLetter: true},
+		{name: "429", err: &remote.StatusError{API: "crm", Route: "PATCH /people/{id}", Status: 429}, sends: 6},
+		{name: "budget spent", err: fmt.Errorf("crm daily budget: %w", connector.ErrBudgetSpent), sends: 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.seed(2)
+			c := e.contact("1")
+			c.DefaultFields.LastName = ptr("X")
+			c.UpdatedAt = c.UpdatedAt.Add(time.Second)
+			e.event("ev1", workspace.EventContactUpdated, c)
 
-	// The system is down: the call fails as a whole, no attempt counts.
-	e.mem.failCall = 1
-	if _, err := e.applier.Round(context.Background()); err == nil {
-		t.Fatal("a round whose write failed as a whole reported no error")
-	}
-	evs, _ := e.store.PendingEvents(0)
-	if len(evs) != 1 || evs[0].Attempts != 0 {
-		t.Fatalf("inbox after an outage: %+v", evs)
-	}
-	// The record refuses the change: retried MaxAttempts (3) rounds.
-	e.mem.failIDs["1"] = errRefused
-	for i := 1; i <= 3; i++ {
-		res, err := e.applier.Round(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if wantRetry := i < 3; (res.Retry > 0) != wantRetry {
-			t.Fatalf("round %d: %+v", i, res)
-		}
-	}
-	if n, _ := e.store.CountPendingEvents(); n != 0 {
-		t.Fatalf("%d events left after MaxAttempts", n)
-	}
-	dls, err := e.store.DeadLetters("mem")
-	if err != nil || len(dls) != 1 || dls[0].Operation != opWriteBack || dls[0].Key != c.ID {
-		t.Fatalf("dead letters %+v %v", dls, err)
-	}
-	if l := e.link("1"); l.Fields["lastName"] == "X" {
-		t.Fatal("the link took values that were never written")
+			// The system is down: the call fails as a whole, no attempt counts.
+			e.mem.failCall = 1
+			if _, err := e.applier.Round(context.Background()); err == nil {
+				t.Fatal("a round whose write failed as a whole reported no error")
+			}
+			evs, _ := e.store.PendingEvents(0)
+			if len(evs) != 1 || evs[0].Attempts != 0 {
+				t.Fatalf("inbox after an outage: %+v", evs)
+			}
+			_, before := e.mem.writes()
+			e.mem.failIDs["1"] = tc.err
+			round := func() {
+				t.Helper()
+				if _, err := e.applier.Round(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.deadLetter {
+				for range tc.sends {
+					round()
+				}
+			} else {
+				// More failed rounds than MaxAttempts, then the limit
+				// passes.
+				for range tc.sends - 1 {
+					round()
+				}
+				delete(e.mem.failIDs, "1")
+				round()
+			}
+			round() // settled: a round more sends nothing
+			_, after := e.mem.writes()
+			if sent := len(after) - len(before); sent != tc.sends {
+				t.Fatalf("the change was sent %d times, want %d", sent, tc.sends)
+			}
+			if n, _ := e.store.CountPendingEvents(); n != 0 {
+				t.Fatalf("%d events left", n)
+			}
+			dls, err := e.store.DeadLetters("mem")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.deadLetter {
+				if len(dls) != 0 || e.mem.get("1").Fields["last_name"] != "X" || e.link("1").Fields["lastName"] != "X" {
+					t.Fatalf("dead letters %+v, record %+v: want the change written once the limit passed", dls, e.mem.get("1"))
+				}
+				return
+			}
+			if len(dls) != 1 || dls[0].Operation != opWriteBack || dls[0].Key != c.ID {
+				t.Fatalf("dead letters %+v, want one for the contact", dls)
+			}
+			for _, w := range tc.reason {
+				if !strings.Contains(dls[0].Reason, w) {
+					t.Errorf("dead letter reason %q does not name %q", dls[0].Reason, w)
+				}
+			}
+			if l := e.link("1"); l.Fields["lastName"] == "X" {
+				t.Fatal("the link took values that were never written")
+			}
+		})
 	}
 }
 

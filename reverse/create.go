@@ -85,7 +85,7 @@ func (b *batch) startCreate(g *group) error {
 	ws := t.Mapper.FromContact(g.contact)
 	all, err := t.Mapper.ToRecord(ws)
 	if err != nil {
-		r.failed(t, g, opCreate, err, true)
+		r.failed(t, g, opCreate, err, connector.Permanent)
 		return nil
 	}
 	fields := map[string]any{}
@@ -104,31 +104,34 @@ func (b *batch) startCreate(g *group) error {
 }
 
 // settleCreate records a created record's id for step 3, or settles a
-// create that failed: refused (nothing created, a later round may try
-// again) or of unknown outcome (set aside, never created again).
+// create that failed: refused for good (dispose says Permanent: nothing
+// created, set aside, a later version may be created), not sent (its
+// Write call failed as a whole: tried again) or of unknown outcome (set
+// aside, never created again).
 func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	t, r, g, p := b.t, b.r, w.g, w.pending
-	var whole *wholeCallError
-	switch {
-	case res.Err == nil && res.ID != "":
+	if res.Err == nil && res.ID != "" {
 		p.RecordID = res.ID
 		if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
 			r.a.log.WithError(err).WithField("contact", g.contactID).Error("record created but its id could not be written to state")
 		}
 		b.created = append(b.created, &createJob{g: g, pending: p, sent: w.change.Fields})
 		return
-	case res.Err == nil:
+	}
+	if res.Err == nil {
 		res.Err = errors.New("the connector reported no record id")
-	case errors.As(res.Err, &whole) || errors.Is(res.Err, connector.ErrRefused):
+	}
+	var whole *wholeCallError
+	if d := dispose(res.Err); errors.As(res.Err, &whole) || d == connector.Permanent {
 		// Nothing was created: a later round may try again.
 		if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
 			r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")
 		}
-		r.failed(t, g, opCreate, res.Err, !errors.As(res.Err, &whole))
+		r.failed(t, g, opCreate, res.Err, d)
 		return
 	}
 	// Outcome unknown (connector.ErrOutcomeUnknown), or an error that
-	// is not a refusal: the pending create stays (see above).
+	// does not say nothing was sent: the pending create stays (see above).
 	r.a.deadLetter(t.Name, opCreate, g.contactID, g.newest.Body,
 		"the create may or may not have been applied ("+res.Err.Error()+"); syncd will not create it again: check "+t.Name+" and link the record by hand")
 	r.a.count(func(s *Stats) { s.Failed++ })
@@ -151,7 +154,7 @@ func (b *batch) finishCreates(ctx context.Context) error {
 		recs, err := t.Getter.Get(ctx, ids)
 		if err != nil {
 			for _, j := range b.created {
-				r.failed(t, j.g, opCreate, &wholeCallError{err}, false)
+				r.failed(t, j.g, opCreate, &wholeCallError{err}, connector.Wait)
 			}
 			return fmt.Errorf("read %d created records: %w", len(ids), err)
 		}
@@ -164,7 +167,7 @@ func (b *batch) finishCreates(ctx context.Context) error {
 		rec, ok := records[j.pending.RecordID]
 		if !ok {
 			if t.Getter != nil {
-				r.failed(t, j.g, opCreate, fmt.Errorf("created record %s: %w", j.pending.RecordID, connector.ErrNotFound), true)
+				r.failed(t, j.g, opCreate, fmt.Errorf("created record %s: %w", j.pending.RecordID, connector.ErrNotFound), connector.Permanent)
 				continue
 			}
 			rec = connector.Record{ID: j.pending.RecordID, Fields: j.sent}
@@ -184,7 +187,7 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 	if merr != nil {
 		var err error
 		if ext, err = t.Mapper.ExternalID(rec); err != nil {
-			r.failed(t, j.g, opCreate, fmt.Errorf("record %s was created but gives no externalId: %w", rec.ID, err), true)
+			r.failed(t, j.g, opCreate, fmt.Errorf("record %s was created but gives no externalId: %w", rec.ID, err), connector.Permanent)
 			return nil
 		}
 	}
@@ -195,15 +198,22 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 	c, err := r.a.opts.Workspace.UpdateContact(ctx, j.g.contactID, createdPatch(t, j.g.contact, ext, fwd))
 	if workspace.IsNotFound(err) {
 		_ = r.a.opts.Store.DeletePendingCreate(t.Name, j.g.contactID)
-		r.failed(t, j.g, opCreate, fmt.Errorf("contact deleted before record %s was linked to it: %w", rec.ID, err), true)
+		r.failed(t, j.g, opCreate, fmt.Errorf("contact deleted before record %s was linked to it: %w", rec.ID, err), connector.Permanent)
 		return nil
 	}
 	if err != nil {
 		if workspace.IsUnauthorized(err) || ctx.Err() != nil {
-			r.failed(t, j.g, opCreate, &wholeCallError{err}, false)
+			r.failed(t, j.g, opCreate, &wholeCallError{err}, connector.Wait)
 			return err
 		}
-		r.failed(t, j.g, opCreate, err, workspace.IsValidation(err))
+		// The workspace's answers carry their HTTP status: the same rule
+		// as the connectors' writes, and the client's own refusal of an
+		// invalid request is permanent too.
+		d := connector.Dispose(err)
+		if workspace.IsValidation(err) {
+			d = connector.Permanent
+		}
+		r.failed(t, j.g, opCreate, err, d)
 		return nil
 	}
 	r.commit.Links = append(r.commit.Links, createdLink(t, j.pending, c, rec, ext, fwd, r.a.opts.Now()))

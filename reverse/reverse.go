@@ -70,6 +70,7 @@ import (
 const (
 	DefaultBatchSize   = 500
 	DefaultMaxAttempts = 5
+	DefaultMaxPutOffs  = 10
 	DefaultIdlePoll    = 5 * time.Second
 	minBackoff         = 100 * time.Millisecond
 	maxBackoff         = 30 * time.Second
@@ -138,6 +139,11 @@ type Options struct {
 	// MaxAttempts bounds the rounds in which one contact's write may fail
 	// on its own before its events are set aside as a dead letter.
 	MaxAttempts int
+	// MaxPutOffs bounds the rounds in which one contact's write-back may
+	// be put off because its record changed since it was read
+	// (connector.ErrChanged) before its events are set aside as a dead
+	// letter (Stats.PutOffDeadLetters). Default DefaultMaxPutOffs.
+	MaxPutOffs int
 	// IdlePoll is how often an idle applier looks at the inbox without
 	// being notified.
 	IdlePoll time.Duration
@@ -166,6 +172,11 @@ type Stats struct {
 	Ignored   int64 // events no connector acts on
 	Failed    int64 // contacts set aside as dead letters
 	Retried   int64 // contacts whose write failed and stays in the inbox
+	// PutOffs counts write-backs put off because the record changed
+	// since it was read; PutOffDeadLetters the contacts set aside after
+	// MaxPutOffs of them (also counted in Failed).
+	PutOffs           int64
+	PutOffDeadLetters int64
 }
 
 // Applier applies inbox events. Run it in one goroutine; Notify, Stats
@@ -192,6 +203,9 @@ func New(opts Options) (*Applier, error) {
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.MaxPutOffs <= 0 {
+		opts.MaxPutOffs = DefaultMaxPutOffs
 	}
 	if opts.Gather == 0 {
 		opts.Gather = DefaultGather

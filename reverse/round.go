@@ -39,8 +39,9 @@ type group struct {
 	newest  state.InboxEvent
 	contact workspace.Contact
 	deleted bool
-	// attempts is the most failed rounds any of the events saw.
-	attempts int
+	// attempts is the most failed rounds any of the events saw; putOffs
+	// the most rounds that put its write-back off (see putOff).
+	attempts, putOffs int
 
 	target  *Target
 	link    *state.Link
@@ -153,6 +154,7 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 		}
 		g.events = append(g.events, e)
 		g.attempts = max(g.attempts, e.Attempts)
+		g.putOffs = max(g.putOffs, e.PutOffs)
 		deleted := e.Type == workspace.EventContactDeleted
 		newer := len(g.events) == 1 ||
 			(deleted && !g.deleted) ||
@@ -352,19 +354,41 @@ type wholeCallError struct{ err error }
 func (e *wholeCallError) Error() string { return e.err.Error() }
 func (e *wholeCallError) Unwrap() error { return e.err }
 
-// failed handles a contact whose write failed on its own: its events stay
-// in the inbox for the next round, until MaxAttempts rounds failed; then
-// they are set aside as a dead letter and acknowledged. A refusal that
-// cannot succeed later (permanent) is set aside at once.
-func (r *round) failed(t *Target, g *group, op string, err error, permanent bool) {
+// dispose is what becomes of a change whose write failed with err:
+// connector.Dispose's rule, the one every writer follows, except that a
+// change whose Write call failed as a whole waits (the Writer contract:
+// none of the call's results can be trusted, and the connector is
+// likely down).
+func dispose(err error) connector.Disposition {
 	var whole *wholeCallError
 	if errors.As(err, &whole) {
-		r.res.Retry++ // the connector is down: no attempt is counted
+		return connector.Wait
+	}
+	return connector.Dispose(err)
+}
+
+// failed handles a contact whose write failed, as d says:
+//
+//   - Wait: its events stay in the inbox for the next round, and no
+//     attempt is counted (the system is not taking writes now).
+//   - Retry (and Postpone, outside settleUpdate): they stay, and the
+//     attempt is counted; once MaxAttempts rounds failed they are set
+//     aside as a dead letter and acknowledged.
+//   - Permanent: they are set aside at once, the dead letter naming the
+//     system's message and field (connector.Explain).
+func (r *round) failed(t *Target, g *group, op string, err error, d connector.Disposition) {
+	if d == connector.Wait {
+		r.res.Retry++
 		r.a.count(func(s *Stats) { s.Retried++ })
+		var whole *wholeCallError
+		if !errors.As(err, &whole) { // a failed call is reported by the round
+			r.a.log.WithError(err).WithFields(map[string]any{"connector": t.Name, "contact": g.contactID}).
+				Warn("write-back waits: the other system takes no writes now; the event stays in the inbox")
+		}
 		return
 	}
 	attempts := g.attempts + 1
-	if !permanent && attempts < r.a.opts.MaxAttempts {
+	if d != connector.Permanent && attempts < r.a.opts.MaxAttempts {
 		for _, e := range g.events {
 			e.Attempts = attempts
 			if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
@@ -377,9 +401,48 @@ func (r *round) failed(t *Target, g *group, op string, err error, permanent bool
 			Warn("write-back failed; the event stays in the inbox")
 		return
 	}
-	r.a.deadLetter(t.Name, op, g.contactID, g.newest.Body, err.Error())
+	r.a.deadLetter(t.Name, op, g.contactID, g.newest.Body, connector.Explain(err))
 	r.a.count(func(s *Stats) { s.Failed++ })
 	r.ack(g)
+}
+
+// putOff handles a write-back the connector put off because the record
+// changed since it was read (connector.ErrChanged): its events stay in the
+// inbox for the next round, which reads the record again and decides
+// anew. A contact put off MaxPutOffs times (the record keeps changing
+// between the read and the write, or the connector cannot compare its
+// change times) is set aside as a dead letter naming the record and the
+// count, and counted in Stats.PutOffDeadLetters: never an endless retry.
+func (r *round) putOff(t *Target, g *group, recordID string, err error) {
+	n := g.putOffs + 1
+	r.a.count(func(s *Stats) { s.PutOffs++ })
+	fields := map[string]any{"connector": t.Name, "contact": g.contactID, "record": recordID, "put_offs": n, "max_put_offs": r.a.opts.MaxPutOffs}
+	if n >= r.a.opts.MaxPutOffs {
+		r.a.deadLetter(t.Name, opWriteBack, g.contactID, g.newest.Body, fmt.Sprintf(
+			"the write-back to record %s was put off %d times: each time %s reported the record changed between its read and the write (%v); "+
+				"check what keeps changing the record (or whether %s's change times can be compared), then retry this dead letter",
+			recordID, n, t.Name, err, t.Name))
+		r.a.count(func(s *Stats) {
+			s.Failed++
+			s.PutOffDeadLetters++
+		})
+		r.ack(g)
+		return
+	}
+	for _, e := range g.events {
+		e.PutOffs = n
+		if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
+			r.a.log.WithError(uerr).WithField("event", e.ID).Warn("could not count a put-off write-back")
+		}
+	}
+	r.res.Retry++
+	r.a.count(func(s *Stats) { s.Retried++ })
+	entry := r.a.log.WithError(err).WithFields(fields)
+	if n == 1 {
+		entry.Info("record changed while its write-back was decided; deciding again next round")
+		return
+	}
+	entry.Warn("record changed again while its write-back was decided; deciding again next round, until the bound sets it aside")
 }
 
 // deadLetter records a set-aside event; a failure to record it is logged

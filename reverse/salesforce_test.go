@@ -80,7 +80,8 @@ func (w *sfWorld) editAll(t *testing.T, refuse map[string]bool) {
 // TestSalesforceEditsGoInCompositeCalls writes 250 workspace edits back:
 // two sObject Collections updates (200 + 50). The org's validation rule
 // refuses one record: the other 249 are written, and the refused one is
-// one dead letter naming the field. The forward pass after it writes
+// one dead letter naming the field, never sent again (a definite refusal
+// is permanent: connector.Dispose). The forward pass after it writes
 // nothing to the workspace (syncd's own writes moved SystemModstamp).
 func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 	const n = 250
@@ -114,9 +115,8 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 			t.Errorf("Contact %s LastName %v, want %s", r.ID, r.Fields["LastName"], want)
 		}
 	}
-	// The refused record stays in the inbox and is tried again, one
-	// record a round, until MaxAttempts rounds refused it (reverse's rule
-	// for refusals); then it is one dead letter.
+	// The refused record was set aside at once: a round more sends
+	// nothing.
 	for round := 0; round < DefaultMaxAttempts; round++ {
 		if n, _ := w.e.store.CountPendingEvents(); n == 0 {
 			break
@@ -134,8 +134,8 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 	if len(dls) != 1 || !strings.Contains(dls[0].Reason, "LastName") || !strings.Contains(dls[0].Reason, "FIELD_CUSTOM_VALIDATION_EXCEPTION") {
 		t.Fatalf("dead letters %+v, want one naming LastName and the validation rule", dls)
 	}
-	if st := w.applier.Stats(); st.Written != n-1 || st.Failed != 1 || retries != DefaultMaxAttempts-1 {
-		t.Errorf("applier %+v, want %d written and 1 failed", st, n-1)
+	if st := w.applier.Stats(); st.Written != n-1 || st.Failed != 1 || retries != 0 {
+		t.Errorf("applier %+v, refused record sent again in %d calls; want %d written, 1 failed, none sent again", st, retries, n-1)
 	}
 
 	w.org.Advance(time.Second)

@@ -59,7 +59,7 @@ func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 			r.a.count(func(s *Stats) { s.Echoes++ })
 			b.record(u, u.base, false)
 		case vNoRecordID:
-			r.failed(t, g, opWriteBack, errors.New("the link holds no record id (made by a listing); run a forward pass or syncd resync first"), true)
+			r.failed(t, g, opWriteBack, errors.New("the link holds no record id (made by a listing); run a forward pass or syncd resync first"), connector.Permanent)
 		case vWrite:
 			work = append(work, u)
 		}
@@ -75,7 +75,7 @@ func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 		var rec *connector.Record
 		if t.Getter != nil {
 			if rec = records[u.recordID]; rec == nil || rec.Deleted {
-				r.failed(t, u.g, opWriteBack, fmt.Errorf("record %s: %w", u.recordID, connector.ErrNotFound), true)
+				r.failed(t, u.g, opWriteBack, fmt.Errorf("record %s: %w", u.recordID, connector.ErrNotFound), connector.Permanent)
 				continue
 			}
 		}
@@ -99,7 +99,7 @@ func (b *batch) readRecords(ctx context.Context, work []*update) (map[string]*co
 	recs, err := t.Getter.Get(ctx, ids)
 	if err != nil {
 		for _, u := range work {
-			b.r.failed(t, u.g, opWriteBack, &wholeCallError{err}, false)
+			b.r.failed(t, u.g, opWriteBack, &wholeCallError{err}, connector.Wait)
 		}
 		return nil, fmt.Errorf("read %d records: %w", len(ids), err)
 	}
@@ -241,7 +241,7 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 	}
 	fields, err := t.Mapper.RecordChanges(m.cur, m.want)
 	if err != nil {
-		r.failed(t, u.g, opWriteBack, err, true)
+		r.failed(t, u.g, opWriteBack, err, connector.Permanent)
 		return
 	}
 	if len(fields) == 0 {
@@ -258,21 +258,17 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 	b.writes = append(b.writes, &write{change: ch, g: u.g, u: u, agreed: m.agreed})
 }
 
-// settleUpdate records a written update, or keeps its events for the
-// next round.
+// settleUpdate records a written update; a failed one is put off (the
+// record changed since it was read), kept for the next round or set aside,
+// as dispose says.
 func (b *batch) settleUpdate(w *write, res connector.WriteResult) {
 	t, r := b.t, b.r
-	if errors.Is(res.Err, connector.ErrChanged) {
-		// Not a failure: the events stay for the next round, which
-		// reads the record again and decides anew.
-		r.res.Retry++
-		r.a.count(func(s *Stats) { s.Retried++ })
-		r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": w.g.contactID}).
-			Info("record changed while its write-back was decided; deciding again next round")
-		return
-	}
 	if res.Err != nil {
-		r.failed(t, w.g, opWriteBack, res.Err, errors.Is(res.Err, connector.ErrNotFound))
+		if d := dispose(res.Err); d == connector.Postpone {
+			r.putOff(t, w.g, w.change.ID, res.Err)
+		} else {
+			r.failed(t, w.g, opWriteBack, res.Err, d)
+		}
 		return
 	}
 	r.a.count(func(s *Stats) { s.Written++ })
@@ -334,7 +330,7 @@ func (b *batch) planDeletes(groups []*group) {
 			r.a.count(func(s *Stats) { s.Unlinked++ })
 			r.ack(g)
 		case vNoDeleteID:
-			r.failed(t, g, opDelete, errors.New("the link holds no record id; delete the record by hand"), true)
+			r.failed(t, g, opDelete, errors.New("the link holds no record id; delete the record by hand"), connector.Permanent)
 		case vDelete:
 			b.writes = append(b.writes, &write{g: g, change: connector.Change{Op: connector.OpDelete, ID: deleteID(t, g), Soft: t.SoftDelete}})
 		default:
@@ -348,7 +344,7 @@ func (b *batch) planDeletes(groups []*group) {
 func (b *batch) settleDelete(w *write, res connector.WriteResult) {
 	t, r := b.t, b.r
 	if res.Err != nil && !errors.Is(res.Err, connector.ErrNotFound) {
-		r.failed(t, w.g, opDelete, res.Err, false)
+		r.failed(t, w.g, opDelete, res.Err, dispose(res.Err))
 		return
 	}
 	r.commit.Unlink = append(r.commit.Unlink, *w.g.link)

@@ -21,6 +21,9 @@ type InboxEvent struct {
 	Body             []byte    `json:"body,omitempty"`
 	ReceivedAt       time.Time `json:"receivedAt,omitzero"`
 	Attempts         int       `json:"attempts,omitempty"`
+	// PutOffs counts the rounds that put the event's write-back off
+	// because the record changed since it was read.
+	PutOffs int `json:"putOffs,omitempty"`
 }
 
 // appendFill is the fill of the pages of buckets whose keys are appended
