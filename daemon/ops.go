@@ -190,7 +190,8 @@ func (d *Daemon) ObserveReverse(r *Running) {
 			s.Accepted, s.Duplicates, s.Ignored, s.Refused, s.Failed = rs.Accepted, rs.Duplicates, rs.Ignored, rs.Refused, rs.Failed
 		}
 		if r.Applier != nil {
-			s.Echoes = r.Applier.Stats().Echoes
+			as := r.Applier.Stats()
+			s.Echoes, s.PutOffs, s.PutOffDeadLetters = as.Echoes, as.PutOffs, as.PutOffDeadLetters
 		}
 		return s
 	})

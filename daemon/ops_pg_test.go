@@ -49,6 +49,7 @@ func TestPGWebhookMetricsAndReadiness(t *testing.T) {
 		`syncd_webhook_deliveries_total{result="duplicate"} 1`,
 		`syncd_webhook_deliveries_total{result="refused"} 1`,
 		`syncd_webhook_echoes_total ` + itoa(as.Echoes),
+		`syncd_writeback_put_off_dead_letters_total ` + itoa(as.PutOffDeadLetters),
 		`syncd_webhook_inbox_pending 0`,
 	} {
 		if !strings.Contains(m, want) {

@@ -188,6 +188,10 @@ type WebhookStats struct {
 	// Echoes are accepted events the applier dropped as syncd's own
 	// writes coming back (or changes of fields that do not flow back).
 	Echoes int64
+	// PutOffs are write-backs the applier put off because the record
+	// changed since it was read; PutOffDeadLetters the contacts it set
+	// aside as dead letters after too many put-offs.
+	PutOffs, PutOffDeadLetters int64
 }
 
 // SetWebhookStats makes the webhook counters read fn at each scrape (nil
@@ -241,6 +245,7 @@ type scrapeCollector struct {
 
 	links, deadLetters, conflicts, inbox *prometheus.Desc
 	deliveries, echoes                   *prometheus.Desc
+	putOffs, putOffDeadLetters           *prometheus.Desc
 }
 
 func newScrapeCollector() *scrapeCollector {
@@ -256,12 +261,16 @@ func newScrapeCollector() *scrapeCollector {
 		inbox:       prometheus.NewDesc(name("webhook_inbox_pending"), "Webhook events accepted but not yet applied.", nil, nil),
 		deliveries:  prometheus.NewDesc(name("webhook_deliveries_total"), "Webhook deliveries answered by the receiver, by result (accepted, duplicate, ignored, refused, failed).", []string{"result"}, nil),
 		echoes:      prometheus.NewDesc(name("webhook_echoes_total"), "Accepted webhook events dropped as echoes of syncd's own writes.", nil, nil),
+		putOffs: prometheus.NewDesc(name("writeback_put_offs_total"),
+			"Write-backs put off because the record changed between its read and the write (decided anew the next round).", nil, nil),
+		putOffDeadLetters: prometheus.NewDesc(name("writeback_put_off_dead_letters_total"),
+			"Contacts whose write-back was put off too many times in a row and was set aside as a dead letter.", nil, nil),
 	}
 }
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.errors.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.conflicts, c.inbox, c.deliveries, c.echoes} {
+	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.conflicts, c.inbox, c.deliveries, c.echoes, c.putOffs, c.putOffDeadLetters} {
 		ch <- d
 	}
 }
@@ -296,5 +305,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.deliveries, prometheus.CounterValue, float64(n), result)
 		}
 		ch <- prometheus.MustNewConstMetric(c.echoes, prometheus.CounterValue, float64(s.Echoes))
+		ch <- prometheus.MustNewConstMetric(c.putOffs, prometheus.CounterValue, float64(s.PutOffs))
+		ch <- prometheus.MustNewConstMetric(c.putOffDeadLetters, prometheus.CounterValue, float64(s.PutOffDeadLetters))
 	}
 }

@@ -98,7 +98,9 @@ func TestScrapeReadsStateAndWebhooks(t *testing.T) {
 		reads++
 		return StateGauges{Connectors: []ConnectorGauges{{Connector: "crm", Links: 42, DeadLetters: 3, Conflicts: 1}}, InboxPending: 7}, fail
 	})
-	m.SetWebhookStats(func() WebhookStats { return WebhookStats{Accepted: 5, Duplicates: 2, Refused: 1, Echoes: 4} })
+	m.SetWebhookStats(func() WebhookStats {
+		return WebhookStats{Accepted: 5, Duplicates: 2, Refused: 1, Echoes: 4, PutOffs: 12, PutOffDeadLetters: 1}
+	})
 
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -110,6 +112,8 @@ func TestScrapeReadsStateAndWebhooks(t *testing.T) {
 		`syncd_webhook_deliveries_total{result="duplicate"} 2`,
 		`syncd_webhook_deliveries_total{result="refused"} 1`,
 		`syncd_webhook_echoes_total 4`,
+		`syncd_writeback_put_offs_total 12`,
+		`syncd_writeback_put_off_dead_letters_total 1`,
 		`syncd_build_info{goversion="go`,
 		`version="v1.2.3"} 1`,
 		`go_goroutines`,
