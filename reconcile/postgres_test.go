@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,5 +163,70 @@ func TestPostgresWorkspaceDeletionIsNotUndone(t *testing.T) {
 	}
 	if _, ok, _ := e.store.Link("crm", "7"); ok {
 		t.Error("link 7 kept after the deletion")
+	}
+}
+
+// TestPostgresWorkspaceDeletionFollowsTheWriteRule: the forward pass's
+// delete of the row of a contact deleted in the workspace follows the one
+// rule of connector.Dispose. A serialization failure (SQLSTATE 40001, a
+// passing condition) is retried and the row deleted; a delete the table
+// refuses for good (a foreign key, 23503) is tried once and set aside.
+func TestPostgresWorkspaceDeletionFollowsTheWriteRule(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		trigger   string // the BEFORE DELETE trigger's body
+		deleted   bool
+		attempts  int64 // deletes the table saw
+		permanent bool
+	}{
+		{name: "serialization failure twice, then deleted", deleted: true, attempts: 3,
+			trigger: `IF nextval('%[1]s_tries') <= 2 THEN RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; RETURN OLD;`},
+		{name: "refused by a foreign key", attempts: 1, permanent: true,
+			trigger: `PERFORM nextval('%[1]s_tries'); RAISE EXCEPTION 'row is still referenced by an invoice' USING ERRCODE = '23503';`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newPGEnv(t, 20, emulator.Options{})
+			e.wsDelete = policy.DeleteRemove
+			e.run()
+			pgtest.Exec(t, e.pool, fmt.Sprintf(`CREATE SEQUENCE %s_tries`, e.table))
+			pgtest.Exec(t, e.pool, fmt.Sprintf(`CREATE FUNCTION %[1]s_guard() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN %[2]s END $$`,
+				e.table, fmt.Sprintf(tc.trigger, e.table)))
+			pgtest.Exec(t, e.pool, fmt.Sprintf(`CREATE TRIGGER guard BEFORE DELETE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[1]s_guard()`, e.table))
+			l, _, _ := e.store.Link("crm", "7")
+			emutest.NewApp(t, e.emu.URL).Delete(l.ContactID)
+			e.change(7)
+			sum := e.run()
+
+			var rows, tries int64
+			queryPG(t, e.pool, fmt.Sprintf("SELECT count(*) FROM %s WHERE id = 7", e.table), &rows)
+			queryPG(t, e.pool, fmt.Sprintf("SELECT last_value FROM %s_tries", e.table), &tries)
+			if (rows == 0) != tc.deleted || tries != tc.attempts {
+				t.Fatalf("row 7 deleted %v after %d deletes, want deleted %v after %d (summary %v)", rows == 0, tries, tc.deleted, tc.attempts, sum)
+			}
+			dls, err := e.store.DeadLetters("crm")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.permanent {
+				if len(dls) != 0 || sum.Failed != 0 {
+					t.Fatalf("dead letters %+v, summary %v; want none", dls, sum)
+				}
+				return
+			}
+			if len(dls) != 1 || !strings.Contains(dls[0].Reason, "23503") || !strings.Contains(dls[0].Reason, "still referenced") {
+				t.Fatalf("dead letters %+v, want one naming the refusal", dls)
+			}
+			var p deadPayload
+			if err := json.Unmarshal(dls[0].Payload, &p); err != nil || !p.Permanent {
+				t.Fatalf("dead letter payload %s: want it permanent", dls[0].Payload)
+			}
+		})
+	}
+}
+
+func queryPG(t *testing.T, pool *pgxpool.Pool, sql string, dest any) {
+	t.Helper()
+	if err := pool.QueryRow(context.Background(), sql).Scan(dest); err != nil {
+		t.Fatalf("%s: %v", sql, err)
 	}
 }

@@ -41,6 +41,12 @@ func (p *pass) write(ctx context.Context, it *item) error {
 			return fmt.Errorf("write %s cut short by shutdown: %w", it.mapped.ExternalID, err)
 		}
 		permanent := !workspace.IsTransient(err) && !errors.Is(err, workspace.ErrOutcomeUnknown)
+		var rw *recordWriteError
+		if errors.As(err, &rw) {
+			// A write into the connector's system: the rule every
+			// writer of the connectors follows.
+			permanent = connector.Dispose(rw.err) == connector.Permanent
+		}
 		if permanent || attempt >= r.opts.MaxAttempts {
 			p.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
 			return nil
@@ -240,6 +246,13 @@ func (p *pass) saveLink(it *item, c workspace.Contact) error {
 	return nil
 }
 
+// recordWriteError is the failure of a write into the connector's system
+// (not the workspace's), settled by connector.Dispose.
+type recordWriteError struct{ err error }
+
+func (e *recordWriteError) Error() string { return e.err.Error() }
+func (e *recordWriteError) Unwrap() error { return e.err }
+
 // applyWorkspaceDelete deletes the record of a contact deleted in the
 // workspace (soft where the connector can), then drops the link.
 func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
@@ -250,7 +263,7 @@ func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 			err = res[0].Err
 		}
 		if err != nil && !errors.Is(err, connector.ErrNotFound) {
-			return fmt.Errorf("delete record %s of a contact deleted in the workspace: %w", it.link.RecordID, err)
+			return &recordWriteError{fmt.Errorf("delete record %s of a contact deleted in the workspace: %w", it.link.RecordID, err)}
 		}
 	}
 	if err := r.opts.Store.DeleteLink(r.opts.Connector, it.mapped.ExternalID); err != nil {
