@@ -420,7 +420,7 @@ func (r *round) putOff(t *Target, g *group, recordID string, err error) {
 	if n >= r.a.opts.MaxPutOffs {
 		r.a.deadLetter(t.Name, opWriteBack, g.contactID, g.newest.Body, fmt.Sprintf(
 			"the write-back to record %s was put off %d times: each time %s reported the record changed between its read and the write (%v); "+
-				"check what keeps changing the record (or whether %s's change times can be compared), then retry this dead letter",
+				"check what keeps changing the record (or whether %s's change times can be compared); the next change of the contact is written again",
 			recordID, n, t.Name, err, t.Name))
 		r.a.count(func(s *Stats) {
 			s.Failed++
