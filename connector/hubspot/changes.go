@@ -187,7 +187,7 @@ func (s *Source) openWindow(ctx context.Context, cur searchCursor) (searchCursor
 		}
 	}
 	if s.lookback > 0 {
-		cur.Tail = cur.Tail.moveTo(spanStart(cur.Until, s.lookback.Milliseconds()))
+		cur.Tail = cur.Tail.moveTo(newTail(cur.Until, s.lookback.Milliseconds()))
 	} else {
 		cur.Tail = nil
 	}

@@ -31,8 +31,8 @@
 // page comes back without paging.next, the window is done and its batch
 // carries the next window's start: since = until, no after, and the
 // window's look-back span, [until - lookback, until) on whole seconds,
-// with a count of the contacts read there (per second, with their lowest
-// and highest ids; tail.go). A new window that finds nothing leaves the
+// with a count of the contacts read there (per second, or per thirtieth
+// of a look-back over 30 s, with their lowest and highest ids; tail.go). A new window that finds nothing leaves the
 // checkpoint as it was and emits no batch (unless it counted, below).
 // One read finishes at most one window, so it ends even when contacts
 // keep changing.

@@ -8,14 +8,17 @@ import (
 )
 
 // tail sums up the contacts read with a lastmodifieddate in the look-back
-// span [From, Since) of a search cursor: per second of lastmodifieddate,
+// span [From, Since) of a search cursor: per second (or Width) of lastmodifieddate,
 // how many and their lowest and highest ids. The next window needs to
 // re-read the span only for contacts the search index showed late, and
 // when many were read there, one count answers whether there are any
 // (see seenAll); otherwise it re-reads the span as it always did.
 type tail struct {
-	// From is the span's start, on a whole second (epoch ms).
+	// From is the span's start, on a multiple of the width (epoch ms).
 	From int64 `json:"from"`
+	// Width is how long a second is, in ms: 0 for 1000; longer when the
+	// look-back is (see spanWidth).
+	Width int64 `json:"w,omitempty"`
 	// Seconds are the contacts read, by second, ascending.
 	Seconds []second `json:"seen,omitempty"`
 }
@@ -28,11 +31,31 @@ type second struct {
 	MaxID int64 `json:"hi"`
 }
 
-// spanStart is where the look-back span of a window ending at until
-// starts: lookback before it, on a whole second.
-func spanStart(until int64, lookback int64) int64 {
+// spanWidth is the width of a span's seconds for a look-back (ms): one
+// second, or whole seconds making about 30 of the look-back when it is
+// longer than 30 s, so that a checkpoint holds a few dozen at most.
+func spanWidth(lookback int64) int64 {
+	w := max(1000, lookback/30)
+	return (w + 999) / 1000 * 1000
+}
+
+// newTail starts the look-back span of a window ending at until:
+// lookback before it, on a multiple of the width.
+func newTail(until, lookback int64) *tail {
+	w := spanWidth(lookback)
 	from := max(0, until-lookback)
-	return from - from%1000
+	t := &tail{From: from - from%w}
+	if w != 1000 {
+		t.Width = w
+	}
+	return t
+}
+
+func (t *tail) width() int64 {
+	if t.Width > 0 {
+		return t.Width
+	}
+	return 1000
 }
 
 // add counts a contact read at ms with id, when ms is in the span.
@@ -41,7 +64,7 @@ func (t *tail) add(ms int64, id string) {
 	if t == nil || !ok || ms < t.From {
 		return
 	}
-	at := ms - ms%1000
+	at := ms - ms%t.width()
 	i := len(t.Seconds)
 	for i > 0 && t.Seconds[i-1].At > at {
 		i--
@@ -57,18 +80,19 @@ func (t *tail) add(ms int64, id string) {
 	t.Seconds[i] = second{At: at, Count: 1, MinID: n, MaxID: n}
 }
 
-// moveTo starts the span at from, forgetting the seconds before it.
-func (t *tail) moveTo(from int64) *tail {
-	out := &tail{From: from}
+// moveTo returns the span next (a newTail), with the seconds of t that
+// start in it. Seconds of another width that straddle its start are
+// dropped: what they counted is then short, and the count re-reads.
+func (t *tail) moveTo(next *tail) *tail {
 	if t == nil {
-		return out
+		return next
 	}
 	for _, s := range t.Seconds {
-		if s.At >= from {
-			out.Seconds = append(out.Seconds, s)
+		if s.At >= next.From {
+			next.Seconds = append(next.Seconds, s)
 		}
 	}
-	return out
+	return next
 }
 
 // seen returns how many contacts were read in the span and the range of

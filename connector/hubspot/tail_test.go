@@ -161,3 +161,62 @@ func TestLookbackCountSurvivesResume(t *testing.T) {
 		t.Errorf("pass after the resumed sync read %d contacts with %d searches, want none with 2 (the count and the window)", len(again.records), n)
 	}
 }
+
+// TestLookbackTail: what a span counts, by second or, for a long
+// look-back, by a wider step; moving the span forgets what is before it.
+func TestLookbackTail(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		until       int64
+		lookback    time.Duration
+		reads       [][2]int64 // lastmodifieddate ms, id
+		moveUntil   int64      // when set, move the span to end here
+		wantFrom    int64
+		wantSeconds []second
+	}{
+		{name: "by second", until: 100_500, lookback: 30 * time.Second,
+			reads:    [][2]int64{{70_000, 9}, {70_999, 3}, {99_000, 12}, {69_999, 1}},
+			wantFrom: 70_000, wantSeconds: []second{{At: 70_000, Count: 2, MinID: 3, MaxID: 9}, {At: 99_000, Count: 1, MinID: 12, MaxID: 12}}},
+		{name: "moved: earlier seconds forgotten", until: 100_500, lookback: 30 * time.Second, moveUntil: 129_100,
+			reads:    [][2]int64{{70_000, 9}, {99_000, 12}, {99_500, 4}},
+			wantFrom: 99_000, wantSeconds: []second{{At: 99_000, Count: 2, MinID: 4, MaxID: 12}}},
+		{name: "long look-back counts by 20 s", until: 1_000_000, lookback: 10 * time.Minute,
+			reads:    [][2]int64{{400_000, 5}, {419_999, 6}, {420_000, 7}, {999_999, 8}},
+			wantFrom: 400_000, wantSeconds: []second{{At: 400_000, Count: 2, MinID: 5, MaxID: 6}, {At: 420_000, Count: 1, MinID: 7, MaxID: 7}, {At: 980_000, Count: 1, MinID: 8, MaxID: 8}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := newTail(tc.until, tc.lookback.Milliseconds())
+			for _, r := range tc.reads {
+				tl.add(r[0], fmt.Sprint(r[1]))
+			}
+			if tc.moveUntil != 0 {
+				tl = tl.moveTo(newTail(tc.moveUntil, tc.lookback.Milliseconds()))
+			}
+			if tl.From != tc.wantFrom || !slices.Equal(tl.Seconds, tc.wantSeconds) {
+				t.Errorf("span from %d %+v, want from %d %+v", tl.From, tl.Seconds, tc.wantFrom, tc.wantSeconds)
+			}
+		})
+	}
+}
+
+// TestLookbackLongKeepsCheckpointSmall: with a look-back of 10 minutes
+// the checkpoint holds a few dozen counts, whatever was read, and the
+// count still spares the re-read.
+func TestLookbackLongKeepsCheckpointSmall(t *testing.T) {
+	f := newFixture(t, hubspottest.Options{Seed: 23}, func(s *Settings) { s.Lookback = 10 * time.Minute; s.PageSize = 100 })
+	for i := range 1200 {
+		f.srv.SetClock(base.Add(time.Duration(i) * 400 * time.Millisecond)) // over 8 minutes
+		f.srv.Add(map[string]string{"email": fmt.Sprintf("l%d@example.com", i)})
+	}
+	f.srv.SetClock(base.Add(9 * time.Minute))
+	first := f.changes(t, "")
+	if n := len(first.checkpoint); n > 2500 {
+		t.Errorf("checkpoint of %d characters after 1,200 contacts: %s", n, first.checkpoint)
+	}
+	f.srv.Advance(time.Minute)
+	f.srv.ResetStats()
+	again := f.changes(t, first.checkpoint)
+	if n := f.srv.Stats().Requests[hubspottest.RouteSearch]; len(again.records) != 0 || n != 2 {
+		t.Errorf("next pass read %d contacts with %d searches, want none with 2", len(again.records), n)
+	}
+}
