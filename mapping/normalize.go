@@ -55,10 +55,17 @@ func NormalizePhone(s, region string) (string, error) {
 		return s, nil
 	}
 	e, err := parsePhone(s, region)
-	if err == nil {
-		rememberE164(e)
+	if err != nil || knownE164(e) {
+		return e, err
 	}
-	return e, err
+	// The result must be its own canonical form, or two-way sync would
+	// never settle: the library reads some numbers with leading zeros
+	// ("0000000" in DE) to an E.164 form that reads back otherwise.
+	if again, err := parsePhone(e, DefaultRegion); err != nil || again != e {
+		return "", invalidPhone(s, region, "its E.164 form "+e+" does not read back as itself")
+	}
+	rememberE164(e)
+	return e, nil
 }
 
 // parsePhone is NormalizePhone's general path, through the phone number

@@ -125,15 +125,9 @@ func knownE164(s string) bool {
 	return ok
 }
 
-// rememberE164 records e, a result of the general path, once the general
-// path has read it back as itself.
+// rememberE164 records e, a result of the general path that the general
+// path read back as itself.
 func rememberE164(e string) {
-	if knownE164(e) {
-		return
-	}
-	if again, err := parsePhone(e, DefaultRegion); err != nil || again != e {
-		return
-	}
 	e164Seen.Lock()
 	if len(e164Seen.m) >= maxE164Seen {
 		clear(e164Seen.m)

@@ -38,6 +38,7 @@ func TestNormalizePhoneTypedByUsers(t *testing.T) {
 		{name: "empty", in: "", want: ""},
 		{name: "too short", in: "12", region: "US", wantErr: []string{"too short"}},
 		{name: "unknown country code", in: "+999 1234 5678", region: "US", wantErr: []string{"country code"}},
+		{name: "E.164 form that reads back otherwise", in: "0000000", region: "DE", wantErr: []string{"does not read back as itself"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,4 +198,50 @@ func mustSpec(t *testing.T, doc string) Spec {
 		t.Fatal(err)
 	}
 	return spec
+}
+
+// FuzzPhoneNeverHoldsBackItsRecord: whatever a user types in a phone
+// field, the record maps (with onInvalid's default), the phone either
+// becomes a possible E.164 number that normalises to itself, or is left
+// out with a warning wrapping ErrInvalidPhone that carries the value.
+func FuzzPhoneNeverHoldsBackItsRecord(f *testing.F) {
+	for _, s := range []string{"n/a", "0049 30 1234567", "555-0100", "+1 415 555 0100", "415-555-0100 ext. 12", "", "  ", "+", "00", "011 44 20 7946 0958", "++1", "tel:+14155550100"} {
+		f.Add(s, byte(0))
+	}
+	regions := []string{"US", "DE", "GB", "FR", "CA"}
+	m := map[string]*Mapper{}
+	for _, r := range regions {
+		spec := Spec{ExternalID: "id", Fields: map[string]FieldSpec{"firstName": {From: "name"}, "phoneNumbers.mobile": {From: "phone", Region: r}}}
+		mp, err := Compile(spec, Both, nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		m[r] = mp
+	}
+	f.Fuzz(func(t *testing.T, in string, pick byte) {
+		region := regions[int(pick)%len(regions)]
+		got, err := m[region].ToContact(connector.Record{ID: "r", Fields: map[string]any{"id": "r", "name": "Ann", "phone": in}})
+		if err != nil {
+			t.Fatalf("phone %q in %s held back its record: %v", in, region, err)
+		}
+		phone, warned := got.Fields["phoneNumbers.mobile"], len(got.Warnings) > 0
+		switch {
+		case phone != "" && warned:
+			t.Fatalf("phone %q in %s both mapped (%q) and warned", in, region, phone)
+		case warned:
+			w := got.Warnings[0]
+			if w.Value != in || !errors.Is(w.Err, ErrInvalidPhone) {
+				t.Fatalf("warning %+v for %q", w, in)
+			}
+		case phone != "":
+			if phone[0] != '+' {
+				t.Fatalf("phone %q in %s mapped to %q, not E.164", in, region, phone)
+			}
+			for _, r := range regions {
+				if again, err := NormalizePhone(phone, r); err != nil || again != phone {
+					t.Fatalf("%q -> %q does not normalise to itself in %s: %q, %v", in, phone, r, again, err)
+				}
+			}
+		}
+	})
 }
