@@ -22,10 +22,14 @@ import (
 //     a type the field cannot take, a field the system lacks) wrote
 //     nothing: its error matches ErrInvalidChange. It is not the other
 //     system's refusal, but it fails the same way every time.
-//   - any other error (a cancelled context before sending, a lost
-//     connection) wrote nothing for certain only when the connector
-//     says so. Callers that must be safe treat it, for a create, as
-//     ErrOutcomeUnknown.
+//   - a change the system turned away before applying it (a 429, a
+//     spent API budget, refused credentials) or that the caller's
+//     context cut short before it was sent wrote nothing: Dispose says
+//     Wait, and the error does not wrap ErrOutcomeUnknown (a context
+//     that ended once the request may have been sent does).
+//   - any other error (a lost connection, a 5xx) wrote nothing for
+//     certain only when the connector says so. Callers that must be
+//     safe treat it, for a create, as ErrOutcomeUnknown.
 //
 // ErrNotFound and ErrChanged keep their own meaning. Dispose (dispose.go)
 // is the one rule that says which of these a writer sends again.

@@ -105,9 +105,11 @@ func (b *batch) startCreate(g *group) error {
 
 // settleCreate records a created record's id for step 3, or settles a
 // create that failed: refused for good (dispose says Permanent: nothing
-// created, set aside, a later version may be created), not sent (its
-// Write call failed as a whole: tried again) or of unknown outcome (set
-// aside, never created again).
+// created, set aside, a later version may be created), not applied (its
+// Write call failed as a whole, or dispose says Wait without
+// connector.ErrOutcomeUnknown: a 429, a spent budget, refused credentials,
+// a context that ended before sending; tried again) or of unknown outcome
+// (set aside, never created again).
 func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	t, r, g, p := b.t, b.r, w.g, w.pending
 	if res.Err == nil && res.ID != "" {
@@ -121,8 +123,8 @@ func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	if res.Err == nil {
 		res.Err = errors.New("the connector reported no record id")
 	}
-	var whole *wholeCallError
-	if d := dispose(res.Err); errors.As(res.Err, &whole) || d == connector.Permanent {
+	d := dispose(res.Err)
+	if d == connector.Permanent || (d == connector.Wait && !errors.Is(res.Err, connector.ErrOutcomeUnknown)) {
 		// Nothing was created: a later round may try again.
 		if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
 			r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")

@@ -1,10 +1,13 @@
 package reverse
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/remote"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"
@@ -179,5 +182,64 @@ func TestContactsOfOurSourceOrIgnoredAreNotCreated(t *testing.T) {
 	}
 	if e.applier.Stats().Ignored != 1 || e2.applier.Stats().Ignored != 1 {
 		t.Fatalf("stats %+v %+v", e.applier.Stats(), e2.applier.Stats())
+	}
+}
+
+// TestCreateFailuresFollowOneRule: a create that fails is settled by
+// connector.Dispose like an update, with the create's own caution: a
+// refusal is one dead letter naming the message and clears the pending
+// marker; a 429 or a spent budget was not applied, so the marker is
+// cleared and the create is sent again and made once it passes; an
+// outcome-unknown failure is one dead letter and keeps the marker, never
+// sent again.
+func TestCreateFailuresFollowOneRule(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		sends   int  // creates sent
+		created bool // the record exists at the end
+		pending bool // the pending create is kept
+		reason  string
+	}{
+		{name: "refused", err: errRefused, sends: 1, reason: "field last_name refused (code 23514)"},
+		{name: "429", err: &remote.StatusError{API: "crm", Route: "POST /people", Status: 429}, sends: 3, created: true},
+		{name: "budget spent", err: fmt.Errorf("crm daily budget: %w", connector.ErrBudgetSpent), sends: 3, created: true},
+		{name: "outcome unknown", err: fmt.Errorf("%w: connection reset", connector.ErrOutcomeUnknown), sends: 1, pending: true, reason: "may or may not have been applied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := createEnv(t)
+			e.mem.failIDs[""] = tc.err // creates have no id
+			c := e.appCreate("Cora", "Create", "cora@example.com")
+			e.event("e1", workspace.EventContactUpdated, c)
+			for range 2 {
+				if _, err := e.applier.Round(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			delete(e.mem.failIDs, "") // the limit passed
+			e.drain()
+			if n := e.creates(); n != tc.sends {
+				t.Errorf("%d creates sent, want %d", n, tc.sends)
+			}
+			if got := e.mem.get("new1").ID != ""; got != tc.created {
+				t.Errorf("record created %v, want %v", got, tc.created)
+			}
+			if _, pending, _ := e.store.PendingCreateOf("mem", c.ID); pending != tc.pending {
+				t.Errorf("pending create kept %v, want %v", pending, tc.pending)
+			}
+			if n, _ := e.store.CountPendingEvents(); n != 0 {
+				t.Errorf("%d events left", n)
+			}
+			dls, _ := e.store.DeadLetters("mem")
+			if tc.reason == "" {
+				if len(dls) != 0 {
+					t.Fatalf("dead letters %+v, want none", dls)
+				}
+				return
+			}
+			if len(dls) != 1 || dls[0].Operation != opCreate || !strings.Contains(dls[0].Reason, tc.reason) {
+				t.Fatalf("dead letters %+v, want one naming %q", dls, tc.reason)
+			}
+		})
 	}
 }
