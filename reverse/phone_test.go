@@ -9,6 +9,8 @@ import (
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/hubspot"
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/pipedrive"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -170,4 +172,62 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestPipedriveBadPhoneItemStaysWhileAnotherIsWritten: a Pipedrive person
+// whose mobile item reads "n/a" syncs without it; a workspace edit of the
+// work phone and the last name goes back, and the mobile item's text
+// stays as typed, in the phones list Pipedrive takes whole, even when a
+// mobile number is typed into the app.
+func TestPipedriveBadPhoneItemStaysWhileAnotherIsWritten(t *testing.T) {
+	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	t.Cleanup(srv.Close)
+	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Emails: []pipedrivetest.Item{{Value: "ada@example.com", Label: "work"}},
+		Phones: []pipedrivetest.Item{{Value: "n/a", Label: "mobile", Primary: true}, {Value: "+1 415 555 0100", Label: "work"}}})
+	srv.Advance(time.Second)
+
+	e := newEnv(t, nil)
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
+		"firstName": {From: "first_name"}, "lastName": {From: "last_name"}, "emails.work": {From: "emails.work"},
+		"phoneNumbers.mobile": {From: "phones.mobile"}, "phoneNumbers.work": {From: "phones.work"},
+	})
+	set := pipedrive.NewSettings()
+	set.APIToken, set.BaseURL, set.RateLimit, set.Lookback = connector.Secret(srv.Token()), srv.URL, 100000, 0
+	src, err := pipedrive.Open(context.Background(), connector.Options{Name: "pd", Settings: set, Fields: m.SourceFields(), Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.SetClock(srv.Now)
+	t.Cleanup(func() { src.Close() })
+	crm := e.syncCRM(t, pipedrive.TypeName, src, &Target{
+		Name: "pd", Source: "custom-pipedrive", Mapper: m, Writer: src, Direction: mapping.Both}, 1)
+
+	c := e.contactByExt(id)
+	if ph := c.DefaultFields.PhoneNumbers; len(ph) != 1 || ph[0].Name != "work" || ph[0].Value != "+14155550100" {
+		t.Fatalf("contact phones %+v, want only the work number", ph)
+	}
+	if ws, _ := e.store.FieldWarnings("pd"); len(ws) != 1 || ws[0].Field != "phoneNumbers.mobile" || ws[0].Value != "n/a" {
+		t.Fatalf("warnings %+v, want the mobile's n/a", ws)
+	}
+	// Someone also types a mobile number into the app: the source's text
+	// for it stays all the same (the fix belongs at the source).
+	v, mobile := "+12125550100", "+13105550100"
+	e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("King"),
+		PhoneNumbers: []workspace.ItemPatch{{ID: c.DefaultFields.PhoneNumbers[0].ID, Name: "work", Value: &v}, {Name: "mobile", Value: &mobile}}}})
+	srv.Advance(time.Second)
+	if _, err := crm.applier.CatchUp(context.Background(), "pd"); err != nil {
+		t.Fatal(err)
+	}
+	if err := crm.applier.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := srv.Get(id)
+	phones := map[string]string{}
+	for _, it := range p.Phones {
+		phones[it.Label] = it.Value
+	}
+	if !strings.HasSuffix(p.Name, "King") || phones["work"] != "+12125550100" || phones["mobile"] != "n/a" {
+		t.Fatalf("Pipedrive person %q phones %v, want the edits written and the mobile's n/a kept", p.Name, phones)
+	}
 }
