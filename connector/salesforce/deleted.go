@@ -64,7 +64,7 @@ func (s *Source) purged(ctx context.Context, from, until time.Time, seen map[str
 		var e *Error
 		if errors.As(err, &e) && e.Code == "INVALID_REPLICATION_DATE" {
 			s.log.WithFields(map[string]any{"start": start, "end": end, "reason": e.Message}).
-				Error("Salesforce refused to list the deletions of this range (its delete log was purged past the start): records deleted and purged from the Recycle Bin meanwhile cannot be listed; run a full resync (syncd resync) to find them")
+				Error("Salesforce refused to list the deletions of this range (as it does when its delete log was purged past the start; its reason is logged): records deleted and purged from the Recycle Bin meanwhile cannot be listed; run a full resync (syncd resync) to find them")
 			return nil, end, nil
 		}
 		return nil, from, fmt.Errorf("list deleted %s records: %w", s.object, err)
