@@ -76,26 +76,33 @@ func (e *hsEnv) contactsByExt() map[string][]workspace.Contact {
 // the next incremental pass ends with one workspace contact for the
 // merged contact, an existing one moved to it when it had none (no
 // delete and new contact), and the other, now a duplicate, following
-// onSourceDelete: deleted, unlinked or left as it was.
+// onSourceDelete: deleted, unlinked or left as it was. So does a merge
+// that the archived scan sees before search shows the merged contact.
 func TestHubSpotMergeRelinksContact(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		legacy   bool
 		onDelete policy.Delete
+		// archived lists merged-away contacts as archived, and lag keeps
+		// the merged contact out of search for that long: the archived
+		// scan sees the merge first.
+		archived bool
+		lag      time.Duration
 	}{
-		{"new id, delete", false, policy.DeleteRemove},
-		{"new id, unlink", false, policy.DeleteUnlink},
-		{"new id, ignore", false, policy.DeleteIgnore},
-		{"primary kept, delete", true, policy.DeleteRemove},
-		{"primary kept, unlink", true, policy.DeleteUnlink},
+		{name: "new id, delete", onDelete: policy.DeleteRemove},
+		{name: "new id, unlink", onDelete: policy.DeleteUnlink},
+		{name: "new id, ignore", onDelete: policy.DeleteIgnore},
+		{name: "primary kept, delete", legacy: true, onDelete: policy.DeleteRemove},
+		{name: "primary kept, unlink", legacy: true, onDelete: policy.DeleteUnlink},
+		{name: "new id listed archived before search shows it, delete", onDelete: policy.DeleteRemove, archived: true, lag: 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newHSEnv(t, hubspottest.Options{Seed: 5, LegacyMerge: tc.legacy})
+			e := newHSEnv(t, hubspottest.Options{Seed: 5, LegacyMerge: tc.legacy, ArchiveMerged: tc.archived, SearchLag: tc.lag})
 			e.policy = tc.onDelete
 			a := e.crm.Add(map[string]string{"firstname": "Ada", "lastname": "Lovelace", "email": "ada@example.com"})
 			b := e.crm.Add(map[string]string{"firstname": "Ada", "lastname": "King", "email": "ada.king@example.com"})
 			other := e.crm.Add(map[string]string{"firstname": "Alan", "lastname": "Turing", "email": "alan@example.com"})
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(tc.lag + 5*time.Millisecond)
 			if sum, err := e.run(); err != nil || sum.Created != 3 {
 				t.Fatalf("first pass: %v, %v", sum, err)
 			}
@@ -110,6 +117,17 @@ func TestHubSpotMergeRelinksContact(t *testing.T) {
 			sum, err := e.run()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.lag > 0 {
+				// The merged contact's values come once search shows it.
+				time.Sleep(tc.lag)
+				more, err := e.run()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum.Created += more.Created
+				sum.Deleted += more.Deleted
+				sum.Relinked += more.Relinked
 			}
 			after := e.contactsByExt()
 			if len(after[won]) != 1 {
@@ -168,7 +186,7 @@ func TestHubSpotMergeRelinksContact(t *testing.T) {
 			if err := e.crm.Update(won, map[string]string{"firstname": "Augusta"}); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(tc.lag + 5*time.Millisecond)
 			sum, err = e.run()
 			if err != nil {
 				t.Fatal(err)

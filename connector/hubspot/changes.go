@@ -281,6 +281,11 @@ func (s *Source) scanArchived(ctx context.Context, cp checkpoint, emit func([]co
 			r.UpdatedAt = at
 			recs = append(recs, r)
 		}
+		if len(recs) > 0 {
+			if err := s.resolveMerged(ctx, recs); err != nil {
+				return err
+			}
+		}
 		emitted += len(recs)
 		done := ans.Paging == nil || ans.Paging.Next == nil || ans.Paging.Next.After == ""
 		next := cp

@@ -59,10 +59,12 @@
 // contacts never appear in search. Changes therefore also scans GET
 // /crm/v3/objects/contacts?archived=true, which has no "since" filter: the
 // whole archived list is read on every scan (one call per 100 archived
-// contacts; HubSpot keeps them 90 days). The scan's own cursor (the newest
-// archivedAt seen and the ids archived in the look-back before it) lets it
-// emit, as Deleted records, only archivals not emitted before. Set
-// archivedInterval to scan less often when the archived list is long.
+// contacts; HubSpot keeps them 90 days), plus one batch read per 100 new
+// archivals, to tell merges from deletions (see Merges). The scan's own
+// cursor (the newest archivedAt seen and the ids archived in the
+// look-back before it) lets it emit, as Deleted records, only archivals
+// not emitted before. Set archivedInterval to scan less often when the
+// archived list is long.
 // Both cursors travel in the one checkpoint string, as JSON.
 //
 // # Merges
@@ -74,7 +76,11 @@
 // for hs_merged_object_ids, and each id it names comes, just before the
 // merged contact, as a Deleted record with MergedInto set: the reconciler
 // moves the first linked one's contact to the merged contact and applies
-// onSourceDelete to the others, duplicates now (see merge.go).
+// onSourceDelete to the others, duplicates now (see merge.go). Whether
+// HubSpot lists merged-away contacts as archived is not documented; if
+// it does, the archived scan reads its new archivals once (batch read):
+// an id that reads as a contact whose hs_merged_object_ids names it is
+// reported as merged into it, even before search shows that contact.
 //
 // # Writes
 //

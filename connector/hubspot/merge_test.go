@@ -2,6 +2,7 @@ package hubspot
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -95,5 +96,52 @@ func TestMergedAwayIDs(t *testing.T) {
 				t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestArchivedMergeBeforeSearchShowsIt: when HubSpot lists merged-away
+// contacts as archived (not documented either way) and the archived scan
+// sees them before the search index shows the merged contact, they come
+// as Deleted records naming the merged contact all the same, found by one
+// batch read; plain archivals stay plain deletions.
+func TestArchivedMergeBeforeSearchShowsIt(t *testing.T) {
+	f := newFixture(t, hubspottest.Options{Seed: 12, ArchiveMerged: true, SearchLag: 20 * time.Second}, func(s *Settings) { s.Lookback = 30 * time.Second })
+	ids := addAt(f.srv, base, map[string]string{"email": "a@example.com"}, map[string]string{"email": "b@example.com"}, map[string]string{"email": "c@example.com"})
+	f.srv.SetClock(base.Add(time.Minute))
+	first := f.changes(t, "")
+	if len(first.records) != 3 {
+		t.Fatalf("first read %v, want the 3 contacts", first.ids())
+	}
+	f.srv.Advance(time.Minute)
+	won, err := f.srv.Merge(ids[0], ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Archive(ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Advance(time.Second) // the merged contact is not searchable yet
+	f.srv.ResetStats()
+	r := f.changes(t, first.checkpoint)
+	got := map[string]string{}
+	for _, rec := range r.records {
+		if !rec.Deleted {
+			t.Errorf("contact %s read before the index shows it", rec.ID)
+			continue
+		}
+		got[rec.ID] = rec.MergedInto
+	}
+	want := map[string]string{ids[0]: won, ids[1]: won, ids[2]: ""}
+	if !maps.Equal(got, want) {
+		t.Errorf("deletions %v, want %v (merged into %s, and a plain archival)", got, want, won)
+	}
+	if n := f.srv.Stats().Requests[hubspottest.RouteBatchRead]; n != 1 {
+		t.Errorf("%d batch reads to tell merges from archivals, want 1", n)
+	}
+	// Once searchable, the merged contact comes with its merge trace.
+	f.srv.Advance(time.Minute)
+	later := f.changes(t, r.checkpoint)
+	if !slices.Contains(later.ids(), won) {
+		t.Errorf("the merged contact %s is never read: %v", won, later.ids())
 	}
 }

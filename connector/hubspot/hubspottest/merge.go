@@ -21,7 +21,8 @@ const mergedProperty = "hs_merged_object_ids"
 // By default it follows HubSpot's current behaviour (developer changelog,
 // "Updated merge functionality for contacts and companies"): a new
 // contact with a new id is created, both contacts are merged into it and
-// disappear (from search, the list and the archived list), and both old
+// disappear (from search, the list and, unless Options.ArchiveMerged, the
+// archived list), and both old
 // ids still point to it: reading them (GET by id, batch read) answers the
 // merged contact, with its new id. With Options.LegacyMerge the primary
 // keeps its id, as before that change. Either way the merged contact
@@ -114,6 +115,9 @@ func (s *Server) mergeLocked(primaryID, otherID string) (*contact, error) {
 func (s *Server) goneLocked(c, into *contact) {
 	c.mergedInto = into.id
 	now := s.nowLocked()
+	if s.opts.ArchiveMerged {
+		c.archived, c.archivedAt = true, now
+	}
 	s.addVersionLocked(c, now, now)
 }
 

@@ -38,7 +38,7 @@ func (s *Server) listLocked(r *http.Request, archived bool) answer {
 	names := queryList(q["properties"])
 	ans := listAnswer{Results: []object{}}
 	for _, c := range s.order {
-		if c.id < after || c.archived != archived || c.mergedInto != 0 {
+		if c.id < after || c.archived != archived || (c.mergedInto != 0 && !s.opts.ArchiveMerged) {
 			continue
 		}
 		if len(ans.Results) == limit {

@@ -105,6 +105,11 @@ type Options struct {
 	// LegacyMerge makes a merge keep the primary contact's id, as HubSpot
 	// did before merges of contacts made a new contact (see Merge).
 	LegacyMerge bool
+	// ArchiveMerged lists merged-away contacts among the archived ones
+	// (archivedAt the merge). HubSpot does not document whether it does;
+	// by default they are in no list, only their ids point to the merged
+	// contact.
+	ArchiveMerged bool
 }
 
 // StandardProperties are the contact properties every server knows.

@@ -454,15 +454,15 @@ func TestDeterministicWithSeed(t *testing.T) {
 // TestMerge merges contacts as HubSpot documents it: through the merge
 // endpoint, a new contact with a new id carrying hs_merged_object_ids
 // (cumulative), the primary's values winning, both old ids gone from
-// search and lists (archived included) and reading as the new contact;
-// with LegacyMerge the primary keeps its id.
+// search and lists (the archived one unless ArchiveMerged) and reading as
+// the new contact; with LegacyMerge the primary keeps its id.
 func TestMerge(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		legacy bool
-	}{{"new id", false}, {"legacy keeps the primary", true}} {
+		name            string
+		legacy, archive bool
+	}{{"new id", false, false}, {"legacy keeps the primary", true, false}, {"new id, merged-away listed as archived", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestServer(t, Options{Seed: 7, SearchPerSecond: -1, LegacyMerge: tc.legacy})
+			s := newTestServer(t, Options{Seed: 7, SearchPerSecond: -1, LegacyMerge: tc.legacy, ArchiveMerged: tc.archive})
 			s.SetClock(t0)
 			a := s.Add(map[string]string{"email": "a@example.com", "firstname": "Ada"})
 			b := s.Add(map[string]string{"email": "b@example.com", "firstname": "Bea", "phone": "+15550100"})
@@ -511,8 +511,12 @@ func TestMerge(t *testing.T) {
 				t.Errorf("list after the merge: %v, want only %s", ids, won)
 			}
 			_, _, m = do(t, s, "GET", "/crm/v3/objects/contacts?archived=true&limit=10", nil)
-			if ids := resultIDs(m); len(ids) != 0 {
-				t.Errorf("archived list after the merge: %v, want none", ids)
+			var wantArchived []string
+			if tc.archive {
+				wantArchived = []string{a, b}
+			}
+			if ids := resultIDs(m); !slices.Equal(ids, wantArchived) {
+				t.Errorf("archived list after the merge: %v, want %v", ids, wantArchived)
 			}
 			// A later merge carries the earlier ids along.
 			d := s.Add(map[string]string{"email": "d@example.com"})
