@@ -133,6 +133,9 @@ func stateGauges(st *state.Store, names []string) (metrics.StateGauges, error) {
 		if cg.Conflicts, err = st.CountConflicts(n); err != nil {
 			return g, err
 		}
+		if cg.FieldWarnings, err = st.CountFieldWarnings(n); err != nil {
+			return g, err
+		}
 		g.Connectors = append(g.Connectors, cg)
 	}
 	var err error

@@ -212,6 +212,9 @@ type ConnectorGauges struct {
 	DeadLetters int
 	// Conflicts are the entries of the conflict journal.
 	Conflicts int
+	// FieldWarnings are the record values left out of their contacts (a
+	// phone number that is not one), the records synced without them.
+	FieldWarnings int
 }
 
 // StateGauges are the figures read from state at each scrape.
@@ -244,6 +247,7 @@ type scrapeCollector struct {
 	errors   prometheus.Counter
 
 	links, deadLetters, conflicts, inbox *prometheus.Desc
+	fieldWarnings                        *prometheus.Desc
 	deliveries, echoes                   *prometheus.Desc
 	putOffs, putOffDeadLetters           *prometheus.Desc
 }
@@ -257,10 +261,12 @@ func newScrapeCollector() *scrapeCollector {
 		}),
 		links:       prometheus.NewDesc(name("links"), "Records in sync: links between the connector's records and workspace contacts.", []string{"connector"}, nil),
 		deadLetters: prometheus.NewDesc(name("dead_letters"), "Dead letters outstanding: records set aside after failing, by connector.", []string{"connector"}, nil),
-		conflicts:   prometheus.NewDesc(name("conflicts"), "Conflicts in the journal (both sides changed a contact; settled by policy), by connector.", []string{"connector"}, nil),
-		inbox:       prometheus.NewDesc(name("webhook_inbox_pending"), "Webhook events accepted but not yet applied.", nil, nil),
-		deliveries:  prometheus.NewDesc(name("webhook_deliveries_total"), "Webhook deliveries answered by the receiver, by result (accepted, duplicate, ignored, refused, failed).", []string{"result"}, nil),
-		echoes:      prometheus.NewDesc(name("webhook_echoes_total"), "Accepted webhook events dropped as echoes of syncd's own writes.", nil, nil),
+		fieldWarnings: prometheus.NewDesc(name("field_warnings"),
+			"Record values left out of their contacts (a phone number that is not one); the records synced without them. By connector.", []string{"connector"}, nil),
+		conflicts:  prometheus.NewDesc(name("conflicts"), "Conflicts in the journal (both sides changed a contact; settled by policy), by connector.", []string{"connector"}, nil),
+		inbox:      prometheus.NewDesc(name("webhook_inbox_pending"), "Webhook events accepted but not yet applied.", nil, nil),
+		deliveries: prometheus.NewDesc(name("webhook_deliveries_total"), "Webhook deliveries answered by the receiver, by result (accepted, duplicate, ignored, refused, failed).", []string{"result"}, nil),
+		echoes:     prometheus.NewDesc(name("webhook_echoes_total"), "Accepted webhook events dropped as echoes of syncd's own writes.", nil, nil),
 		putOffs: prometheus.NewDesc(name("writeback_put_offs_total"),
 			"Write-backs put off because the record changed between its read and the write (decided anew the next round).", nil, nil),
 		putOffDeadLetters: prometheus.NewDesc(name("writeback_put_off_dead_letters_total"),
@@ -270,7 +276,7 @@ func newScrapeCollector() *scrapeCollector {
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.errors.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.conflicts, c.inbox, c.deliveries, c.echoes, c.putOffs, c.putOffDeadLetters} {
+	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.conflicts, c.inbox, c.deliveries, c.echoes, c.putOffs, c.putOffDeadLetters} {
 		ch <- d
 	}
 }
@@ -294,6 +300,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.links, prometheus.GaugeValue, float64(g.Links), g.Connector)
 			ch <- prometheus.MustNewConstMetric(c.deadLetters, prometheus.GaugeValue, float64(g.DeadLetters), g.Connector)
 			ch <- prometheus.MustNewConstMetric(c.conflicts, prometheus.GaugeValue, float64(g.Conflicts), g.Connector)
+			ch <- prometheus.MustNewConstMetric(c.fieldWarnings, prometheus.GaugeValue, float64(g.FieldWarnings), g.Connector)
 		}
 		ch <- prometheus.MustNewConstMetric(c.inbox, prometheus.GaugeValue, float64(gauges.InboxPending))
 	}
