@@ -225,3 +225,48 @@ func TestSalesforceLastNameFallback(t *testing.T) {
 		})
 	}
 }
+
+// TestSalesforceWholeCallRefusalIsOneDeadLetter has Salesforce refuse a
+// write-back call as a whole (400 FIELD_CUSTOM_VALIDATION_EXCEPTION on
+// the call, as a validation rule raised for one record would be when the
+// org answers for the whole request), and again for each part holding
+// one record: the connector splits the call until the refusal is that
+// record's alone; it becomes one dead letter naming Salesforce's field,
+// code and message, never sent again, and the other seven edits are
+// written.
+func TestSalesforceWholeCallRefusalIsOneDeadLetter(t *testing.T) {
+	const n = 8
+	w := newSFWorld(t, n, salesforcetest.Options{})
+	w.org.Advance(time.Second)
+	w.editAll(t, nil)
+	// The call of 8, then the halves holding the first record (4, 2, 1).
+	w.org.Fail(salesforcetest.RouteUpdate, 4, 400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", "Last name is locked for this account", "LastName")
+	before := w.org.Stats()
+	if err := w.applier.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range DefaultMaxAttempts {
+		if _, err := w.applier.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := w.org.Stats().Requests[salesforcetest.RouteUpdate] - before.Requests[salesforcetest.RouteUpdate]
+	dls, err := w.e.store.DeadLetters("sf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dls) != 1 || !strings.Contains(dls[0].Reason, "LastName") || !strings.Contains(dls[0].Reason, "FIELD_CUSTOM_VALIDATION_EXCEPTION") ||
+		!strings.Contains(dls[0].Reason, "Last name is locked for this account") {
+		t.Fatalf("dead letters %+v, want one naming LastName, the code and Salesforce's message", dls)
+	}
+	written := 0
+	for _, r := range w.org.Records("Contact") {
+		if r.Fields["LastName"] == "Edited-"+r.ID {
+			written++
+		}
+	}
+	if st := w.applier.Stats(); written != n-1 || st.Written != n-1 || st.Failed != 1 || calls != 7 {
+		t.Errorf("%d records written, applier %+v, %d update calls; want %d written, 1 failed, 7 calls (8, 4, 2, 1 refused; 1, 2, 4 written)",
+			written, st, calls, n-1)
+	}
+}
