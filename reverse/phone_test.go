@@ -2,6 +2,7 @@ package reverse
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/syncd-io/syncd/connector/pipedrive"
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -229,5 +231,54 @@ func TestPipedriveBadPhoneItemStaysWhileAnotherIsWritten(t *testing.T) {
 	}
 	if !strings.HasSuffix(p.Name, "King") || phones["work"] != "+12125550100" || phones["mobile"] != "n/a" {
 		t.Fatalf("Pipedrive person %q phones %v, want the edits written and the mobile's n/a kept", p.Name, phones)
+	}
+}
+
+// TestMergeUpdateKeepsWarnedPhone: a phone target whose record value did
+// not map is never written back, whether the record is read now or not
+// (then the warning the last pass recorded tells); a phone fixed at the
+// source is written back as any field.
+func TestMergeUpdateKeepsWarnedPhone(t *testing.T) {
+	m := twoWayMapping(t, map[string]mapping.FieldSpec{
+		"firstName": {From: "first_name"}, "lastName": {From: "last_name"}, "phoneNumbers.mobile": {From: "mobile"},
+	})
+	record := func(mobile string) *connector.Record {
+		return &connector.Record{ID: "1", Fields: map[string]any{"first_name": "Ada", "last_name": "Lovelace", "mobile": mobile}}
+	}
+	tests := []struct {
+		name      string
+		rec       *connector.Record
+		warned    bool // the last pass recorded a warning on phoneNumbers.mobile
+		wantWrite map[string]any
+	}{
+		{name: "record read: n/a stays", rec: record("n/a"), wantWrite: map[string]any{"last_name": "King"}},
+		{name: "record read: 555-0100 stays", rec: record("555-0100"), wantWrite: map[string]any{"last_name": "King"}},
+		{name: "record not readable, warned: stays", rec: nil, warned: true, wantWrite: map[string]any{"last_name": "King"}},
+		{name: "record read and fixed since: the phone is written", rec: record("+1 415 555 0100"), warned: true,
+			wantWrite: map[string]any{"last_name": "King", "mobile": "+12125550100"}},
+		{name: "record not readable, no warning: the phone is written", rec: nil,
+			wantWrite: map[string]any{"last_name": "King", "mobile": "+12125550100"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg := &Target{Name: "mem", Mapper: m, Direction: mapping.Both}
+			u := &update{g: &group{contactID: "CT1", link: &state.Link{ExternalID: "1"}, contact: workspace.Contact{ID: "CT1"}},
+				ws:   mapping.Fields{"firstName": "Ada", "lastName": "King", "phoneNumbers.mobile": "+12125550100"},
+				base: mapping.Fields{"firstName": "Ada", "lastName": "Lovelace"}, changed: []string{"lastName", "phoneNumbers.mobile"}, recordID: "1"}
+			if tt.warned {
+				u.warned = map[string]bool{"phoneNumbers.mobile": true}
+			}
+			got := mergeUpdate(tg, u, tt.rec)
+			fields, err := m.RecordChanges(got.cur, got.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(fields) != fmt.Sprint(tt.wantWrite) {
+				t.Fatalf("write-back %v, want %v", fields, tt.wantWrite)
+			}
+			if _, kept := tt.wantWrite["mobile"]; !kept && got.agreed["phoneNumbers.mobile"] != "" {
+				t.Errorf("agreed phone %q: a value never written must not be taken as agreed", got.agreed["phoneNumbers.mobile"])
+			}
+		})
 	}
 }
