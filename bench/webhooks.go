@@ -295,8 +295,8 @@ func burstEvents(contacts []workspace.Contact, prefix string, when time.Time) ([
 			return nil, err
 		}
 		id := fmt.Sprintf("EV%s%010d", prefix, i+1)
-		body, err := json.Marshal(workspace.Event{ID: id, APIVersion: workspace.DefaultVersion, CreatedAt: now,
-			Type: workspace.EventContactUpdated, Data: workspace.EventData{Resource: res}})
+		body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, APIVersion: workspace.DefaultVersion, CreatedAt: now,
+			Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
 		if err != nil {
 			return nil, err
 		}

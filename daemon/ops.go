@@ -191,6 +191,7 @@ func (d *Daemon) ObserveReverse(r *Running) {
 		if r.Receiver != nil {
 			rs := r.Receiver.Stats()
 			s.Accepted, s.Duplicates, s.Ignored, s.Refused, s.Failed = rs.Accepted, rs.Duplicates, rs.Ignored, rs.Refused, rs.Failed
+			s.RefusedBy = rs.RefusedBy
 		}
 		if r.Applier != nil {
 			as := r.Applier.Stats()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
+	"github.com/syncd-io/syncd/workspace/signature"
 )
 
 // The reverse direction's counters reach the metrics, and its receiver
@@ -35,10 +36,18 @@ func TestPGWebhookMetricsAndReadiness(t *testing.T) {
 	if code := e.post(h2, body2); code != 401 {
 		t.Fatalf("forged delivery = %d, want 401", code)
 	}
+	// An envelope whose contact is in neither data.object nor
+	// data.resource (a future change of the service's envelope): refused
+	// and counted by reason.
+	renamed := []byte(`{"id":"EVrenamed","object":"event","type":"contact.updated","data":{"payload":{"id":"` + c.ID + `"}}}`)
+	h3, _ := signature.SignHeaders(e.secret, "msg-renamed", time.Now(), renamed)
+	if code := e.post(h3, renamed); code != 400 {
+		t.Fatalf("delivery without a contact = %d, want 400", code)
+	}
 	e.waitQuiet(5 * time.Second)
 
 	rs, as := e.rev.Receiver.Stats(), e.rev.Applier.Stats()
-	if rs.Accepted < 2 || rs.Duplicates != 1 || rs.Refused != 1 || as.Echoes < 1 {
+	if rs.Accepted < 2 || rs.Duplicates != 1 || rs.Refused != 2 || as.Echoes < 1 {
 		t.Fatalf("receiver %+v, applier echoes %d: the scenario did not happen as planned", rs, as.Echoes)
 	}
 	rec := httptest.NewRecorder()
@@ -47,7 +56,10 @@ func TestPGWebhookMetricsAndReadiness(t *testing.T) {
 	for _, want := range []string{
 		`syncd_webhook_deliveries_total{result="accepted"} ` + itoa(rs.Accepted),
 		`syncd_webhook_deliveries_total{result="duplicate"} 1`,
-		`syncd_webhook_deliveries_total{result="refused"} 1`,
+		`syncd_webhook_deliveries_total{result="refused"} 2`,
+		`syncd_webhook_refused_total{reason="bad_signature"} 1`,
+		`syncd_webhook_refused_total{reason="no_contact"} 1`,
+		`syncd_webhook_refused_total{reason="malformed_envelope"} 0`,
 		`syncd_webhook_echoes_total ` + itoa(as.Echoes),
 		`syncd_writeback_put_off_dead_letters_total ` + itoa(as.PutOffDeadLetters),
 		`syncd_webhook_inbox_pending 0`,

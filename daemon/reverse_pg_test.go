@@ -276,10 +276,12 @@ func (e *pgEnv) post(h http.Header, body []byte) int {
 	return resp.StatusCode
 }
 
+// signedEvent is a signed contact.updated delivery of c in the envelope
+// of the service's webhook guide (data.object).
 func signedEvent(t testing.TB, secret, msgID string, c workspace.Contact) (http.Header, []byte) {
 	res, _ := json.Marshal(c)
-	body, _ := json.Marshal(workspace.Event{ID: msgID, APIVersion: workspace.DefaultVersion, CreatedAt: time.Now().UTC(),
-		Type: workspace.EventContactUpdated, Data: workspace.EventData{Resource: res}})
+	body, _ := json.Marshal(workspace.Event{ID: msgID, Object: workspace.EventObject, APIVersion: workspace.DefaultVersion,
+		CreatedAt: time.Now().UTC(), Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
 	h, err := signature.SignHeaders(secret, msgID, time.Now(), body)
 	if err != nil {
 		t.Fatal(err)
@@ -287,8 +289,21 @@ func signedEvent(t testing.TB, secret, msgID string, c workspace.Contact) (http.
 	return h, body
 }
 
+// TestPGAppEditReachesTableWithinTwoSeconds: an edit made in the app
+// reaches the table through the emulator's signed deliveries, in the
+// envelope of the service's webhook guide (data.object, the default) and
+// in the older data.resource shape (behind the emulator's option).
 func TestPGAppEditReachesTableWithinTwoSeconds(t *testing.T) {
-	e := newPGEnv(t, 5, emulator.Options{})
+	for _, tt := range []struct{ name, envelope string }{
+		{"documented data.object envelope", ""},
+		{"older data.resource envelope", emulator.EnvelopeResource},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testAppEditReachesTable(t, tt.envelope) })
+	}
+}
+
+func testAppEditReachesTable(t *testing.T, envelope string) {
+	e := newPGEnv(t, 5, emulator.Options{WebhookEnvelope: envelope})
 	before := e.updates()
 	c := e.contactOf(3)
 	start := time.Now()
@@ -303,6 +318,9 @@ func TestPGAppEditReachesTableWithinTwoSeconds(t *testing.T) {
 	t.Logf("app edit reached the table in %v", time.Since(start).Round(time.Millisecond))
 	if got := e.column(3, "title"); got != "Buyer" {
 		t.Fatalf("title = %q, want Buyer", got)
+	}
+	if st := e.rev.Receiver.Stats(); st.Accepted == 0 || st.Refused != 0 {
+		t.Fatalf("receiver %+v: want the deliveries accepted, none refused", st)
 	}
 	if e.column(2, "last_name") != "Last2" {
 		t.Fatal("another row changed")

@@ -185,6 +185,10 @@ type WebhookStats struct {
 	// does not handle), refused (bad signature, malformed: 4xx), failed
 	// (syncd could not store them: 5xx).
 	Accepted, Duplicates, Ignored, Refused, Failed int64
+	// RefusedBy counts the refusals by reason (a short fixed set of
+	// labels, such as no_contact for a contact event carrying its contact
+	// in neither data.object nor data.resource).
+	RefusedBy map[string]int64
 	// Echoes are accepted events the applier dropped as syncd's own
 	// writes coming back (or changes of fields that do not flow back).
 	Echoes int64
@@ -248,7 +252,7 @@ type scrapeCollector struct {
 
 	links, deadLetters, conflicts, inbox *prometheus.Desc
 	fieldWarnings                        *prometheus.Desc
-	deliveries, echoes                   *prometheus.Desc
+	deliveries, echoes, refused          *prometheus.Desc
 	putOffs, putOffDeadLetters           *prometheus.Desc
 }
 
@@ -271,12 +275,13 @@ func newScrapeCollector() *scrapeCollector {
 			"Write-backs put off because the record changed between its read and the write (decided anew the next round).", nil, nil),
 		putOffDeadLetters: prometheus.NewDesc(name("writeback_put_off_dead_letters_total"),
 			"Contacts whose write-back was put off too many times in a row and was set aside as a dead letter.", nil, nil),
+		refused: prometheus.NewDesc(name("webhook_refused_total"), "Webhook deliveries refused (4xx), by reason (no_contact: a contact event whose contact is in neither data.object nor data.resource).", []string{"reason"}, nil),
 	}
 }
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.errors.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.conflicts, c.inbox, c.deliveries, c.echoes, c.putOffs, c.putOffDeadLetters} {
+	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.conflicts, c.inbox, c.deliveries, c.echoes, c.refused, c.putOffs, c.putOffDeadLetters} {
 		ch <- d
 	}
 }
@@ -314,5 +319,8 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.echoes, prometheus.CounterValue, float64(s.Echoes))
 		ch <- prometheus.MustNewConstMetric(c.putOffs, prometheus.CounterValue, float64(s.PutOffs))
 		ch <- prometheus.MustNewConstMetric(c.putOffDeadLetters, prometheus.CounterValue, float64(s.PutOffDeadLetters))
+		for reason, n := range s.RefusedBy {
+			ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(n), reason)
+		}
 	}
 }

@@ -99,7 +99,8 @@ func TestScrapeReadsStateAndWebhooks(t *testing.T) {
 		return StateGauges{Connectors: []ConnectorGauges{{Connector: "crm", Links: 42, DeadLetters: 3, Conflicts: 1, FieldWarnings: 2}}, InboxPending: 7}, fail
 	})
 	m.SetWebhookStats(func() WebhookStats {
-		return WebhookStats{Accepted: 5, Duplicates: 2, Refused: 1, Echoes: 4, PutOffs: 12, PutOffDeadLetters: 1}
+		return WebhookStats{Accepted: 5, Duplicates: 2, Refused: 1, Echoes: 4, PutOffs: 12, PutOffDeadLetters: 1,
+			RefusedBy: map[string]int64{"no_contact": 1, "bad_signature": 0}}
 	})
 
 	out := scrape(t, m)
@@ -115,6 +116,8 @@ func TestScrapeReadsStateAndWebhooks(t *testing.T) {
 		`syncd_webhook_echoes_total 4`,
 		`syncd_writeback_put_offs_total 12`,
 		`syncd_writeback_put_off_dead_letters_total 1`,
+		`syncd_webhook_refused_total{reason="no_contact"} 1`,
+		`syncd_webhook_refused_total{reason="bad_signature"} 0`,
 		`syncd_build_info{goversion="go`,
 		`version="v1.2.3"} 1`,
 		`go_goroutines`,

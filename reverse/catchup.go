@@ -76,8 +76,8 @@ func (a *Applier) enqueue(c workspace.Contact) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	body, err := json.Marshal(workspace.Event{ID: id, CreatedAt: a.opts.Now().UTC(), Type: workspace.EventContactUpdated,
-		Data: workspace.EventData{Resource: res}})
+	body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, CreatedAt: a.opts.Now().UTC(),
+		Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
 	if err != nil {
 		return false, err
 	}

@@ -14,8 +14,8 @@ func eventBody(t *testing.T, id, typ string, c workspace.Contact) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(workspace.Event{ID: id, APIVersion: workspace.DefaultVersion, CreatedAt: time.Now().UTC(), Type: typ,
-		Data: workspace.EventData{Resource: res}})
+	b, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, APIVersion: workspace.DefaultVersion, CreatedAt: time.Now().UTC(), Type: typ,
+		Data: workspace.EventData{Object: res}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,11 +126,19 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 	byContact := map[string]*group{}
 	var out []*group
 	for _, e := range evs {
-		var env workspace.Event
+		// Only data is read: the receiver checked no other field of the
+		// envelope (createdAt, apiVersion), so none may make it undecodable.
+		var env struct{ Data workspace.EventData }
 		var c workspace.Contact
 		err := json.Unmarshal(e.Body, &env)
 		if err == nil {
-			err = json.Unmarshal(env.Data.Resource, &c)
+			// data.object as documented, or data.resource (older entries).
+			raw, where := env.Data.Payload()
+			if where == "" {
+				err = errors.New("event carries no contact in data.object or data.resource")
+			} else {
+				err = json.Unmarshal(raw, &c)
+			}
 		}
 		if err == nil && c.ID == "" {
 			err = errors.New("contact without id")

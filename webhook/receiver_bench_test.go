@@ -50,8 +50,8 @@ func BenchmarkReceiveParallel(b *testing.B) {
 	deliveries := make([]delivery, b.N)
 	for i := range deliveries {
 		id := fmt.Sprintf("EVbench%010d", i)
-		body, _ := json.Marshal(workspace.Event{ID: id, APIVersion: workspace.DefaultVersion, CreatedAt: time.Now(),
-			Type: workspace.EventContactUpdated, Data: workspace.EventData{Resource: contact}})
+		body, _ := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, APIVersion: workspace.DefaultVersion, CreatedAt: time.Now(),
+			Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: contact}})
 		h, err := signature.SignHeaders(secret, id, time.Now(), body)
 		if err != nil {
 			b.Fatal(err)

@@ -20,8 +20,8 @@ import (
 // FuzzParse feeds arbitrary bodies to the envelope parser (seed corpus in
 // testdata/fuzz/FuzzParse). Properties: it never panics; an accepted
 // envelope has a trimmed, non-empty id and type; an accepted contact
-// event names its contact, has its updatedAt in UTC, and its resource
-// decodes as the applier reads contacts.
+// event names its contact, has its updatedAt in UTC, and the contact the
+// applier reads (data.object, else data.resource) decodes.
 func FuzzParse(f *testing.F) {
 	for _, b := range parseSeeds() {
 		f.Add(b)
@@ -43,13 +43,18 @@ func FuzzParse(f *testing.F) {
 		if ev.ContactID == "" || ev.UpdatedAt.Location() != time.UTC {
 			t.Fatalf("accepted contact event %+v", ev)
 		}
-		var env workspace.Event
+		// As the applier reads it (reverse/round.go): data only.
+		var env struct{ Data workspace.EventData }
 		if err := json.Unmarshal(body, &env); err != nil {
-			t.Fatalf("accepted body does not decode as an event: %v", err)
+			t.Fatalf("accepted body's data does not decode: %v", err)
+		}
+		raw, where := env.Data.Payload()
+		if where == "" {
+			t.Fatalf("accepted contact event has neither data.object nor data.resource")
 		}
 		var c workspace.Contact
-		if err := json.Unmarshal(env.Data.Resource, &c); err != nil {
-			t.Fatalf("accepted resource does not decode as a contact: %v", err)
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatalf("accepted %s does not decode as a contact: %v", where, err)
 		}
 		if c.ID != "" && strings.TrimSpace(c.ID) != ev.ContactID {
 			t.Fatalf("contact id %q, event says %q", c.ID, ev.ContactID)
@@ -134,6 +139,12 @@ func serve(r *Receiver, h http.Header, body []byte) (int, string) {
 func parseSeeds() [][]byte {
 	at := "2026-03-30T12:00:00.000Z"
 	return [][]byte{
+		// The documented envelope (the service's webhook guide).
+		[]byte(`{"id":"EVd1","object":"event","apiVersion":"v4","createdAt":"` + at + `","type":"contact.updated","data":{"object":{"id":"CT1","object":"contact","updatedAt":"` + at + `","defaultFields":{"firstName":"Ann"}}}}`),
+		[]byte(`{"id":"EVd2","object":"event","apiVersion":"v4","createdAt":"` + at + `","type":"contact.deleted","data":{"object":{"id":"CT1","object":"contact","updatedAt":"` + at + `"}}}`),
+		[]byte(`{"id":"EVd3","object":"event","type":"contact.updated","data":{"object":null,"resource":{"id":"CT1","updatedAt":"` + at + `"}}}`),
+		[]byte(`{"id":"EVd4","object":"event","type":"contact.updated","data":{"payload":{"id":"CT1","updatedAt":"` + at + `"}}}`),
+		// The older data.resource shape.
 		[]byte(`{"id":"EV1","type":"contact.updated","data":{"resource":{"id":"CT1","updatedAt":"` + at + `","defaultFields":{"firstName":"Ann"}}}}`),
 		[]byte(`{"id":"EV2","type":"contact.deleted","data":{"resource":{"id":"CT1","updatedAt":"` + at + `"}}}`),
 		[]byte(`{"id":"EV3","type":"call.completed","data":{"object":{}}}`),

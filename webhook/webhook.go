@@ -9,20 +9,31 @@
 // reason: 413 when the body is over the limit, 401 when the signature is
 // missing, wrong or too old (more than the tolerance, 5 minutes by
 // default, from the clock), 400 when the headers or the JSON envelope are
-// malformed. A delivery seen before (same webhook-id) is acknowledged
-// again without a second inbox entry; an event of a type syncd does not
-// handle is acknowledged and dropped. When the inbox cannot be written the
-// answer is 503, so that the service delivers again later.
+// malformed. The envelope is the one the service's webhook guide shows,
+// {id, object: "event", apiVersion, createdAt, type, data: {object:
+// <the contact>}}; data.resource is read too (the shape of earlier
+// emulators and of older inbox entries). A contact event whose contact is
+// in neither place is refused with a log entry naming what data held
+// instead, and every refusal is counted by reason (Stats.RefusedBy), so
+// that a change of the envelope shows on its first delivery.
+//
+// A delivery seen before (same webhook-id) is acknowledged again without
+// a second inbox entry; an event of a type syncd does not handle is
+// acknowledged and dropped. When the inbox cannot be written the answer
+// is 503, so that the service delivers again later.
 //
 // Secrets and signatures never appear in logs or answers.
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -78,7 +89,33 @@ type Stats struct {
 	Ignored    int64 // types syncd does not handle: acknowledged, dropped
 	Refused    int64 // 400, 401, 405, 413
 	Failed     int64 // 5xx: the inbox or the secrets could not be read
+	// RefusedBy counts the refusals by reason (the Reason constants; every
+	// one is present, zero or not). Its values add up to Refused.
+	RefusedBy map[string]int64
 }
+
+// Reasons of a refusal, the labels of the refusal counter: a short, fixed
+// set, so that a metric by reason stays small.
+const (
+	ReasonMethod           = "method"             // not a POST (405)
+	ReasonTooLarge         = "too_large"          // body over the limit (413)
+	ReasonUnreadable       = "unreadable"         // body could not be read (400)
+	ReasonNoSignature      = "no_signature"       // no signature header (401)
+	ReasonBadSignature     = "bad_signature"      // no signature matches a secret (401)
+	ReasonStale            = "stale_timestamp"    // timestamp too far from the clock (401)
+	ReasonMalformedHeaders = "malformed_headers"  // signature headers malformed (400)
+	ReasonMalformed        = "malformed_envelope" // not JSON, or no id or type (400)
+	ReasonNoContact        = "no_contact"         // contact event without data.object or data.resource (400)
+	ReasonBadContact       = "bad_contact"        // the contact found lacks its id or updatedAt, or does not decode (400)
+	reasonCount            = 10
+)
+
+// reasons lists the Reason constants in the order of Receiver.refusedBy.
+var reasons = [reasonCount]string{ReasonMethod, ReasonTooLarge, ReasonUnreadable, ReasonNoSignature, ReasonBadSignature,
+	ReasonStale, ReasonMalformedHeaders, ReasonMalformed, ReasonNoContact, ReasonBadContact}
+
+// Reasons returns every reason a refusal is counted under.
+func Reasons() []string { return append([]string(nil), reasons[:]...) }
 
 // Receiver is the webhook endpoint. It is safe for concurrent use.
 type Receiver struct {
@@ -87,6 +124,7 @@ type Receiver struct {
 	log   *logrus.Entry
 
 	accepted, duplicates, ignored, refused, failed atomic.Int64
+	refusedBy                                      [reasonCount]atomic.Int64
 }
 
 // New checks opts and returns a Receiver.
@@ -119,10 +157,14 @@ func New(opts Options) (*Receiver, error) {
 
 // Stats returns the counters.
 func (r *Receiver) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Accepted: r.accepted.Load(), Duplicates: r.duplicates.Load(), Ignored: r.ignored.Load(),
-		Refused: r.refused.Load(), Failed: r.failed.Load(),
+		Refused: r.refused.Load(), Failed: r.failed.Load(), RefusedBy: make(map[string]int64, reasonCount),
 	}
+	for i, reason := range reasons {
+		s.RefusedBy[reason] = r.refusedBy[i].Load()
+	}
+	return s
 }
 
 // answer is the JSON body of every answer.
@@ -135,36 +177,40 @@ type answer struct {
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		r.refuse(w, req, http.StatusMethodNotAllowed, "only POST is accepted")
+		r.refuse(w, req, http.StatusMethodNotAllowed, refused(ReasonMethod, "only POST is accepted"))
 		return
 	}
 	if req.ContentLength > r.opts.MaxBodyBytes {
-		r.refuse(w, req, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", r.opts.MaxBodyBytes))
+		r.refuse(w, req, http.StatusRequestEntityTooLarge, refused(ReasonTooLarge, fmt.Sprintf("body over %d bytes", r.opts.MaxBodyBytes)))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, r.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			r.refuse(w, req, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", r.opts.MaxBodyBytes))
+			r.refuse(w, req, http.StatusRequestEntityTooLarge, refused(ReasonTooLarge, fmt.Sprintf("body over %d bytes", r.opts.MaxBodyBytes)))
 			return
 		}
-		r.refuse(w, req, http.StatusBadRequest, "body could not be read")
+		r.refuse(w, req, http.StatusBadRequest, refused(ReasonUnreadable, "body could not be read"))
 		return
 	}
 
-	if status, reason := r.verify(req.Header, body); status != 0 {
+	if status, why := r.verify(req.Header, body); status != 0 {
 		if status >= 500 {
-			r.fail(w, req, status, reason)
+			r.fail(w, req, status, why.reason)
 			return
 		}
-		r.refuse(w, req, status, reason)
+		r.refuse(w, req, status, why)
 		return
 	}
 
 	ev, err := parse(body)
 	if err != nil {
-		r.refuse(w, req, http.StatusBadRequest, err.Error())
+		var why *refusal
+		if !errors.As(err, &why) {
+			why = refused(ReasonMalformed, err.Error())
+		}
+		r.refuse(w, req, http.StatusBadRequest, why)
 		return
 	}
 	id := strings.TrimSpace(req.Header.Get(signature.HeaderID))
@@ -199,15 +245,16 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // verify checks the signature against the secrets in state. It returns
-// 0 when the delivery is authentic, else the status and reason to answer.
-func (r *Receiver) verify(h http.Header, body []byte) (int, string) {
+// 0 when the delivery is authentic, else the status and reason to answer
+// (its label is empty on a 5xx: syncd's failure, not a refusal).
+func (r *Receiver) verify(h http.Header, body []byte) (int, *refusal) {
 	cur, prev, err := r.opts.Store.WebhookSecrets()
 	if errors.Is(err, state.ErrNotFound) {
-		return http.StatusServiceUnavailable, "no signing secret configured; run syncd webhooks register"
+		return http.StatusServiceUnavailable, refused("", "no signing secret configured; run syncd webhooks register")
 	}
 	if err != nil {
 		r.log.WithError(err).Error("webhook secrets could not be read")
-		return http.StatusServiceUnavailable, "signing secrets could not be read"
+		return http.StatusServiceUnavailable, refused("", "signing secrets could not be read")
 	}
 	secrets := make([]string, 0, 1+len(prev))
 	secrets = append(secrets, cur.Secret)
@@ -217,18 +264,18 @@ func (r *Receiver) verify(h http.Header, body []byte) (int, string) {
 	v := signature.Verifier{Secrets: secrets, Tolerance: r.opts.Tolerance, Now: r.opts.Now, Legacy: r.opts.Legacy}
 	switch err := v.Verify(h, body); {
 	case err == nil:
-		return 0, ""
+		return 0, nil
 	case errors.Is(err, signature.ErrNoSignature):
-		return http.StatusUnauthorized, "no signature"
+		return http.StatusUnauthorized, refused(ReasonNoSignature, "no signature")
 	case errors.Is(err, signature.ErrBadSignature):
-		return http.StatusUnauthorized, "signature does not match"
+		return http.StatusUnauthorized, refused(ReasonBadSignature, "signature does not match")
 	case errors.Is(err, signature.ErrStaleTimestamp):
-		return http.StatusUnauthorized, "timestamp too far from the clock"
+		return http.StatusUnauthorized, refused(ReasonStale, "timestamp too far from the clock")
 	case errors.Is(err, signature.ErrMalformed):
-		return http.StatusBadRequest, "malformed signature headers"
+		return http.StatusBadRequest, refused(ReasonMalformedHeaders, "malformed signature headers")
 	default: // ErrBadSecret: our own configuration
 		r.log.WithError(err).Error("a stored webhook secret is unusable")
-		return http.StatusInternalServerError, "signing secret unusable"
+		return http.StatusInternalServerError, refused("", "signing secret unusable")
 	}
 }
 
@@ -240,76 +287,141 @@ type event struct {
 	UpdatedAt time.Time
 }
 
+// refusal is why a delivery is refused: a reason for the answer and the
+// log, and a short label (one of the Reason constants) for the metric.
+type refusal struct {
+	label  string
+	reason string
+	// missing names what the envelope lacked, for the log (empty when
+	// something was there but wrong).
+	missing string
+}
+
+func (r *refusal) Error() string { return r.reason }
+
+func refused(label, reason string) *refusal { return &refusal{label: label, reason: reason} }
+
 // parse checks the envelope: an object with id and type, and for contact
-// events a resource holding the contact's id and updatedAt.
+// events the contact, with its id and updatedAt, in data.object (where
+// the service's webhook guide puts it) or in data.resource (the shape of
+// earlier emulators and of inbox events syncd wrote before the fix). An
+// error is a *refusal.
 func parse(body []byte) (event, error) {
 	var env struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-		Data *struct {
-			Resource json.RawMessage `json:"resource"`
-		} `json:"data"`
+		ID   string               `json:"id"`
+		Type string               `json:"type"`
+		Data *workspace.EventData `json:"data"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return event{}, errors.New("body is not a JSON envelope")
+		return event{}, refused(ReasonMalformed, "body is not a JSON envelope")
 	}
 	ev := event{ID: strings.TrimSpace(env.ID), Type: strings.TrimSpace(env.Type)}
 	switch {
 	case ev.ID == "":
-		return event{}, errors.New("envelope has no id")
+		return event{}, &refusal{label: ReasonMalformed, reason: "envelope has no id", missing: "id"}
 	case ev.Type == "":
-		return event{}, errors.New("envelope has no type")
+		return event{}, &refusal{label: ReasonMalformed, reason: "envelope has no type", missing: "type"}
 	case !strings.HasPrefix(ev.Type, "contact."):
 		return ev, nil // not ours to check; the caller drops it
-	case env.Data == nil || len(env.Data.Resource) == 0:
-		return event{}, errors.New("envelope has no data.resource")
+	}
+	var raw json.RawMessage
+	var where string
+	if env.Data != nil {
+		raw, where = env.Data.Payload()
+	}
+	if where == "" {
+		return event{}, noContact(ev.Type, body)
 	}
 	// Almost every delivery is a valid contact: one decode tells. Anything
 	// else goes through the checks below, which name what is wrong.
 	var c workspace.Contact
-	if json.Unmarshal(env.Data.Resource, &c) == nil && strings.TrimSpace(c.ID) != "" && !c.UpdatedAt.IsZero() {
+	if json.Unmarshal(raw, &c) == nil && strings.TrimSpace(c.ID) != "" && !c.UpdatedAt.IsZero() {
 		ev.ContactID, ev.UpdatedAt = strings.TrimSpace(c.ID), c.UpdatedAt.UTC()
 		return ev, nil
 	}
-	return checkResource(ev, env.Data.Resource)
+	return checkResource(ev, where, raw)
 }
 
-// checkResource checks a contact event's resource field by field, to
-// refuse it with the reason (or, should the whole decode have failed for
-// a reason these checks accept, to accept it as before).
-func checkResource(ev event, resource json.RawMessage) (event, error) {
+// noContact is the refusal of a contact event whose contact is in neither
+// place, naming what the envelope's data holds instead, so that a change
+// of the service's envelope shows on its first delivery.
+func noContact(typ string, body []byte) *refusal {
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(body, &env)
+	has := "no data"
+	var data map[string]json.RawMessage
+	switch {
+	case len(bytes.TrimSpace(env.Data)) == 0 || string(bytes.TrimSpace(env.Data)) == "null":
+	case json.Unmarshal(env.Data, &data) != nil:
+		has = "data is not an object"
+	case len(data) == 0:
+		has = "data is empty"
+	default:
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, strconv.Quote(k))
+		}
+		sort.Strings(keys)
+		if len(keys) > maxKeysNamed {
+			keys = append(keys[:maxKeysNamed], "...")
+		}
+		has = "data has " + strings.Join(keys, ", ")
+	}
+	return &refusal{label: ReasonNoContact, missing: workspace.DataObject + ", " + workspace.DataResource,
+		reason: fmt.Sprintf("%s event carries no contact: neither %s nor %s holds one (%s)", typ, workspace.DataObject, workspace.DataResource, has)}
+}
+
+// maxKeysNamed bounds the keys of data a refusal names.
+const maxKeysNamed = 8
+
+// checkResource checks a contact event's resource (found at where) field
+// by field, to refuse it with the reason (or, should the whole decode have
+// failed for a reason these checks accept, to accept it as before).
+func checkResource(ev event, where string, resource json.RawMessage) (event, error) {
 	var res struct {
 		ID        *string `json:"id"`
 		UpdatedAt *string `json:"updatedAt"`
 	}
 	if err := json.Unmarshal(resource, &res); err != nil {
-		return event{}, errors.New("data.resource is not a contact object")
+		return event{}, refused(ReasonBadContact, where+" is not a contact object")
 	}
 	if res.ID == nil || strings.TrimSpace(*res.ID) == "" {
-		return event{}, errors.New("data.resource has no id")
+		return event{}, &refusal{label: ReasonBadContact, reason: where + " has no id", missing: where + ".id"}
 	}
 	if res.UpdatedAt == nil {
-		return event{}, errors.New("data.resource has no updatedAt")
+		return event{}, &refusal{label: ReasonBadContact, reason: where + " has no updatedAt", missing: where + ".updatedAt"}
 	}
 	at, err := time.Parse(time.RFC3339Nano, *res.UpdatedAt)
 	if err != nil {
-		return event{}, errors.New("data.resource.updatedAt is not an RFC 3339 time")
+		return event{}, refused(ReasonBadContact, where+".updatedAt is not an RFC 3339 time")
 	}
 	// The whole contact must decode as the client reads contacts, or the
 	// applier could not use it.
 	var c workspace.Contact
 	if err := json.Unmarshal(resource, &c); err != nil {
-		return event{}, errors.New("data.resource is not a valid contact")
+		return event{}, refused(ReasonBadContact, where+" is not a valid contact")
 	}
 	ev.ContactID, ev.UpdatedAt = strings.TrimSpace(*res.ID), at.UTC()
 	return ev, nil
 }
 
-// refuse answers a 4xx, logging the reason (never the headers).
-func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, status int, reason string) {
+// refuse answers a 4xx, counting it under its label and logging the
+// reason and what was missing (never the headers).
+func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, status int, why *refusal) {
 	r.refused.Add(1)
-	r.log.WithFields(logrus.Fields{"status": status, "reason": reason, "remote": req.RemoteAddr}).Warn("webhook delivery refused")
-	writeAnswer(w, status, answer{Status: "refused", Reason: reason})
+	for i, reason := range reasons {
+		if reason == why.label {
+			r.refusedBy[i].Add(1)
+		}
+	}
+	fields := logrus.Fields{"status": status, "reason": why.reason, "refusal": why.label, "remote": req.RemoteAddr}
+	if why.missing != "" {
+		fields["missing"] = why.missing
+	}
+	r.log.WithFields(fields).Warn("webhook delivery refused")
+	writeAnswer(w, status, answer{Status: "refused", Reason: why.reason})
 }
 
 // fail answers a 5xx: the delivery is fine, syncd is not.

@@ -60,13 +60,19 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	return f
 }
 
+// contactBody is a delivery in the documented envelope: {id, object:
+// "event", apiVersion, createdAt, type, data: {object: <the contact,
+// tagged "object": "contact">}}.
 func contactBody(t *testing.T, evID, typ, contactID string, updated time.Time) []byte {
 	t.Helper()
 	first := "Ann"
-	res, _ := json.Marshal(workspace.Contact{ID: contactID, DefaultFields: workspace.DefaultFields{FirstName: &first},
-		CustomFields: []workspace.CustomField{}, CreatedAt: updated, UpdatedAt: updated})
-	b, _ := json.Marshal(workspace.Event{ID: evID, APIVersion: workspace.DefaultVersion, CreatedAt: updated, Type: typ,
-		Data: workspace.EventData{Resource: res}})
+	res, _ := json.Marshal(struct {
+		Object string `json:"object"`
+		workspace.Contact
+	}{workspace.ContactObject, workspace.Contact{ID: contactID, DefaultFields: workspace.DefaultFields{FirstName: &first},
+		CustomFields: []workspace.CustomField{}, CreatedAt: updated, UpdatedAt: updated}})
+	b, _ := json.Marshal(workspace.Event{ID: evID, Object: workspace.EventObject, APIVersion: workspace.DefaultVersion,
+		CreatedAt: updated, Type: typ, Data: workspace.EventData{Object: res}})
 	return b
 }
 
@@ -140,9 +146,21 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"no type", func(t *testing.T) http.Header {
 			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","data":{"resource":{"id":"C1","updatedAt":"2026-03-30T12:00:00Z"}}}`))
 		}, []byte(`{"id":"EV1","data":{"resource":{"id":"C1","updatedAt":"2026-03-30T12:00:00Z"}}}`), 400, "no type"},
-		{"no resource", func(t *testing.T) http.Header {
+		{"no contact in data", func(t *testing.T) http.Header {
 			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","type":"contact.updated","data":{}}`))
-		}, []byte(`{"id":"EV1","type":"contact.updated","data":{}}`), 400, "no data.resource"},
+		}, []byte(`{"id":"EV1","type":"contact.updated","data":{}}`), 400, "neither data.object nor data.resource holds one (data is empty)"},
+		{"no data", func(t *testing.T) http.Header {
+			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","type":"contact.deleted"}`))
+		}, []byte(`{"id":"EV1","type":"contact.deleted"}`), 400, "neither data.object nor data.resource holds one (no data)"},
+		{"null object, no resource", func(t *testing.T) http.Header {
+			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","type":"contact.updated","data":{"object":null}}`))
+		}, []byte(`{"id":"EV1","type":"contact.updated","data":{"object":null}}`), 400, `data has \"object\"`},
+		{"object without id", func(t *testing.T) http.Header {
+			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","type":"contact.updated","data":{"object":{"object":"contact","updatedAt":"2026-03-30T12:00:00Z"}}}`))
+		}, []byte(`{"id":"EV1","type":"contact.updated","data":{"object":{"object":"contact","updatedAt":"2026-03-30T12:00:00Z"}}}`), 400, "data.object has no id"},
+		{"object not a contact", func(t *testing.T) http.Header {
+			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","type":"contact.updated","data":{"object":"CT1"}}`))
+		}, []byte(`{"id":"EV1","type":"contact.updated","data":{"object":"CT1"}}`), 400, "data.object is not a contact object"},
 		{"resource without id", func(t *testing.T) http.Header {
 			return signed(t, secret, "EV1", now, []byte(`{"id":"EV1","type":"contact.updated","data":{"resource":{"updatedAt":"2026-03-30T12:00:00Z"}}}`))
 		}, []byte(`{"id":"EV1","type":"contact.updated","data":{"resource":{"updatedAt":"2026-03-30T12:00:00Z"}}}`), 400, "no id"},

@@ -295,18 +295,61 @@ type Delivery struct {
 	NextAttemptAt  *time.Time `json:"nextAttemptAt,omitempty"`
 }
 
-// Event is the envelope of a webhook delivery.
+// Event is the envelope of a webhook delivery. The service's webhook
+// guide shows every event as {id, object: "event", apiVersion, createdAt,
+// type, data: {object: <the resource>}} (workspace/FACTS.md).
 type Event struct {
-	ID         string    `json:"id"`
+	ID string `json:"id"`
+	// Object is the envelope's discriminator, EventObject.
+	Object     string    `json:"object,omitempty"`
 	APIVersion string    `json:"apiVersion"`
 	CreatedAt  time.Time `json:"createdAt"`
 	Type       string    `json:"type"`
 	Data       EventData `json:"data"`
 }
 
-// EventData holds the resource an event is about.
+// Envelope discriminators: the "object" of an event, and of the contact
+// an event carries.
+const (
+	EventObject   = "event"
+	ContactObject = "contact"
+)
+
+// Where an event carries its resource.
+const (
+	// DataObject is the documented place: data.object.
+	DataObject = "data.object"
+	// DataResource is the place of an earlier reading of the
+	// documentation, still read (and written by catch-ups of syncd
+	// versions before the fix) so that no inbox event is lost.
+	DataResource = "data.resource"
+)
+
+// EventData holds the resource an event is about: in Object as the
+// service documents it, or in Resource, the shape earlier syncd versions
+// and emulators used. Set one of them.
 type EventData struct {
-	Resource json.RawMessage `json:"resource"`
+	Object   json.RawMessage `json:"object,omitempty"`
+	Resource json.RawMessage `json:"resource,omitempty"`
+}
+
+// Payload returns the resource and where it was found: data.object when
+// it holds a value, else data.resource. It returns "" and nil when
+// neither holds one (absent or null).
+func (d EventData) Payload() (json.RawMessage, string) {
+	if present(d.Object) {
+		return d.Object, DataObject
+	}
+	if present(d.Resource) {
+		return d.Resource, DataResource
+	}
+	return nil, ""
+}
+
+// present reports whether raw holds a JSON value other than null.
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 }
 
 // ErrorBody is the service's error answer.

@@ -68,6 +68,9 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	legacy := fs.Bool("legacy-signature", false, "also sign deliveries with the older openphone-signature header")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	values := fs.String("custom-field-values", workspace.ValuesTyped, "form of custom field values taken and answered: typed (by the field's type, as the published OpenAPI document) or arrays (every value an array of strings, as the spec)")
+	envelope := fs.String("webhook-envelope", emulator.EnvelopeObject, "where deliveries carry the contact: object (data.object, as the service's webhook guide) or resource (data.resource, the shape of earlier emulators)")
+	whRoutes := fs.String("webhook-routes", emulator.RoutesBoth, "webhook routes served: both, spec (/webhooks, as the spec) or v1 (/v1/webhooks, as the published OpenAPI document)")
+	noOrg := fs.Bool("no-organization", false, "answer 404 on GET /v1/organization, as versions of the service without it do")
 	var fields customFieldFlags
 	fs.Var(&fields, "custom-field", "a custom field definition key:type:name (repeatable); types: "+strings.Join(emulator.FieldTypes, ", "))
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +86,12 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	}
 	if !workspace.ValidValueForm(*values) {
 		return fmt.Errorf("--custom-field-values %q: want %s or %s: %w", *values, workspace.ValuesTyped, workspace.ValuesArrays, ErrUsage)
+	}
+	if *envelope != emulator.EnvelopeObject && *envelope != emulator.EnvelopeResource {
+		return fmt.Errorf("--webhook-envelope %q: want %s or %s: %w", *envelope, emulator.EnvelopeObject, emulator.EnvelopeResource, ErrUsage)
+	}
+	if *whRoutes != emulator.RoutesBoth && !workspace.ValidWebhookRoutes(*whRoutes) {
+		return fmt.Errorf("--webhook-routes %q: want %s, %s or %s: %w", *whRoutes, emulator.RoutesBoth, emulator.RoutesSpec, emulator.RoutesV1, ErrUsage)
 	}
 	if *faultRate < 0 || *faultRate > 1 {
 		return fmt.Errorf("--fault-rate %v: want a probability in [0,1]: %w", *faultRate, ErrUsage)
@@ -102,6 +111,7 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 		Rate: *rate, Burst: *burst, RetryAfter: *retryAfter,
 		FaultRate: *faultRate, FaultLatency: *faultLatency, Latency: *latency,
 		Seed: *seed, CustomFields: fields, CustomFieldValues: *values, LegacySignature: *legacy,
+		WebhookEnvelope: *envelope, WebhookRoutes: *whRoutes, NoOrganization: *noOrg,
 		Log: entry,
 	})
 	if err != nil {

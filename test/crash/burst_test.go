@@ -241,8 +241,8 @@ func event(t *testing.T, typ string, c workspace.Contact, ext string, version in
 		t.Fatal(err)
 	}
 	id := fmt.Sprintf("EV%s-%s-%d", typ, ext, version)
-	body, err := json.Marshal(workspace.Event{ID: id, APIVersion: workspace.DefaultVersion, CreatedAt: c.UpdatedAt,
-		Type: typ, Data: workspace.EventData{Resource: res}})
+	body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, APIVersion: workspace.DefaultVersion, CreatedAt: c.UpdatedAt,
+		Type: typ, Data: workspace.EventData{Object: res}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,8 +65,7 @@ func (e *Emulator) emitLocked(event string, c workspace.Contact) {
 func (e *Emulator) queueLocked(wh *webhookRec, evID, event string, resource []byte) *deliveryRec {
 	s := e.state
 	now := e.now()
-	body, _ := json.Marshal(workspace.Event{ID: evID, APIVersion: wh.wh.APIVersion, CreatedAt: now, Type: event,
-		Data: workspace.EventData{Resource: resource}})
+	body := e.envelope(wh, evID, event, now, resource)
 	dl := &deliveryRec{st: s, body: body, d: workspace.Delivery{
 		ID: s.hexID("WD", 8), WebhookID: wh.wh.ID, EventID: evID, Type: event,
 		Status: DeliveryPending, CreatedAt: now, UpdatedAt: now,
@@ -82,6 +83,56 @@ func (e *Emulator) queueLocked(wh *webhookRec, evID, event string, resource []by
 	}
 	e.deliver.enqueue(wh.wh.ID, dl, dl.round)
 	return dl
+}
+
+// envelope encodes the delivery of one event about resource (a contact's
+// JSON, or another resource's), in the shape of Options.WebhookEnvelope.
+// The documented shape (the service's webhook guide): {id, object:
+// "event", apiVersion (the webhook's, as the spec says webhooks record
+// the version they deliver in), createdAt, type, data: {object: <the
+// resource, with its own "object": "contact" for a contact>}}.
+// createdAt is written as the guide shows it, with milliseconds always
+// ("2022-06-24T19:35:46.825Z").
+func (e *Emulator) envelope(wh *webhookRec, evID, event string, now time.Time, resource []byte) []byte {
+	ev := struct {
+		ID         string              `json:"id"`
+		Object     string              `json:"object,omitempty"`
+		APIVersion string              `json:"apiVersion"`
+		CreatedAt  string              `json:"createdAt"`
+		Type       string              `json:"type"`
+		Data       workspace.EventData `json:"data"`
+	}{ID: evID, APIVersion: wh.wh.APIVersion, CreatedAt: now.UTC().Format(createdAtLayout), Type: event}
+	if e.opts.WebhookEnvelope == EnvelopeResource {
+		ev.Data.Resource = resource
+	} else {
+		ev.Object = workspace.EventObject
+		ev.Data.Object = resource
+		if strings.HasPrefix(event, "contact.") {
+			ev.Data.Object = tagObject(resource, workspace.ContactObject)
+		}
+	}
+	body, _ := json.Marshal(ev)
+	return body
+}
+
+// createdAtLayout is an envelope's createdAt: RFC 3339, UTC, milliseconds.
+const createdAtLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// tagObject adds "object": kind first in the JSON object raw (raw as it
+// is when it is not an object).
+func tagObject(raw []byte, kind string) []byte {
+	t := bytes.TrimSpace(raw)
+	if len(t) < 2 || t[0] != '{' {
+		return raw
+	}
+	rest := bytes.TrimSpace(t[1:])
+	out := make([]byte, 0, len(t)+len(kind)+16)
+	out = append(out, `{"object":`...)
+	out = strconv.AppendQuote(out, kind)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
 
 // deliverer runs the attempts. First attempts of one webhook are made one

@@ -68,12 +68,16 @@ func (rc *receiver) wait(t *testing.T, n int) []hit {
 	return rc.got()
 }
 
-// resourceOf decodes the contact an event carries.
+// resourceOf decodes the contact an event carries in data.object, where
+// the service's webhook guide puts it (the emulator's default).
 func resourceOf(t *testing.T, ev workspace.Event) workspace.Contact {
 	t.Helper()
+	if len(ev.Data.Resource) != 0 {
+		t.Errorf("event %s carries data.resource beside data.object", ev.ID)
+	}
 	var c workspace.Contact
-	if err := json.Unmarshal(ev.Data.Resource, &c); err != nil {
-		t.Fatalf("resource: %v", err)
+	if err := json.Unmarshal(ev.Data.Object, &c); err != nil {
+		t.Fatalf("data.object: %v", err)
 	}
 	return c
 }

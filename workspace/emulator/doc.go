@@ -49,9 +49,19 @@
 // spec lists no 409 for webhook operations). The signing secret (whsec_)
 // is returned on create and rotate only.
 //
+// Webhook routes are served both as the spec writes them (/webhooks...)
+// and under /v1 as the published OpenAPI document has them
+// (/v1/webhooks...), each counted under its own route; Options.WebhookRoutes
+// serves one form only. GET /v1/organization and GET /organization answer
+// unless Options.NoOrganization (then 404, as versions without the route).
+//
 // Deliveries: every contact change through the API or the app endpoints
 // sends contact.updated (creates included) or contact.deleted to each
-// enabled webhook subscribed to it, signed with Standard Webhooks headers
+// enabled webhook subscribed to it, in the envelope of the service's
+// webhook guide, {id: "EV...", object: "event", apiVersion (the
+// webhook's), createdAt, type, data: {object: <the contact, with
+// "object": "contact">}} (data.resource instead with
+// Options.WebhookEnvelope "resource"), signed with Standard Webhooks headers
 // (both secrets during RotationGrace after a rotation; optionally the
 // legacy header too), in order of the changes, retried with doubling
 // waits on non-2xx answers and transport errors up to MaxAttempts, and

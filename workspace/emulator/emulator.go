@@ -87,6 +87,19 @@ type Options struct {
 	// LegacySignature also signs deliveries with the older
 	// openphone-signature header.
 	LegacySignature bool
+	// WebhookEnvelope is where deliveries carry the contact: EnvelopeObject
+	// (the default: data.object, as the service's webhook guide shows) or
+	// EnvelopeResource (data.resource, the shape of earlier emulators,
+	// kept for the tests that keep syncd reading it).
+	WebhookEnvelope string
+	// WebhookRoutes is which form of the webhook routes is served:
+	// RoutesBoth (the default), RoutesSpec (/webhooks..., as the spec
+	// writes them) or RoutesV1 (/v1/webhooks..., as the published OpenAPI
+	// document has them). The other form answers 404.
+	WebhookRoutes string
+	// NoOrganization answers 404 on GET /v1/organization and GET
+	// /organization, as versions of the service without that route do.
+	NoOrganization bool
 	// HistoryLimit bounds the delivery history kept per webhook.
 	HistoryLimit int
 	// HTTPClient sends deliveries (default: a plain client).
@@ -112,7 +125,26 @@ func TestCustomFieldValues() string {
 	return workspace.ValuesTyped
 }
 
+// Values of Options.WebhookEnvelope.
+const (
+	EnvelopeObject   = "object"
+	EnvelopeResource = "resource"
+)
+
+// Values of Options.WebhookRoutes.
+const (
+	RoutesBoth = "both"
+	RoutesSpec = workspace.WebhookRoutesSpec
+	RoutesV1   = workspace.WebhookRoutesV1
+)
+
 func (o Options) withDefaults() Options {
+	if o.WebhookEnvelope == "" {
+		o.WebhookEnvelope = EnvelopeObject
+	}
+	if o.WebhookRoutes == "" {
+		o.WebhookRoutes = RoutesBoth
+	}
 	if o.CustomFieldValues == "" {
 		o.CustomFieldValues = TestCustomFieldValues()
 	}

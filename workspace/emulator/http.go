@@ -63,6 +63,21 @@ func (e *Emulator) routes() http.Handler {
 		{route: workspace.RouteSendTestEvent, area: areaWebhooks, write: true, webhook: true, handle: e.testEvent},
 	}
 	for _, o := range ops {
+		switch {
+		case o.area == areaOrganization && e.opts.NoOrganization:
+			continue // answered by unmatched: 404
+		case o.webhook:
+			// The spec's form and the published document's (/v1), as
+			// Options.WebhookRoutes says.
+			for _, form := range []string{workspace.WebhookRoutesSpec, workspace.WebhookRoutesV1} {
+				if e.opts.WebhookRoutes == RoutesBoth || e.opts.WebhookRoutes == form {
+					v := o
+					v.route = workspace.WebhookRoute(o.route, form)
+					mux.Handle(v.route, e.serveAPI(v))
+				}
+			}
+			continue
+		}
 		mux.Handle(o.route, e.serveAPI(o))
 	}
 	e.backdoorRoutes(mux)
