@@ -93,8 +93,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 		}
 		d.ownStore = true
 	}
+	whRoutes, err := d.store.WebhookRoutes()
+	if err != nil {
+		return nil, fmt.Errorf("read webhook routes: %w", err)
+	}
 	wsOpts := WorkspaceOptions(cfg, log)
 	wsOpts.Observer = d.ops.observe
+	// The form of the webhook routes found out once, remembered in state.
+	wsOpts.WebhookRoutes = whRoutes
+	wsOpts.WebhookRoutesFound = RememberWebhookRoutes(d.store, logrus.NewEntry(log))
 	d.ws, err = workspace.NewClient(wsOpts)
 	if err != nil {
 		return nil, fmt.Errorf("workspace client: %w", err)

@@ -165,7 +165,8 @@ func (d *Daemon) checkState() admin.Check {
 }
 
 // checkWorkspace is ready when the workspace answered within
-// ReachableWithin; otherwise it asks GET /v1/organization, reusing the
+// ReachableWithin; otherwise it asks GET /v1/organization (or the
+// custom-field list where that answers 404), reusing the
 // answer for probeEvery so that probes cannot spend the API quota.
 func (d *Daemon) checkWorkspace(ctx context.Context) admin.Check {
 	const name = "workspace"
@@ -181,11 +182,11 @@ func (d *Daemon) checkWorkspace(ctx context.Context) admin.Check {
 	}
 	pctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	_, err := d.ws.Organization(pctx)
+	route, err := d.ws.CheckAccess(pctx)
 	if err != nil {
-		err = fmt.Errorf("no answer within %s and GET /v1/organization failed: %w", ReachableWithin, err)
+		err = fmt.Errorf("no answer within %s and %s failed: %w", ReachableWithin, route, err)
 		if errors.Is(pctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %s, and none to GET /v1/organization within %s", ReachableWithin, checkTimeout)
+			err = fmt.Errorf("no answer within %s, and none to %s within %s", ReachableWithin, route, checkTimeout)
 		}
 	}
 	d.ops.probe = probeResult{at: time.Now(), err: err}

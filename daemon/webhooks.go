@@ -39,6 +39,18 @@ type Registration struct {
 	Created, Updated, Rotated bool
 }
 
+// RememberWebhookRoutes returns the workspace client's
+// WebhookRoutesFound: it records in st the form of the webhook routes the
+// service answered, so that later starts use it at once. A failed write
+// is logged; the form is found out again on the next start.
+func RememberWebhookRoutes(st *state.Store, log *logrus.Entry) func(form string) {
+	return func(form string) {
+		if err := st.PutWebhookRoutes(form); err != nil {
+			log.WithError(err).WithField("form", form).Warn("webhook routes could not be recorded in state; found out again on the next start")
+		}
+	}
+}
+
 // FindWebhook returns the subscription delivering to url, if any (the
 // oldest when several do).
 func FindWebhook(ctx context.Context, api WebhookAPI, url string) (workspace.Webhook, bool, error) {

@@ -160,3 +160,36 @@ func (s *Store) DeleteWebhookSecrets(webhookID string) error {
 		return nil
 	})
 }
+
+// keyWebhookRoutes is the meta key of the form of the workspace's webhook
+// routes that answered.
+var keyWebhookRoutes = []byte("webhookRoutes")
+
+// WebhookRoutes returns the form of the workspace's webhook routes found
+// out before (the workspace client's WebhookRoutesSpec or
+// WebhookRoutesV1), or "" when none was recorded.
+func (s *Store) WebhookRoutes() (string, error) {
+	var form string
+	err := s.view("read webhook routes", func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			form = string(meta.Get(keyWebhookRoutes))
+		}
+		return nil
+	})
+	return form, err
+}
+
+// PutWebhookRoutes records the form of the workspace's webhook routes, so
+// that the next start uses it without finding it out again.
+func (s *Store) PutWebhookRoutes(form string) error {
+	if form == "" {
+		return fmt.Errorf("put webhook routes: form is required")
+	}
+	return s.update("put webhook routes", func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return meta.Put(keyWebhookRoutes, []byte(form))
+	})
+}

@@ -88,3 +88,27 @@ func TestWebhookSecretsSeeEachWriteAtOnce(t *testing.T) {
 		t.Fatalf("after delete: %v, want ErrNotFound", err)
 	}
 }
+
+// TestWebhookRoutesRemembered: the form of the webhook routes is empty in
+// a new file, kept across a reopen once put, and replaced by a later put.
+func TestWebhookRoutesRemembered(t *testing.T) {
+	s, clk := openTest(t)
+	if form, err := s.WebhookRoutes(); err != nil || form != "" {
+		t.Fatalf("new file: %q %v, want none", form, err)
+	}
+	if err := s.PutWebhookRoutes(""); err == nil {
+		t.Fatal("an empty form was recorded")
+	}
+	must(t, s.PutWebhookRoutes("v1"))
+	s = reopen(t, s, clk)
+	if form, err := s.WebhookRoutes(); err != nil || form != "v1" {
+		t.Fatalf("after reopen: %q %v, want v1", form, err)
+	}
+	must(t, s.PutWebhookRoutes("spec"))
+	if form, _ := s.WebhookRoutes(); form != "spec" {
+		t.Fatalf("after a second put: %q, want spec", form)
+	}
+	if v, err := s.SchemaVersion(); err != nil || v != CurrentSchemaVersion() {
+		t.Fatalf("schema version %d %v after putting webhook routes", v, err)
+	}
+}

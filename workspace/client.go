@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -67,6 +69,13 @@ type ClientOptions struct {
 	// CustomFieldValues is the form custom field values are written in:
 	// ValuesTyped (the default) or ValuesArrays. See EncodeValue.
 	CustomFieldValues string
+	// WebhookRoutes is the form of the webhook routes when it is known
+	// (WebhookRoutesSpec or WebhookRoutesV1, as remembered in state);
+	// empty: the client finds it out on its first webhook call.
+	WebhookRoutes string
+	// WebhookRoutesFound, when set, is called with the form the client
+	// found out (to remember it); it runs while other webhook calls wait.
+	WebhookRoutesFound func(form string)
 }
 
 // String describes the options without the API key.
@@ -97,6 +106,17 @@ type Client struct {
 	log           *logrus.Entry
 	rc            *remote.Client
 	fields        customFields // definitions and value form, see client_fields.go
+	routes        routeForms   // fallbacks of routes, see client_fallback.go
+}
+
+// routeForms are the forms of the routes where versions of the service
+// differ.
+type routeForms struct {
+	noOrganization atomic.Bool // GET /v1/organization answered 404
+
+	mu          sync.Mutex // held while finding the webhook routes out
+	webhookForm string
+	found       func(form string)
 }
 
 // NewClient checks opts and returns a Client.
@@ -120,6 +140,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.CustomFieldValues == "" {
 		opts.CustomFieldValues = ValuesTyped
 	}
+	if opts.WebhookRoutes != "" && !ValidWebhookRoutes(opts.WebhookRoutes) {
+		return nil, fmt.Errorf("new workspace client: webhook routes %q: want %s or %s", opts.WebhookRoutes, WebhookRoutesSpec, WebhookRoutesV1)
+	}
 	if !ValidValueForm(opts.CustomFieldValues) {
 		return nil, fmt.Errorf("new workspace client: custom field values %q: want %s or %s", opts.CustomFieldValues, ValuesTyped, ValuesArrays)
 	}
@@ -136,6 +159,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		log:           opts.Log,
 		fields:        customFields{form: opts.CustomFieldValues, reloadEvery: reloadEvery},
 	}
+	c.routes.webhookForm, c.routes.found = opts.WebhookRoutes, opts.WebhookRoutesFound
 	if c.limiter == nil {
 		limit, burst := opts.RateLimit, opts.Burst
 		if limit == 0 {

@@ -163,6 +163,9 @@ func testClientOptions(t testing.TB, baseURL string) ClientOptions {
 		Burst:      100,
 		HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 		Log:        logrus.NewEntry(log),
+		// The fakes serve the spec's form, as if state remembered it: the
+		// finding out is tested on its own (client_fallback_test.go).
+		WebhookRoutes: WebhookRoutesSpec,
 	}
 }
 

@@ -73,9 +73,10 @@ func reverseSummary(s reverse.Stats) string {
 }
 
 // checkCredentials fails fast, with the fix, when the workspace refuses
-// the API key.
+// the API key. It asks GET /v1/organization, or the custom-field list
+// where that answers 404 (workspace.Client.CheckAccess logs which).
 func checkCredentials(ctx context.Context, ws *workspace.Client) error {
-	_, err := ws.Organization(ctx)
+	_, err := ws.CheckAccess(ctx)
 	switch {
 	case err == nil:
 		return nil

@@ -50,34 +50,43 @@ func (c *WebhooksCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := workspaceClient(cfg, log)
-	if err != nil {
-		return err
-	}
 	switch sub {
 	case "register":
-		return c.register(ctx, cfg, ws, log)
+		return c.register(ctx, cfg, log)
 	case "rotate":
 		g := cfg.Webhooks.SecretGrace
 		if *grace >= 0 {
 			g = *grace
 		}
-		return c.rotate(ctx, cfg, ws, g)
+		return c.rotate(ctx, cfg, log, g)
 	case "list":
-		return c.list(ctx, cfg, ws, *limit)
+		return c.list(ctx, cfg, log, *limit)
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown webhooks subcommand %q: %w", sub, ErrUsage)
 }
 
-// workspaceClient is the configured workspace client.
-func workspaceClient(cfg *config.Config, log *logrus.Logger) (*workspace.Client, error) {
-	return workspace.NewClient(workspace.ClientOptions{
+// workspaceClient is the configured workspace client. With st it uses
+// the form of the webhook routes st remembers, and, when writable is
+// set, records the form it finds out.
+func workspaceClient(cfg *config.Config, log *logrus.Logger, st *state.Store, writable bool) (*workspace.Client, error) {
+	opts := workspace.ClientOptions{
 		BaseURL: cfg.Workspace.BaseURL, APIKey: cfg.Workspace.APIKey,
 		VersionHeader: cfg.Workspace.VersionHeader, Version: cfg.Workspace.Version,
 		RateLimit: cfg.Workspace.RateLimit, Burst: cfg.Workspace.Burst,
 		Log: logrus.NewEntry(log).WithField("component", "workspace"),
-	})
+	}
+	if st != nil {
+		form, err := st.WebhookRoutes()
+		if err != nil {
+			return nil, err
+		}
+		opts.WebhookRoutes = form
+		if writable {
+			opts.WebhookRoutesFound = daemon.RememberWebhookRoutes(st, logrus.NewEntry(log))
+		}
+	}
+	return workspace.NewClient(opts)
 }
 
 // openStateForWrite opens the state file, explaining what to do when a
@@ -91,12 +100,16 @@ func openStateForWrite(cfg *config.Config, what string) (*state.Store, error) {
 	return st, err
 }
 
-func (c *WebhooksCommand) register(ctx context.Context, cfg *config.Config, ws *workspace.Client, log *logrus.Logger) error {
+func (c *WebhooksCommand) register(ctx context.Context, cfg *config.Config, log *logrus.Logger) error {
 	st, err := openStateForWrite(cfg, "webhooks register")
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	ws, err := workspaceClient(cfg, log, st, true)
+	if err != nil {
+		return err
+	}
 	reg, err := daemon.EnsureWebhook(ctx, ws, st, cfg.Webhooks.PublicURL, logrus.NewEntry(log))
 	if err != nil {
 		return err
@@ -117,12 +130,16 @@ func (c *WebhooksCommand) register(ctx context.Context, cfg *config.Config, ws *
 	return nil
 }
 
-func (c *WebhooksCommand) rotate(ctx context.Context, cfg *config.Config, ws *workspace.Client, grace time.Duration) error {
+func (c *WebhooksCommand) rotate(ctx context.Context, cfg *config.Config, log *logrus.Logger, grace time.Duration) error {
 	st, err := openStateForWrite(cfg, "webhooks rotate")
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	ws, err := workspaceClient(cfg, log, st, true)
+	if err != nil {
+		return err
+	}
 	now := time.Now().UTC()
 	wh, err := daemon.RotateWebhook(ctx, ws, st, cfg.Webhooks.PublicURL, grace, now)
 	if err != nil {
@@ -133,13 +150,11 @@ func (c *WebhooksCommand) rotate(ctx context.Context, cfg *config.Config, ws *wo
 	return nil
 }
 
-func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, ws *workspace.Client, limit int) error {
-	whs, err := ws.ListWebhooks(ctx)
-	if err != nil {
-		return err
-	}
-	// Which subscriptions state holds a secret for (never the secret).
+func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, log *logrus.Logger, limit int) error {
+	// Which subscriptions state holds a secret for (never the secret), and
+	// the form of the webhook routes it remembers.
 	secrets := map[string]int{}
+	var ws *workspace.Client
 	st, err := state.Open(cfg.State.Path, state.Options{ReadOnly: true, Timeout: 300 * time.Millisecond})
 	switch {
 	case err == nil:
@@ -148,9 +163,19 @@ func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, ws *work
 				secrets[s.WebhookID]++
 			}
 		}
+		ws, err = workspaceClient(cfg, log, st, false)
 		st.Close()
 	case errors.Is(err, state.ErrLocked):
 		fmt.Fprintln(c.m.Stderr, "syncd: a running syncd holds the state file; secrets in state are not shown")
+	}
+	if ws == nil {
+		if ws, err = workspaceClient(cfg, log, nil, false); err != nil {
+			return err
+		}
+	}
+	whs, err := ws.ListWebhooks(ctx)
+	if err != nil {
+		return err
 	}
 	if len(whs) == 0 {
 		fmt.Fprintln(c.m.Stdout, "no webhook subscriptions")
