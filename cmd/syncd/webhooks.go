@@ -163,7 +163,9 @@ func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, log *log
 				secrets[s.WebhookID]++
 			}
 		}
-		ws, err = workspaceClient(cfg, log, st, false)
+		if ws, err = workspaceClient(cfg, log, st, false); err != nil {
+			fmt.Fprintf(c.m.Stderr, "syncd: the state file's webhook routes could not be read (%v); they are found out again\n", err)
+		}
 		st.Close()
 	case errors.Is(err, state.ErrLocked):
 		fmt.Fprintln(c.m.Stderr, "syncd: a running syncd holds the state file; secrets in state are not shown")
