@@ -221,3 +221,11 @@ func contains(names []string, name string) bool {
 	}
 	return false
 }
+
+// Fields returns the columns of the table (or of the columns setting).
+func (s *Source) Fields(ctx context.Context) ([]string, error) {
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	return append([]string(nil), s.tbl.listed...), nil
+}

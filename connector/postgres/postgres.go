@@ -38,8 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sirupsen/logrus"
@@ -49,16 +48,6 @@ import (
 
 // TypeName is the connector's `type:` in the configuration.
 const TypeName = "postgres"
-
-// Defaults of the settings.
-const (
-	DefaultIDColumn        = "id"
-	DefaultUpdatedAtColumn = "updated_at"
-	DefaultBatchSize       = 500
-	DefaultLookback        = time.Minute
-	// MaxBatchSize bounds batchSize.
-	MaxBatchSize = 10000
-)
 
 func init() {
 	connector.Register(connector.Type{
@@ -72,84 +61,42 @@ func init() {
 	})
 }
 
-// Settings are the `settings:` of a postgres connector.
-type Settings struct {
-	// DSN is the connection string (URL or key=value). A secret.
-	DSN string `yaml:"dsn"`
-	// Table is a table or view, optionally schema-qualified, named as in
-	// SQL (unquoted names fold to lower case; "Quoted" ones keep theirs).
-	Table string `yaml:"table"`
-	// IDColumn is the primary key column.
-	IDColumn string `yaml:"idColumn"`
-	// UpdatedAtColumn is the change cursor: a column every change moves
-	// forward, usually a timestamp set by a default and a trigger.
-	UpdatedAtColumn string `yaml:"updatedAtColumn"`
-	// DeletedAtColumn, optional, marks soft-deleted rows: a timestamp
-	// (deleted when set) or a boolean (deleted when true).
-	DeletedAtColumn string `yaml:"deletedAtColumn"`
-	// BatchSize is the number of rows per batch.
-	BatchSize int `yaml:"batchSize"`
-	// Columns limits the columns read and listed; empty means all.
-	Columns []string `yaml:"columns"`
-	// Lookback is how far behind the server's clock checkpoints stay (see
-	// the package comment). Unset means one minute for timestamp cursors
-	// and 0 for other types, which cannot have one.
-	Lookback *time.Duration `yaml:"lookback"`
+var (
+	_ connector.Source      = (*Source)(nil)
+	_ connector.Writer      = (*Source)(nil)
+	_ connector.FieldLister = (*Source)(nil)
+)
+
+// errClosed is returned by the calls of a closed source.
+var errClosed = errors.New("postgres source is closed")
+
+// Source reads and writes one table or view.
+type Source struct {
+	pool      *pgxpool.Pool
+	tbl       *table
+	q         queries
+	batchSize int
+	red       *redactor
+	log       *logrus.Entry
+	closed    atomic.Bool
 }
 
-// NewSettings returns settings holding the defaults.
-func NewSettings() *Settings {
-	return &Settings{
-		IDColumn:        DefaultIDColumn,
-		UpdatedAtColumn: DefaultUpdatedAtColumn,
-		BatchSize:       DefaultBatchSize,
+// Close closes the connections.
+func (s *Source) Close() error {
+	if !s.closed.Swap(true) {
+		s.pool.Close()
 	}
+	return nil
 }
 
-// String describes the settings without the dsn.
-func (s Settings) String() string {
-	return fmt.Sprintf("postgres table %s (dsn redacted)", s.Table)
-}
-
-// Validate checks the settings without connecting.
-func (s *Settings) Validate() []error {
-	var errs []error
-	if s.DSN == "" {
-		errs = append(errs, errors.New("dsn: required"))
-	} else if _, err := pgxpool.ParseConfig(s.DSN); err != nil {
-		errs = append(errs, fmt.Errorf("dsn: %w", newRedactor(s.DSN).redact(err)))
+func (s *Source) usable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if strings.TrimSpace(s.Table) == "" {
-		errs = append(errs, errors.New("table: required"))
+	if s.closed.Load() {
+		return errClosed
 	}
-	if s.IDColumn == "" {
-		errs = append(errs, errors.New("idColumn: required"))
-	}
-	if s.UpdatedAtColumn == "" {
-		errs = append(errs, errors.New("updatedAtColumn: required"))
-	}
-	if s.IDColumn != "" && s.IDColumn == s.UpdatedAtColumn {
-		errs = append(errs, errors.New("updatedAtColumn: must differ from idColumn"))
-	}
-	if s.DeletedAtColumn != "" && (s.DeletedAtColumn == s.IDColumn || s.DeletedAtColumn == s.UpdatedAtColumn) {
-		errs = append(errs, errors.New("deletedAtColumn: must differ from idColumn and updatedAtColumn"))
-	}
-	if s.BatchSize < 1 || s.BatchSize > MaxBatchSize {
-		errs = append(errs, fmt.Errorf("batchSize: %d not between 1 and %d", s.BatchSize, MaxBatchSize))
-	}
-	seen := map[string]bool{}
-	for _, c := range s.Columns {
-		if c == "" {
-			errs = append(errs, errors.New("columns: empty column name"))
-		} else if seen[c] {
-			errs = append(errs, fmt.Errorf("columns: %q listed twice", c))
-		}
-		seen[c] = true
-	}
-	if s.Lookback != nil && *s.Lookback < 0 {
-		errs = append(errs, fmt.Errorf("lookback: %v is negative", *s.Lookback))
-	}
-	return errs
+	return nil
 }
 
 // Open connects to the server and reads the table's columns from the

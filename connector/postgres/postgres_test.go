@@ -168,19 +168,3 @@ func (s *tableStore) Delete(t *testing.T, id string) {
 		t.Fatalf("delete of %s touched %d rows", id, tag.RowsAffected())
 	}
 }
-
-func TestContract(t *testing.T) {
-	typ, _ := connector.Lookup(postgres.TypeName)
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			connectortest.RunSourceSuite(t, connectortest.Harness{
-				Type:          typ,
-				BatchSize:     batchSize,
-				SameTimestamp: true,
-				SoftDelete:    v.soft,
-				MissingID:     v.missingID,
-				New:           v.newStore,
-			})
-		})
-	}
-}

@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Settings are the `settings:` of a postgres connector.
+type Settings struct {
+	// DSN is the connection string (URL or key=value). A secret.
+	DSN string `yaml:"dsn"`
+	// Table is a table or view, optionally schema-qualified, named as in
+	// SQL (unquoted names fold to lower case; "Quoted" ones keep theirs).
+	Table string `yaml:"table"`
+	// IDColumn is the primary key column.
+	IDColumn string `yaml:"idColumn"`
+	// UpdatedAtColumn is the change cursor: a column every change moves
+	// forward, usually a timestamp set by a default and a trigger.
+	UpdatedAtColumn string `yaml:"updatedAtColumn"`
+	// DeletedAtColumn, optional, marks soft-deleted rows: a timestamp
+	// (deleted when set) or a boolean (deleted when true).
+	DeletedAtColumn string `yaml:"deletedAtColumn"`
+	// BatchSize is the number of rows per batch.
+	BatchSize int `yaml:"batchSize"`
+	// Columns limits the columns read and listed; empty means all.
+	Columns []string `yaml:"columns"`
+	// Lookback is how far behind the server's clock checkpoints stay (see
+	// the package comment). Unset means one minute for timestamp cursors
+	// and 0 for other types, which cannot have one.
+	Lookback *time.Duration `yaml:"lookback"`
+}
+
+// NewSettings returns settings holding the defaults.
+func NewSettings() *Settings {
+	return &Settings{
+		IDColumn:        DefaultIDColumn,
+		UpdatedAtColumn: DefaultUpdatedAtColumn,
+		BatchSize:       DefaultBatchSize,
+	}
+}
+
+// String describes the settings without the dsn.
+func (s Settings) String() string {
+	return fmt.Sprintf("postgres table %s (dsn redacted)", s.Table)
+}
+
+// Validate checks the settings without connecting.
+func (s *Settings) Validate() []error {
+	var errs []error
+	if s.DSN == "" {
+		errs = append(errs, errors.New("dsn: required"))
+	} else if _, err := pgxpool.ParseConfig(s.DSN); err != nil {
+		errs = append(errs, fmt.Errorf("dsn: %w", newRedactor(s.DSN).redact(err)))
+	}
+	if strings.TrimSpace(s.Table) == "" {
+		errs = append(errs, errors.New("table: required"))
+	}
+	if s.IDColumn == "" {
+		errs = append(errs, errors.New("idColumn: required"))
+	}
+	if s.UpdatedAtColumn == "" {
+		errs = append(errs, errors.New("updatedAtColumn: required"))
+	}
+	if s.IDColumn != "" && s.IDColumn == s.UpdatedAtColumn {
+		errs = append(errs, errors.New("updatedAtColumn: must differ from idColumn"))
+	}
+	if s.DeletedAtColumn != "" && (s.DeletedAtColumn == s.IDColumn || s.DeletedAtColumn == s.UpdatedAtColumn) {
+		errs = append(errs, errors.New("deletedAtColumn: must differ from idColumn and updatedAtColumn"))
+	}
+	if s.BatchSize < 1 || s.BatchSize > MaxBatchSize {
+		errs = append(errs, fmt.Errorf("batchSize: %d not between 1 and %d", s.BatchSize, MaxBatchSize))
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Columns {
+		if c == "" {
+			errs = append(errs, errors.New("columns: empty column name"))
+		} else if seen[c] {
+			errs = append(errs, fmt.Errorf("columns: %q listed twice", c))
+		}
+		seen[c] = true
+	}
+	if s.Lookback != nil && *s.Lookback < 0 {
+		errs = append(errs, fmt.Errorf("lookback: %v is negative", *s.Lookback))
+	}
+	return errs
+}
+
+// Defaults of the settings.
+const (
+	DefaultIDColumn        = "id"
+	DefaultUpdatedAtColumn = "updated_at"
+	DefaultBatchSize       = 500
+	DefaultLookback        = time.Minute
+	// MaxBatchSize bounds batchSize.
+	MaxBatchSize = 10000
+)
