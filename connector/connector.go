@@ -12,7 +12,9 @@ package connector
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/sirupsen/logrus"
 	"golang.org/x/time/rate"
@@ -39,6 +41,15 @@ type Record struct {
 	// linked to the record moves to the survivor rather than following
 	// the deletion policy.
 	MergedInto string
+	// Invalid, when set, says why the source could not read the record
+	// whole (a malformed line of a file: a wrong field count, a broken
+	// quote, invalid UTF-8, an empty id). The reconciler writes nothing
+	// for it and sets it aside as a dead letter naming this error. Fields
+	// then hold at most the record's id field, when it could be read, so
+	// that its contact is not taken for deleted; when it could not, ID
+	// names where the record is ("line 57") and the pass infers no
+	// deletion.
+	Invalid error `json:"-"`
 }
 
 // Batch is a group of records with the checkpoint that follows them.
@@ -200,3 +211,8 @@ type Type struct {
 	// the opened source, and docs/CONNECTORS.md's table against them.
 	Capabilities []Capability
 }
+
+// NormalizeID is a record id as syncd keys it everywhere (the duplicate
+// checks, the link, the contact's externalId): without the Unicode
+// whitespace around it, so that "p100" and " p100" are one id.
+func NormalizeID(id string) string { return strings.TrimFunc(id, unicode.IsSpace) }

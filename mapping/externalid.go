@@ -2,7 +2,6 @@ package mapping
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/syncd-io/syncd/connector"
@@ -16,7 +15,7 @@ func (m *Mapper) ExternalID(r connector.Record) (string, error) {
 	if m.externalID != "" {
 		ext, err = single(toValue(r.Fields[m.externalID]))
 	}
-	ext = strings.TrimSpace(ext)
+	ext = connector.NormalizeID(ext)
 	switch {
 	case err != nil:
 	case ext == "":

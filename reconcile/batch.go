@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/syncd-io/syncd/connector"
@@ -80,7 +81,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err != nil {
 		return err
 	}
-	items, deletes, seen := p.mapRecords(ctx, recs, seen)
+	items, deletes, seen, twins := p.mapRecords(ctx, recs, seen)
 	if len(deletes) > 0 {
 		// A merge moves a link before the survivor's record, perhaps in
 		// this very batch, is looked up by it.
@@ -99,6 +100,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	}
 	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
+	if items, err = p.refuseDuplicates(wctx, items, twins); err != nil {
+		return err
+	}
 	work, err := p.prepare(wctx, items)
 	if err != nil {
 		return err
@@ -117,16 +121,21 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	return nil
 }
 
-// mapRecords maps a batch's records to items (the last of an externalId
-// wins), sets aside those that do not map, and returns the deletions and
-// the externalIds seen (added to seen).
-func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []string) (items []*item, deletes []connector.Record, _ []string) {
+// mapRecords maps a batch's records to items (the last copy of a record
+// wins), sets aside those that do not map, and returns the deletions, the
+// externalIds seen (added to seen), and the items of the externalIds that
+// several records give (twins: refused, see duplicate.go).
+func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []string) (items []*item, deletes []connector.Record, _ []string, twins map[string][]*item) {
 	r := p.r
 	items = make([]*item, 0, len(recs))
 	index := map[string]int{} // externalId -> position in items
 	for _, rec := range recs {
 		if rec.Deleted {
 			deletes = append(deletes, rec)
+			continue
+		}
+		if rec.Invalid != nil {
+			seen = p.setAsideInvalid(ctx, rec, seen)
 			continue
 		}
 		m, err := r.opts.Mapper.ToContact(rec)
@@ -145,6 +154,18 @@ func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []s
 		f := ContactFields(m)
 		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
 		if i, dup := index[m.ExternalID]; dup {
+			if prev := items[i]; prev.rec.ID != rec.ID || twins[m.ExternalID] != nil {
+				if twins == nil {
+					twins = map[string][]*item{}
+				}
+				if twins[m.ExternalID] == nil {
+					twins[m.ExternalID] = []*item{prev}
+				}
+				if !slices.ContainsFunc(twins[m.ExternalID], func(t *item) bool { return t.rec.ID == rec.ID }) {
+					twins[m.ExternalID] = append(twins[m.ExternalID], it)
+				}
+				continue
+			}
 			items[i] = it
 			continue
 		}
@@ -152,7 +173,7 @@ func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []s
 		items = append(items, it)
 		seen = append(seen, m.ExternalID)
 	}
-	return items, deletes, seen
+	return items, deletes, seen, twins
 }
 
 // loadLinks reads the items' links and their dead letters, and the
@@ -314,10 +335,11 @@ func oldestByExternalID(cs []workspace.Contact) map[string]workspace.Contact {
 		if c.ExternalID == nil {
 			continue
 		}
-		if have, ok := out[*c.ExternalID]; ok && !c.CreatedAt.Before(have.CreatedAt) {
+		ext := connector.NormalizeID(*c.ExternalID)
+		if have, ok := out[ext]; ok && !c.CreatedAt.Before(have.CreatedAt) {
 			continue
 		}
-		out[*c.ExternalID] = c
+		out[ext] = c
 	}
 	return out
 }

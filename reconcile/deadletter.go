@@ -12,6 +12,7 @@ import (
 
 // Dead-letter operations of the forward direction.
 const (
+	opRead = "read" // the source could not read the record whole (connector.Record.Invalid)
 	opMap  = "map"  // the record could not be mapped to a contact
 	opSync = "sync" // the contact could not be created or updated
 )
@@ -34,6 +35,9 @@ type deadPayload struct {
 	// reason is the stored letter's, read back: a letter set aside
 	// again for the same reason is not logged again (see setAside).
 	reason string
+	// Twins are, for the dead letter of an externalId several records
+	// give, those records' IDs (see duplicate.go).
+	Twins []string `json:"twins,omitempty"`
 }
 
 func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
@@ -60,9 +64,15 @@ func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
 // reason, and counts it as failed. A refusal (permanent) is not retried
 // until the record changes; a transient failure is retried by a later run.
 func (p *pass) setAside(ctx context.Context, op, key string, rec connector.Record, hash string, permanent bool, cause error) {
+	p.setAsidePayload(ctx, op, key, deadPayload{Record: rec, Hash: hash, Permanent: permanent}, cause)
+}
+
+// setAsidePayload is setAside with the whole payload.
+func (p *pass) setAsidePayload(ctx context.Context, op, key string, dp deadPayload, cause error) {
 	r := p.r
+	permanent := dp.Permanent
 	p.count(func(s *Summary) { s.Failed++ })
-	payload, _ := json.Marshal(deadPayload{Record: rec, Hash: hash, Permanent: permanent})
+	payload, _ := json.Marshal(dp)
 	now := r.opts.Now()
 	d := state.DeadLetter{
 		Connector: r.opts.Connector, Operation: op, Key: key,
@@ -82,6 +92,48 @@ func (p *pass) setAside(ctx context.Context, op, key string, rec connector.Recor
 		return
 	}
 	log.WithField("reason", cause.Error()).Warn("record set aside as a dead letter")
+}
+
+// setAsideInvalid sets aside a record the source could not read whole
+// (a malformed line): nothing is written for it, and its contact, when
+// its externalId could be read, counts as seen (not deleted). Without an
+// externalId, the pass infers no deletion. It returns seen, extended.
+func (p *pass) setAsideInvalid(ctx context.Context, rec connector.Record, seen []string) []string {
+	key := rec.ID
+	if ext, err := p.r.opts.Mapper.ExternalID(rec); err == nil {
+		key = ext
+		seen = append(seen, ext)
+	} else {
+		p.incomplete = true
+	}
+	p.mu.Lock()
+	if p.readKeys == nil {
+		p.readKeys = map[string]bool{}
+	}
+	p.readKeys[key] = true
+	p.mu.Unlock()
+	p.setAside(ctx, opRead, key, connector.Record{ID: rec.ID, Fields: rec.Fields}, "", true, rec.Invalid)
+	return seen
+}
+
+// clearStaleReadLetters drops, after a complete read of a connector that
+// reads everything each pass, the read dead letters of lines this read
+// did not report again (fixed, or gone from the file).
+func (p *pass) clearStaleReadLetters() {
+	r := p.r
+	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
+	if err != nil {
+		r.log.WithError(err).Warn("could not read dead letters")
+		return
+	}
+	for _, d := range dls {
+		if d.Operation != opRead || p.readKeys[d.Key] {
+			continue
+		}
+		if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, opRead, d.Key); err != nil {
+			r.log.WithError(err).WithField("key", d.Key).Warn("could not clear dead letter")
+		}
+	}
 }
 
 // clearDeadLetter removes the dead letters of a record that went

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -48,7 +49,7 @@ func (p *pass) relink(ctx context.Context, all bool) error {
 		if err != nil {
 			return fmt.Errorf("list contacts of source %s: %w", r.opts.Source, err)
 		}
-		ours := c.Source != nil && *c.Source == r.opts.Source && c.ExternalID != nil && *c.ExternalID != ""
+		ours := c.Source != nil && *c.Source == r.opts.Source && c.ExternalID != nil && connector.NormalizeID(*c.ExternalID) != ""
 		switch {
 		case ours:
 			err = l.add(c)
@@ -91,7 +92,7 @@ func (l *relinker) reset() {
 // an older contact carries its externalId too.
 func (l *relinker) add(c workspace.Contact) error {
 	p, r := l.p, l.p.r
-	ext := *c.ExternalID
+	ext := connector.NormalizeID(*c.ExternalID)
 	link := p.linkFromContact(c)
 	if i, ok := l.at[ext]; ok {
 		l.dups++
@@ -149,7 +150,7 @@ func (p *pass) linkFromContact(c workspace.Contact) state.Link {
 	f := p.workspaceFields(c)
 	return state.Link{
 		Connector:        p.r.opts.Connector,
-		ExternalID:       *c.ExternalID,
+		ExternalID:       connector.NormalizeID(*c.ExternalID), // as the mapping keys records
 		ContactID:        c.ID,
 		Fields:           map[string]string(f),
 		ItemIDs:          mapping.ItemIDs(c),

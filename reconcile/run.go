@@ -47,6 +47,9 @@ type pass struct {
 	// noteWarnings).
 	warned map[string]bool
 	warnMu sync.Mutex
+	// readKeys are the keys of the records the source could not read
+	// whole in this pass (see setAsideInvalid).
+	readKeys map[string]bool
 
 	// guard, when set, is taken for each batch and each step that
 	// touches links (see Guard); getter reads again the records written
@@ -150,6 +153,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		// The connector read everything: linked records it did not see
 		// were deleted at the source.
 		p.phase(progress.PhaseSweeping)
+		p.clearStaleReadLetters()
 		return p.exclusive(func() error { return p.sweepUnseen(ctx) })
 	}
 	return nil

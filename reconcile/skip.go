@@ -23,7 +23,7 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 	count := make(map[string]int, len(recs))
 	ask := make([]string, 0, len(recs))
 	for i, rec := range recs {
-		if rec.Deleted {
+		if rec.Deleted || rec.Invalid != nil {
 			continue
 		}
 		ext, err := r.opts.Mapper.ExternalID(rec)
@@ -69,5 +69,6 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 func (p *pass) hasDeadLetter(ext, recordID string) bool {
 	_, byExt := p.known[ext]
 	_, byRecord := p.known["record:"+recordID]
-	return byExt || byRecord
+	_, twin := p.known[duplicateKey(ext)]
+	return byExt || byRecord || twin
 }

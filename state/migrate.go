@@ -55,6 +55,7 @@ var migrations = []migration{
 		return nil
 	}},
 	{version: 2, name: "compact links", up: compactLinks},
+	{version: 3, name: "trim link externalIDs", up: trimLinkIDs},
 }
 
 // CurrentSchemaVersion is the schema version this syncd writes.

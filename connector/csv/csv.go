@@ -6,10 +6,15 @@
 // connector is read-only.
 //
 // The header line names the fields; one column (idColumn, default "id")
-// holds each row's ID. Files are streamed, never loaded whole. A
-// malformed file fails the read with an error naming the file, the line
-// and the problem (a wrong field count, an empty or repeated ID, invalid
-// UTF-8): rows are never dropped silently, and since the read does not
+// holds each row's ID, without the whitespace around it
+// (connector.NormalizeID). Files are streamed, never loaded whole. A
+// malformed line (a wrong field count, a broken quote, an empty id,
+// invalid UTF-8) becomes a record marked Invalid, naming the file, the
+// line and the problem, which the reconciler sets aside as a dead letter
+// while the other rows sync; a quote that never closes costs its own
+// line only (rows.go). A repeated ID fails the read (which of the two
+// rows is right cannot be told), and so does a file that changes while
+// it is read (torn.go: ErrFileChanged): since such a read does not
 // complete, no deletion is inferred from it.
 package csv
 

@@ -42,6 +42,9 @@ func TestReadFiles(t *testing.T) {
 		mod     func(*csv.Settings)
 		want    []connector.Record
 		wantErr []string // substrings of the error, after the file's path
+		// wantBad: the Invalid error of each record marked so, by record
+		// ID (its want entry has no Invalid).
+		wantBad map[string]string
 	}{
 		{
 			file: "semicolon_with_bom.csv",
@@ -68,13 +71,34 @@ func TestReadFiles(t *testing.T) {
 				{ID: `Grace "Amazing" Hopper`, Fields: map[string]any{"id": "2", "name": `Grace "Amazing" Hopper`, "note": "two\nlines"}},
 			},
 		},
-		{file: "wrong_field_count.csv", wantErr: []string{"line 3: 2 fields, the header has 3"}},
+		{file: "wrong_field_count.csv",
+			want: []connector.Record{
+				{ID: "1", Fields: map[string]any{"id": "1", "name": "Ada", "email": "ada@example.com"}},
+				{ID: "2", Fields: map[string]any{"id": "2"}},
+				{ID: "3", Fields: map[string]any{"id": "3", "name": "Alan", "email": "alan@example.com"}},
+			},
+			wantBad: map[string]string{"2": "wrong_field_count.csv line 3: 2 fields, the header has 3"}},
 		{file: "duplicate_id.csv", wantErr: []string{"line 5: id \"2\" repeats the row of line 3"}},
-		{file: "empty_id.csv", wantErr: []string{"line 3: empty id in column \"id\""}},
+		{file: "empty_id.csv",
+			want: []connector.Record{
+				{ID: "1", Fields: map[string]any{"id": "1", "name": "Ada"}},
+				{ID: "line 3"},
+			},
+			wantBad: map[string]string{"line 3": "empty_id.csv line 3: empty id in column \"id\""}},
 		{file: "missing_id_column.csv", wantErr: []string{"line 1: no id column \"id\" in header"}},
 		{file: "duplicate_header.csv", wantErr: []string{"line 1: header names \"name\" in columns 2 and 3"}},
-		{file: "invalid_utf8.csv", wantErr: []string{"line 3: column \"name\" is not valid UTF-8"}},
-		{file: "unterminated_quote.csv", wantErr: []string{"lines 2-3: ", "quote"}},
+		{file: "invalid_utf8.csv",
+			want: []connector.Record{
+				{ID: "1", Fields: map[string]any{"id": "1", "name": "Ada"}},
+				{ID: "2", Fields: map[string]any{"id": "2"}},
+			},
+			wantBad: map[string]string{"2": "invalid_utf8.csv line 3: column \"name\" is not valid UTF-8"}},
+		{file: "unterminated_quote.csv",
+			want: []connector.Record{
+				{ID: "line 2"},
+				{ID: "2", Fields: map[string]any{"id": "2", "name": "Grace"}},
+			},
+			wantBad: map[string]string{"line 2": `unterminated_quote.csv line 2: extraneous or missing " in quoted-field (a quoted field opened on this line does not close properly; it would take in line 3)`}},
 		{file: "empty_file.csv", wantErr: []string{"empty file, no header line"}},
 		{file: "no_such_file.csv", wantErr: []string{"no such file"}},
 	}
@@ -113,6 +137,18 @@ func TestReadFiles(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatalf("%s: %v", method, err)
+				}
+				for i, r := range got {
+					if r.Invalid == nil {
+						if _, ok := tt.wantBad[r.ID]; ok {
+							t.Errorf("%s: record %s is not marked invalid", method, r.ID)
+						}
+						continue
+					}
+					if w, ok := tt.wantBad[r.ID]; !ok || !strings.Contains(r.Invalid.Error(), w) {
+						t.Errorf("%s: record %s invalid: %v, want %q", method, r.ID, r.Invalid, w)
+					}
+					got[i].Invalid = nil
 				}
 				if !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("%s = %+v, want %+v", method, got, tt.want)

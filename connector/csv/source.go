@@ -190,7 +190,10 @@ func indexOf(names []string, name string) int {
 }
 
 // read streams the file in batches. Memory holds one batch of rows and,
-// to refuse repeated IDs, a few bytes per row (idset.Set).
+// to refuse repeated IDs, a few bytes per row (idset.Set). A malformed
+// line becomes a record marked Invalid (a dead letter for the
+// reconciler) and the read goes on; a file that changes while it is read
+// stops the read with ErrFileChanged before the next batch.
 func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -204,17 +207,20 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		return err
 	}
 	defer f.Close()
+	w, err := newWatch(s.path, f)
+	if err != nil {
+		return err
+	}
 	checkpoint := ""
 	if withCheckpoint {
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		checkpoint = fmt.Sprintf("csv:size=%d:mtime=%d", st.Size(), st.ModTime().UnixNano())
+		checkpoint = fmt.Sprintf("csv:size=%d:mtime=%d", w.start.size, w.start.mtime)
 	}
-
-	r := s.newReader(s.pos.track(f))
-	h, err := s.header(r)
+	rr := &rowReader{s: s, f: f, w: w}
+	rr.r = s.newReader(w.reader(s.pos.track(f)))
+	if rr.bom, err = s.hasBOM(f); err != nil {
+		return err
+	}
+	h, err := s.header(rr.r)
 	if err != nil {
 		return err
 	}
@@ -222,13 +228,17 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 	if err != nil {
 		return err
 	}
+	rr.h = h
 
 	seen := idset.New(s.spillAt) // hashes of the IDs read so far
 	defer seen.Close()
 	batch := make([]connector.Record, 0, s.batchSize)
-	rows := 0
+	rows, invalid := 0, 0
 	deliver := func() error {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.check(); err != nil {
 			return err
 		}
 		if err := fn(ctx, connector.Batch{Records: batch, Checkpoint: checkpoint}); err != nil {
@@ -238,47 +248,25 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		return nil
 	}
 	for {
-		row, err := r.Read()
+		row, line, bad, err := rr.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if errors.Is(err, csv.ErrFieldCount) {
-			line, _ := r.FieldPos(0)
-			return fmt.Errorf("read %s line %d: %d fields, the header has %d", s.path, line, len(row), len(h.names))
-		}
-		if err != nil {
-			return s.parseError(err)
-		}
-		line, _ := r.FieldPos(0)
-		for i, v := range row {
-			if !utf8.ValidString(v) {
-				return fmt.Errorf("read %s line %d: column %q is not valid UTF-8", s.path, line, h.names[i])
-			}
-		}
-		id := row[h.idIndex]
-		if strings.TrimSpace(id) == "" {
-			return fmt.Errorf("read %s line %d: empty id in column %q", s.path, line, s.idColumn)
-		}
-		maybe, err := seen.Add(hashID(id))
 		if err != nil {
 			return err
 		}
-		if maybe {
-			first, err := s.lineOf(h, id, line)
+		var rec connector.Record
+		if bad == nil {
+			rec, bad, err = s.record(h, cols, row, line, seen)
 			if err != nil {
 				return err
 			}
-			if first > 0 {
-				return fmt.Errorf("read %s line %d: id %q repeats the row of line %d", s.path, line, id, first)
-			}
-			// Two distinct IDs with one hash: nothing wrong.
 		}
-
-		fields := make(map[string]any, len(cols))
-		for _, c := range cols {
-			fields[c.name] = row[c.index]
+		if bad != nil {
+			rec = s.invalidRecord(h, row, line, bad)
+			invalid++
 		}
-		batch = append(batch, connector.Record{ID: id, Fields: fields})
+		batch = append(batch, rec)
 		rows++
 		if len(batch) == s.batchSize {
 			if err := deliver(); err != nil {
@@ -286,13 +274,89 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 			}
 		}
 	}
+	if err := w.finish(); err != nil {
+		return err
+	}
 	if len(batch) > 0 {
 		if err := deliver(); err != nil {
 			return err
 		}
 	}
-	s.log.WithFields(logrus.Fields{"rows": rows, "duration": time.Since(start)}).Debug("csv file read")
+	s.log.WithFields(logrus.Fields{"rows": rows, "invalid": invalid, "duration": time.Since(start)}).Debug("csv file read")
 	return nil
+}
+
+// record checks one well-formed row and makes its record; bad says why
+// the row is refused on its own (the read goes on), err why the whole
+// read must stop (a repeated id: which of the two rows is right cannot
+// be told).
+func (s *Source) record(h header, cols []column, row []string, line int, seen *idset.Set) (rec connector.Record, bad, err error) {
+	for i, v := range row {
+		if !utf8.ValidString(v) {
+			return rec, fmt.Errorf("column %q is not valid UTF-8", h.names[i]), nil
+		}
+	}
+	raw := row[h.idIndex]
+	id := connector.NormalizeID(raw)
+	if id == "" {
+		return rec, fmt.Errorf("empty id in column %q", s.idColumn), nil
+	}
+	maybe, err := seen.Add(hashID(id))
+	if err != nil {
+		return rec, nil, err
+	}
+	if maybe {
+		first, err := s.lineOf(h, id, line)
+		if err != nil {
+			return rec, nil, err
+		}
+		if first > 0 {
+			return rec, nil, fmt.Errorf("read %s line %d: id %q repeats the row of line %d%s", s.path, line, id, first, trimmedNote(raw))
+		}
+		// Two distinct IDs with one hash: nothing wrong.
+	}
+	fields := make(map[string]any, len(cols))
+	for _, c := range cols {
+		fields[c.name] = row[c.index]
+	}
+	if _, ok := fields[s.idColumn]; ok {
+		fields[s.idColumn] = id
+	}
+	return connector.Record{ID: id, Fields: fields}, nil, nil
+}
+
+// trimmedNote explains a repeat that only whitespace hid.
+func trimmedNote(raw string) string {
+	if raw == connector.NormalizeID(raw) {
+		return ""
+	}
+	return fmt.Sprintf(" (%q, once the whitespace around it is trimmed)", raw)
+}
+
+// invalidRecord is the record of a malformed line: its id when it can
+// be read, so that its contact is not taken for deleted, else a
+// placeholder naming the line.
+func (s *Source) invalidRecord(h header, row []string, line int, bad error) connector.Record {
+	rec := connector.Record{ID: fmt.Sprintf("line %d", line),
+		Invalid: fmt.Errorf("%s line %d: %w", s.path, line, bad)}
+	if h.idIndex < len(row) {
+		if id := connector.NormalizeID(row[h.idIndex]); id != "" && utf8.ValidString(id) {
+			rec.ID = id
+			rec.Fields = map[string]any{s.idColumn: id}
+		}
+	}
+	return rec
+}
+
+// hasBOM reports whether the file starts with a byte order mark (which
+// newReader skips), for the offsets a recovery seeks to.
+func (s *Source) hasBOM(f *os.File) (bool, error) {
+	b := make([]byte, 3)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return n == 3 && string(b) == "\uFEFF", nil
 }
 
 // lineOf rereads the file up to line before and returns the line of the

@@ -1,0 +1,118 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// Two records of one connector that give one externalId (ids that differ
+// only by the whitespace around them, " p100" and "p100", which
+// connector.NormalizeID makes one) are both refused: writing either
+// would give the other's contact its values, and a write-back would land
+// in the wrong record. Each is set aside under one dead letter per
+// externalId naming the records, and the contact linked to the id keeps
+// its link and is not taken for deleted. The dead letter holds one of the
+// records: while the source still has it, every other record of that
+// externalId is refused too (the connector's Getter tells); once it is
+// gone, the other goes through and the dead letter is cleared.
+
+// duplicateKey is the key of the dead letter of an externalId's records.
+func duplicateKey(ext string) string { return "duplicate:" + ext }
+
+// errDuplicate names the records that share an externalId.
+func errDuplicate(ext string, ids []string) error {
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = fmt.Sprintf("%q", id)
+	}
+	return fmt.Errorf("records %s give one externalId %q (ids are compared without the whitespace around them): "+
+		"each is refused until the others are renamed or removed at the source", strings.Join(quoted, " and "), ext)
+}
+
+// refuseDuplicates sets aside the items whose externalId another record
+// of the source gives too: in this batch (twins), or, asked of the
+// connector's Getter, the record the item's link names or one a
+// duplicate dead letter names. It returns the other items.
+func (p *pass) refuseDuplicates(ctx context.Context, items []*item, twins map[string][]*item) ([]*item, error) {
+	refused := map[*item]bool{}
+	for ext, its := range twins {
+		ids := make([]string, len(its))
+		for i, it := range its {
+			ids[i], refused[it] = it.rec.ID, true
+		}
+		for _, it := range its {
+			p.setAsideDuplicate(ctx, ext, it.rec, ids)
+		}
+	}
+	getter, _ := p.r.opts.Reader.(connector.Getter)
+	if getter != nil {
+		for _, it := range items {
+			if refused[it] {
+				continue
+			}
+			others, err := p.otherRecords(ctx, getter, it)
+			if err != nil {
+				return nil, err
+			}
+			if len(others) > 0 {
+				refused[it] = true
+				p.setAsideDuplicate(ctx, it.mapped.ExternalID, it.rec, append(others, it.rec.ID))
+			}
+		}
+	}
+	if len(refused) == 0 {
+		return items, nil
+	}
+	return slices.DeleteFunc(items, func(it *item) bool { return refused[it] }), nil
+}
+
+// otherRecords returns the IDs of the other live records of the item's
+// externalId: the one its link names, and those a duplicate dead letter
+// names. A dead letter none of whose other records lives is cleared.
+func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *item) ([]string, error) {
+	key := duplicateKey(it.mapped.ExternalID)
+	var cands []string
+	if it.link != nil && it.link.RecordID != "" && it.link.RecordID != it.rec.ID {
+		cands = append(cands, it.link.RecordID)
+	}
+	known, marked := p.known[key]
+	for _, id := range known.Twins {
+		if id != it.rec.ID && !slices.Contains(cands, id) {
+			cands = append(cands, id)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	recs, err := getter.Get(ctx, cands)
+	if err != nil {
+		return nil, fmt.Errorf("read records %v, which give externalId %s too: %w", cands, it.mapped.ExternalID, err)
+	}
+	var alive []string
+	for _, r := range recs {
+		if slices.Contains(cands, r.ID) && !r.Deleted {
+			alive = append(alive, r.ID)
+		}
+	}
+	if len(alive) == 0 && marked {
+		if err := p.r.opts.Store.ClearDeadLetter(p.r.opts.Connector, opMap, key); err != nil {
+			return nil, fmt.Errorf("clear dead letter %s: %w", key, err)
+		}
+		delete(p.known, key)
+	}
+	slices.Sort(alive)
+	return alive, nil
+}
+
+// setAsideDuplicate records rec under the dead letter of its externalId,
+// naming every record that gives it (ids).
+func (p *pass) setAsideDuplicate(ctx context.Context, ext string, rec connector.Record, ids []string) {
+	key := duplicateKey(ext)
+	dp := deadPayload{Record: rec, Twins: ids}
+	p.setAsidePayload(ctx, opMap, key, dp, errDuplicate(ext, ids))
+	p.known[key] = dp
+}
