@@ -71,13 +71,16 @@ func (p *pass) refuseDuplicates(ctx context.Context, items []*item, twins map[st
 }
 
 // otherRecords returns the IDs of the other live records of the item's
-// externalId: the one its link names, and those a duplicate dead letter
-// names. A dead letter none of whose other records lives is cleared.
+// externalId: the one its link names (when its id is the item's but for
+// the whitespace around it), and those a duplicate dead letter names. A dead letter none of whose other records lives is cleared.
 func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *item) ([]string, error) {
 	key := duplicateKey(it.mapped.ExternalID)
 	var cands []string
-	if it.link != nil && it.link.RecordID != "" && it.link.RecordID != it.rec.ID {
-		cands = append(cands, it.link.RecordID)
+	// The link's record is another only when the two ids differ by the
+	// whitespace around them: any other change of id is a re-key (or a
+	// merge), which the rest of the pass handles.
+	if l := it.link; l != nil && l.RecordID != it.rec.ID && connector.NormalizeID(l.RecordID) == connector.NormalizeID(it.rec.ID) {
+		cands = append(cands, l.RecordID)
 	}
 	known, marked := p.known[key]
 	for _, id := range known.Twins {

@@ -292,3 +292,48 @@ func TestMillionRowsInBoundedMemory(t *testing.T) {
 		t.Errorf("heap grew by %d MB reading a million rows, want under %d MB", grown>>20, limit>>20)
 	}
 }
+
+// TestIDsAreTrimmed: ids are keyed without the Unicode whitespace around
+// them, in the record and in the repeated-id check, which names both
+// rows when two differ only by it.
+func TestIDsAreTrimmed(t *testing.T) {
+	tests := []struct {
+		name, file string
+		wantIDs    []string
+		wantErr    string
+	}{
+		{name: "whitespace around an id", file: "id,name\n\u00a0p100\t,Ann\np200,Bob\n", wantIDs: []string{"p100", "p200"}},
+		{name: "two ids that differ by a space", file: "id,name\np100,Ann\n p100,Bob\n",
+			wantErr: `line 3: id "p100" repeats the row of line 2 (" p100", once the whitespace around it is trimmed)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ids.csv")
+			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			src := open(t, settingsFor(path))
+			defer src.Close()
+			got, err := readAll(context.Background(), src.Snapshot)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("read = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range got {
+				ids = append(ids, r.ID)
+				if r.Fields["id"] != r.ID {
+					t.Errorf("record %q carries id field %q", r.ID, r.Fields["id"])
+				}
+			}
+			if !reflect.DeepEqual(ids, tt.wantIDs) {
+				t.Errorf("ids %q, want %q", ids, tt.wantIDs)
+			}
+		})
+	}
+}
