@@ -106,7 +106,7 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	if err != nil {
 		return err
 	}
-	s.survivors.set(nil) // the last read's scan is stale now
+	s.survivors.reset() // the last read's persons are stale now
 	// Deletions first: a merged person's link moves to the survivor
 	// before the survivor's new values are read.
 	if cp, err = s.scanRecents(ctx, cp, fn); err != nil {

@@ -114,7 +114,7 @@ func (s *Source) scanIDs(ctx context.Context, cp checkpoint, fn connector.BatchF
 	}
 	if len(recs) > 0 {
 		s.log.WithField("deleted", len(recs)).Info("id scan found persons no longer in Pipedrive")
-		s.survivors.set(idx) // for Survivor, while the deletions are handled
+		s.survivors.merge(idx) // for Survivor, while the deletions are handled
 	}
 	cp.Known = idScanCursor{IDs: encodeIDs(live), At: s.now().UnixMilli()}
 	s.known.enc, s.known.ids = cp.Known.IDs, live

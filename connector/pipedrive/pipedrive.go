@@ -53,10 +53,12 @@
 // progress rides on the next batch. The first read starts the feed at its
 // own start: persons deleted before it were never linked.
 //
-// A person merged away with no trace in the feed is found by the id scan
-// as deleted. The kept person took its e-mail addresses and phone numbers,
-// so Survivor (connector.SurvivorFinder) names the one live person of that
-// scan holding one of them: the reconciler moves the contact there.
+// A person merged away with no merge_what_id in the feed arrives as a
+// plain deletion (from the feed or the id scan). The kept person took its
+// e-mail addresses and phone numbers, and changed at the merge, so
+// Survivor (connector.SurvivorFinder) names the one active person of the
+// feed's pages with deletions, or of an id scan with deletions, holding
+// one of them: the reconciler moves the contact there.
 //
 // # Writes
 //

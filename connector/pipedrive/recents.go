@@ -21,6 +21,8 @@ type recentsPage struct {
 			ActiveFlag  *bool  `json:"active_flag"`
 			UpdateTime  string `json:"update_time"`
 			MergeWhatID *int64 `json:"merge_what_id"`
+			Emails      []item `json:"email"`
+			Phones      []item `json:"phone"`
 		} `json:"data"`
 	} `json:"data"`
 	AdditionalData struct {
@@ -62,6 +64,7 @@ func (s *Source) scanRecents(ctx context.Context, cp checkpoint, fn connector.Ba
 			pruneEmitted(rc)
 		}
 		if len(recs) > 0 {
+			s.survivors.add(pg.live()) // a merge's kept person changed too: it is in the feed
 			if err := s.dropKnown(&cp, recs); err != nil {
 				return cp, err
 			}
@@ -84,6 +87,19 @@ func (s *Source) scanRecents(ctx context.Context, cp checkpoint, fn connector.Ba
 			start += len(pg.Data)
 		}
 	}
+}
+
+// live are the page's active persons, with their e-mail addresses and
+// phone numbers (the feed's person items carry them), for Survivor.
+func (pg recentsPage) live() []person {
+	var out []person
+	for _, e := range pg.Data {
+		if e.Item != "person" || e.Data == nil || (e.Data.ActiveFlag != nil && !*e.Data.ActiveFlag) {
+			continue
+		}
+		out = append(out, person{ID: e.Data.ID, Emails: e.Data.Emails, Phones: e.Data.Phones})
+	}
+	return out
 }
 
 func (s *Source) recentsPage(ctx context.Context, since int64, start int) (recentsPage, error) {

@@ -2,6 +2,7 @@ package pipedrive
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,21 +13,47 @@ import (
 
 var _ connector.SurvivorFinder = (*Source)(nil)
 
-// survivors indexes the live persons of the last id scan that found
-// deletions by their e-mail addresses and phone numbers, so that a person
-// merged away with no trace (no merge_what_id in the recents feed) is
-// matched to the person it was merged into: a merge gives the kept person
-// the e-mail addresses and phone numbers it lacked. It lives until the
+// survivors indexes live persons by their e-mail addresses and phone
+// numbers, so that a person merged away with no trace (no merge_what_id
+// in the recents feed) is matched to the person it was merged into: a
+// merge gives the kept person the e-mail addresses and phone numbers it
+// lacked. It holds the active persons of the recents pages that had
+// deletions (the kept person changed at the merge, so it is in the feed)
+// and every person of an id scan that found deletions; it lives until the
 // next read and costs no call.
 type survivors struct {
 	mu  sync.Mutex
 	idx map[string][]int64
 }
 
-func (v *survivors) set(idx map[string][]int64) {
+// reset forgets the index: the last read's persons are stale.
+func (v *survivors) reset() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.idx = idx
+	v.idx = nil
+}
+
+// merge adds an index of persons to the kept one.
+func (v *survivors) merge(idx map[string][]int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.idx == nil {
+		v.idx = map[string][]int64{}
+	}
+	for k, ids := range idx {
+		for _, id := range ids {
+			if !slices.Contains(v.idx[k], id) {
+				v.idx[k] = append(v.idx[k], id)
+			}
+		}
+	}
+}
+
+// add indexes persons.
+func (v *survivors) add(ps []person) {
+	idx := map[string][]int64{}
+	indexPersons(idx, ps)
+	v.merge(idx)
 }
 
 // indexPersons adds the e-mail addresses and phone numbers of ps to idx.
@@ -72,9 +99,10 @@ func phoneKey(v string) string {
 	return "p:" + string(d[max(0, len(d)-10):])
 }
 
-// Survivor returns the one live person of the last id scan, other than
-// deletedID, holding one of the e-mail addresses or phone numbers; "" when
-// none or several do, or when no scan of this read found deletions.
+// Survivor returns the one live person this read indexed (see
+// survivors), other than deletedID, holding one of the e-mail addresses
+// or phone numbers; "" when none or several do, or when this read found
+// no deletion.
 func (s *Source) Survivor(_ context.Context, deletedID string, emails, phones []string) (string, error) {
 	s.survivors.mu.Lock()
 	defer s.survivors.mu.Unlock()
