@@ -34,6 +34,9 @@ const (
 	// CapNotify: ChangeNotifier, says when there are changes to read
 	// (a pass starts at once instead of at the next schedule).
 	CapNotify Capability = "notify"
+	// CapSurvivor: SurvivorFinder, names the record a merged-away record
+	// was merged into when the system's reads leave no trace of it.
+	CapSurvivor Capability = "survivor"
 )
 
 // capabilities maps each capability to its interface's test, in the
@@ -51,6 +54,7 @@ var capabilities = []struct {
 	{CapWritableFields, func(s Source) bool { _, ok := s.(WritableFieldLister); return ok }, "WritableFieldLister"},
 	{CapQuota, func(s Source) bool { _, ok := s.(QuotaReporter); return ok }, "QuotaReporter"},
 	{CapNotify, func(s Source) bool { _, ok := s.(ChangeNotifier); return ok }, "ChangeNotifier"},
+	{CapSurvivor, func(s Source) bool { _, ok := s.(SurvivorFinder); return ok }, "SurvivorFinder"},
 }
 
 // Capabilities returns every capability, in the documentation's order.

@@ -64,3 +64,34 @@ func TestEveryTypeRegistered(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectorSkeleton checks that every connector package has the
+// files docs/CONNECTORS.md requires of it, so that the same question is
+// answered in the same file of each.
+func TestConnectorSkeleton(t *testing.T) {
+	for _, name := range connector.Types() {
+		typ, _ := connector.Lookup(name)
+		dir := filepath.Join("..", name)
+		want := []string{name + ".go", "settings.go", "changes.go", "snapshot.go", "FACTS.md", "contract_test.go"}
+		if typ.Writable {
+			want = append(want, "write.go", "errors.go", "client.go")
+		}
+		for _, c := range typ.Capabilities {
+			if f := capabilityFile[c]; f != "" {
+				want = append(want, f)
+			}
+		}
+		for _, f := range want {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("connector %s has no %s (docs/CONNECTORS.md, The files of a connector)", name, f)
+			}
+		}
+	}
+}
+
+// capabilityFile is the file that holds each capability's method.
+var capabilityFile = map[connector.Capability]string{
+	connector.CapGet:    "get.go",
+	connector.CapCount:  "count.go",
+	connector.CapNotify: "watch.go",
+}

@@ -115,15 +115,6 @@ func open(t *testing.T, settings *csv.Settings, fields ...string) connector.Sour
 	return src
 }
 
-func TestContract(t *testing.T) {
-	typ, _ := connector.Lookup(csv.TypeName)
-	connectortest.RunSourceSuite(t, connectortest.Harness{
-		Type:      typ,
-		BatchSize: 3,
-		New:       newFileStore,
-	})
-}
-
 func TestRegisteredType(t *testing.T) {
 	typ, ok := connector.Lookup("csv")
 	if !ok {

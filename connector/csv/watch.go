@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -73,19 +72,17 @@ func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
 				// gone (a replacement is on its way) or back as it was
 			default:
 				notified = now
-				s.log.WithField("path", s.path).WithField("size", now.size).Info("csv file changed; starting a pass")
+				s.log.WithField("path", s.path).WithField("size", now.st.size).Info("csv file changed; starting a pass")
 				changed()
 			}
 		}
 	}
 }
 
-// fileSig is what tells one version of the file from another.
+// fileSig is a version of the file (its stamp, see torn.go), or none.
 type fileSig struct {
 	missing bool
-	size    int64
-	mtime   time.Time
-	inode   uint64
+	st      stamp
 }
 
 func statFile(path string) fileSig {
@@ -93,9 +90,5 @@ func statFile(path string) fileSig {
 	if err != nil {
 		return fileSig{missing: true} // gone, or unreadable: nothing to read yet
 	}
-	sig := fileSig{size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		sig.inode = st.Ino
-	}
-	return sig
+	return fileSig{st: stampOf(fi)}
 }

@@ -123,7 +123,7 @@ func init() {
 		Open:         connector.OpenFunc(Open),
 		Writable:     true,
 		Incremental:  true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota, connector.CapSurvivor},
 	})
 }
 

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -19,50 +18,6 @@ import (
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/idset"
 )
-
-var (
-	_ connector.Source      = (*Source)(nil)
-	_ connector.FieldLister = (*Source)(nil)
-)
-
-// errClosed is returned by the reads of a closed source.
-var errClosed = errors.New("csv source is closed")
-
-// Source reads one CSV file.
-type Source struct {
-	path      string
-	delim     rune
-	idColumn  string
-	batchSize int
-	// watch and settle: see Settings.
-	watch  bool
-	settle time.Duration
-	// fields limits the fields of records; empty means every column.
-	fields []string
-	// spillAt bounds the repeated-ID check's memory (see idset.Set); 0
-	// is the default.
-	spillAt int
-	log     *logrus.Entry
-	closed  atomic.Bool
-	// exactScanMax and sampleSize override, in tests, the size up to
-	// which Count scans the whole file and the sample it estimates a
-	// larger one from; 0 means the default.
-	exactScanMax, sampleSize int64
-	// pos is the read in progress's position, for Reestimate.
-	pos readPosition
-}
-
-// Changes reads the whole file, whatever the checkpoint: a file keeps no
-// change times. Each batch's checkpoint names the file's size and
-// modification time, for the record; it does not change the next read.
-func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.BatchFunc) error {
-	return s.read(ctx, true, fn)
-}
-
-// Snapshot reads the whole file.
-func (s *Source) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
-	return s.read(ctx, false, fn)
-}
 
 // Fields returns the header's names.
 func (s *Source) Fields(ctx context.Context) ([]string, error) {
@@ -79,12 +34,6 @@ func (s *Source) Fields(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return h.names, nil
-}
-
-// Close marks the source closed; it holds no file between reads.
-func (s *Source) Close() error {
-	s.closed.Store(true)
-	return nil
 }
 
 // header is a file's validated header line.
