@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/test/e2e"
+	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -48,5 +50,44 @@ func TestRunChecksCredentialsWithoutOrganizationRoute(t *testing.T) {
 				t.Errorf("no log line says the key was checked with the custom-field list:\n%s", errOut.String())
 			}
 		})
+	}
+}
+
+// TestWebhooksCommandsRememberRouteForm: against a service with the
+// webhook routes under /v1 only (the published document's form),
+// `syncd webhooks register` finds the form out with one 404, records it
+// in the state file, and rotate and list use it with no 404 more.
+func TestWebhooksCommandsRememberRouteForm(t *testing.T) {
+	emu := emulator.NewServer(emulator.Options{Rate: -1, WebhookRoutes: emulator.RoutesV1})
+	defer emu.Close()
+	cfg, statePath := webhookConfig(t, emu.URL, "https://syncd.example.com/webhooks/workspace", "1h")
+	misses := func() int { return emu.Stats().Requests["GET (unmatched)"] }
+
+	if out, _, err := runMain(t, "webhooks", "register", "--config", cfg); err != nil || !strings.Contains(out, "created") {
+		t.Fatalf("register: %q %v", out, err)
+	}
+	if got := misses(); got != 1 {
+		t.Fatalf("register asked the spec's form %d times, want 1", got)
+	}
+	st, err := state.Open(statePath, state.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	form, err := st.WebhookRoutes()
+	st.Close()
+	if err != nil || form != workspace.WebhookRoutesV1 {
+		t.Fatalf("state records %q (%v), want v1", form, err)
+	}
+	if out, _, err := runMain(t, "webhooks", "rotate", "--config", cfg); err != nil || !strings.Contains(out, "new secret stored") {
+		t.Fatalf("rotate: %q %v", out, err)
+	}
+	if out, _, err := runMain(t, "webhooks", "list", "--config", cfg); err != nil || !strings.Contains(out, "secrets in state: 2") {
+		t.Fatalf("list: %q %v", out, err)
+	}
+	if got := misses(); got != 1 {
+		t.Fatalf("rotate and list asked the spec's form %d more times, want none", got-1)
+	}
+	if n := emu.Stats().Requests["POST /v1/webhooks/{id}/rotate"]; n != 1 {
+		t.Fatalf("rotate went to the /v1 route %d times, want 1", n)
 	}
 }
