@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // kind is how a column's values are read into Go values.
@@ -88,7 +90,6 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 		schema, name string
 		relkind      string
 		t            table
-		errs         []error
 	)
 	err := pool.QueryRow(ctx, relationQuery, s.Table).Scan(&oid, &schema, &name, &relkind)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -123,55 +124,15 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
 	}
 
-	var ok bool
-	if t.id, ok = t.column(s.IDColumn); !ok {
-		errs = append(errs, fmt.Errorf("idColumn: no column %q in %s", s.IDColumn, t.name))
-	}
-	if t.updated, ok = t.column(s.UpdatedAtColumn); !ok {
-		errs = append(errs, fmt.Errorf("updatedAtColumn: no column %q in %s", s.UpdatedAtColumn, t.name))
-	}
-	if s.DeletedAtColumn != "" {
-		if c, ok := t.column(s.DeletedAtColumn); ok {
-			t.deleted = &c
-		} else {
-			errs = append(errs, fmt.Errorf("deletedAtColumn: no column %q in %s", s.DeletedAtColumn, t.name))
-		}
-	}
-	switch {
-	case s.Lookback == nil && t.updated.kind.isTime():
-		t.lookback = DefaultLookback
-	case s.Lookback != nil && *s.Lookback > 0 && !t.updated.kind.isTime() && t.updated.name != "":
-		errs = append(errs, fmt.Errorf("lookback: column %s is of type %s, not a timestamp; set lookback to 0", t.updated.name, t.updated.typ))
-	case s.Lookback != nil:
-		t.lookback = *s.Lookback
-	}
-
-	if len(s.Columns) > 0 {
-		for _, name := range s.Columns {
-			c, ok := t.column(name)
-			if !ok {
-				errs = append(errs, fmt.Errorf("columns: no column %q in %s", name, t.name))
-				continue
-			}
-			t.listed = append(t.listed, c.name)
-			t.fetch = append(t.fetch, c)
-		}
-	} else {
-		for _, c := range t.columns {
-			t.listed = append(t.listed, c.name)
-		}
-		t.fetch = t.columns
-	}
-	if len(fields) > 0 {
-		t.fetch = nil
-		for _, name := range dedupe(fields) {
-			c, ok := t.column(name)
-			if !ok || (len(s.Columns) > 0 && !contains(t.listed, c.name)) {
-				errs = append(errs, fmt.Errorf("mapped field %q is not a column of %s", name, t.name))
-				continue
-			}
-			t.fetch = append(t.fetch, c)
-		}
+	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{
+		Table: t.name, Find: t.column, All: t.columns, Name: func(c column) string { return c.name },
+	}, sqlkit.Names{
+		IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn, Columns: s.Columns,
+	}, fields)
+	t.id, t.updated, t.deleted, t.fetch, t.listed = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed
+	var err2 error
+	if t.lookback, err2 = sqlkit.Lookback(s.Lookback, DefaultLookback, t.updated.kind.isTime(), t.updated.name, t.updated.typ); err2 != nil {
+		errs = append(errs, err2)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -201,25 +162,6 @@ func kindOf(typname, category string) (k kind, json bool) {
 		return kindArray, false
 	}
 	return kindText, false
-}
-
-func dedupe(names []string) []string {
-	var out []string
-	for _, n := range names {
-		if !contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // Fields returns the columns of the table (or of the columns setting).

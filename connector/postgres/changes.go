@@ -2,36 +2,19 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
-// position is a place in the (cursor, id) order. With ID nil it stands
-// before every row whose cursor is U or later; otherwise just after the
-// row (U, ID). Both are in their columns' text form.
-type position struct {
-	U  string  `json:"u"`
-	ID *string `json:"id,omitempty"`
-}
-
-func (p position) String() string {
-	b, _ := json.Marshal(p)
-	return string(b)
-}
+// position is a place in the (cursor, id) order (see sqlkit.Position).
+type position = sqlkit.Position
 
 func parseCheckpoint(checkpoint string) (*position, error) {
-	if checkpoint == "" {
-		return nil, nil
-	}
-	var p position
-	if err := json.Unmarshal([]byte(checkpoint), &p); err != nil {
-		return nil, fmt.Errorf("checkpoint %q: %w", checkpoint, err)
-	}
-	return &p, nil
+	return sqlkit.ParseCheckpoint(checkpoint)
 }
 
 // Changes reads the rows after checkpoint in (cursor, id) order. With a
@@ -46,55 +29,50 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 		return fmt.Errorf("read %s: %w", s.tbl.name, err)
 	}
 	start := time.Now()
-	var safe string
-	if s.tbl.lookback > 0 {
-		interval := fmt.Sprintf("%d microseconds", s.tbl.lookback.Microseconds())
-		if err := s.pool.QueryRow(ctx, s.q.safeBound, interval).Scan(&safe); err != nil {
-			return s.readError(ctx, err)
-		}
-	}
-	rows, batches := 0, 0
-	for {
-		var q string
-		var args []any
-		switch {
-		case pos == nil:
-			q, args = s.q.changesFromStart, []any{s.batchSize}
-		case pos.ID == nil:
-			q, args = s.q.changesFrom, []any{s.batchSize, pos.U}
-		default:
-			q, args = s.q.changesAfter, []any{s.batchSize, pos.U, *pos.ID}
-		}
-		recs, last, err := s.page(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		if len(recs) == 0 {
-			break
-		}
-		pos = &last
-		cp := last
-		if safe != "" {
-			var recent bool
-			if err := s.pool.QueryRow(ctx, s.q.after, last.U, safe).Scan(&recent); err != nil {
-				return s.readError(ctx, err)
-			}
-			if recent {
-				cp = position{U: safe}
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fn(ctx, connector.Batch{Records: recs, Checkpoint: cp.String()}); err != nil {
-			return fmt.Errorf("postgres batch of %s: %w", s.tbl.name, err)
-		}
-		rows += len(recs)
-		batches++
-		if len(recs) < s.batchSize {
-			break
-		}
+	rows, batches, err := sqlkit.ReadChanges(ctx, pager{s}, "postgres batch of "+s.tbl.name, pos, s.batchSize, fn)
+	if err != nil {
+		return err
 	}
 	s.log.WithFields(logrus.Fields{"rows": rows, "batches": batches, "duration": time.Since(start)}).Debug("postgres changes read")
 	return nil
+}
+
+// pager is the table's sqlkit.Pager.
+type pager struct{ s *Source }
+
+func (p pager) ChangesPage(ctx context.Context, pos *position, limit int) ([]connector.Record, position, error) {
+	switch {
+	case pos == nil:
+		return p.s.page(ctx, p.s.q.changesFromStart, limit)
+	case pos.ID == nil:
+		return p.s.page(ctx, p.s.q.changesFrom, limit, pos.U)
+	}
+	return p.s.page(ctx, p.s.q.changesAfter, limit, pos.U, *pos.ID)
+}
+
+func (p pager) SnapshotPage(ctx context.Context, after *string, limit int) ([]connector.Record, position, error) {
+	if after == nil {
+		return p.s.page(ctx, p.s.q.snapshotFirst, limit)
+	}
+	return p.s.page(ctx, p.s.q.snapshotAfter, limit, *after)
+}
+
+func (p pager) SafeBound(ctx context.Context) (string, error) {
+	if p.s.tbl.lookback <= 0 {
+		return "", nil
+	}
+	var safe string
+	interval := fmt.Sprintf("%d microseconds", p.s.tbl.lookback.Microseconds())
+	if err := p.s.pool.QueryRow(ctx, p.s.q.safeBound, interval).Scan(&safe); err != nil {
+		return "", p.s.readError(ctx, err)
+	}
+	return safe, nil
+}
+
+func (p pager) After(ctx context.Context, a, b string) (bool, error) {
+	var after bool
+	if err := p.s.pool.QueryRow(ctx, p.s.q.after, a, b).Scan(&after); err != nil {
+		return false, p.s.readError(ctx, err)
+	}
+	return after, nil
 }

@@ -3,10 +3,11 @@ package postgres
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // Settings are the `settings:` of a postgres connector.
@@ -56,37 +57,10 @@ func (s *Settings) Validate() []error {
 	} else if _, err := pgxpool.ParseConfig(s.DSN); err != nil {
 		errs = append(errs, fmt.Errorf("dsn: %w", newRedactor(s.DSN).redact(err)))
 	}
-	if strings.TrimSpace(s.Table) == "" {
-		errs = append(errs, errors.New("table: required"))
-	}
-	if s.IDColumn == "" {
-		errs = append(errs, errors.New("idColumn: required"))
-	}
-	if s.UpdatedAtColumn == "" {
-		errs = append(errs, errors.New("updatedAtColumn: required"))
-	}
-	if s.IDColumn != "" && s.IDColumn == s.UpdatedAtColumn {
-		errs = append(errs, errors.New("updatedAtColumn: must differ from idColumn"))
-	}
-	if s.DeletedAtColumn != "" && (s.DeletedAtColumn == s.IDColumn || s.DeletedAtColumn == s.UpdatedAtColumn) {
-		errs = append(errs, errors.New("deletedAtColumn: must differ from idColumn and updatedAtColumn"))
-	}
-	if s.BatchSize < 1 || s.BatchSize > MaxBatchSize {
-		errs = append(errs, fmt.Errorf("batchSize: %d not between 1 and %d", s.BatchSize, MaxBatchSize))
-	}
-	seen := map[string]bool{}
-	for _, c := range s.Columns {
-		if c == "" {
-			errs = append(errs, errors.New("columns: empty column name"))
-		} else if seen[c] {
-			errs = append(errs, fmt.Errorf("columns: %q listed twice", c))
-		}
-		seen[c] = true
-	}
-	if s.Lookback != nil && *s.Lookback < 0 {
-		errs = append(errs, fmt.Errorf("lookback: %v is negative", *s.Lookback))
-	}
-	return errs
+	return append(errs, sqlkit.Names{
+		Table: s.Table, IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn,
+		Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback,
+	}.Check(MaxBatchSize)...)
 }
 
 // Defaults of the settings.

@@ -3,10 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,30 +13,40 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
-// Write applies the changes in order; a failing change has its Err set
-// and the others go on. Several changes go in one transaction, so that the
-// server flushes its log once for them all rather than once a row; when a
-// statement of it fails, or it does not commit for certain, nothing of it
-// was written and each change is applied again in its own statement
-// (writeEach). Creates are not repeated by Write itself: a create whose
-// answer was lost fails with the connection's error, and when the answer
-// to a transaction's COMMIT is lost every change of it fails with
-// connector.ErrOutcomeUnknown. The call as a whole fails only when ctx is
-// done or the source closed before any change was tried; when ctx ends
-// midway, the remaining changes fail with ctx's error.
+// Write applies the changes in order with sqlkit.Write: several in one
+// transaction, each alone when that fails; a failing change has its Err
+// set and the others go on. The call as a whole fails only when ctx is
+// done or the source closed before any change was tried.
 func (s *Source) Write(ctx context.Context, changes []connector.Change) ([]connector.WriteResult, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	if len(changes) > 1 {
-		if res, ok := s.writeInTx(ctx, changes); ok {
-			return res, nil
-		}
-	}
-	return s.writeEach(ctx, changes), nil
+	return sqlkit.Write[querier](ctx, writer{s}, changes), nil
 }
+
+// writer is the table's sqlkit.Writer.
+type writer struct{ s *Source }
+
+func (w writer) Pool() querier { return w.s.pool }
+
+func (w writer) Begin(ctx context.Context) (querier, func(context.Context) error, func(context.Context) error, error) {
+	tx, err := w.s.pool.Begin(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return tx, tx.Commit, tx.Rollback, nil
+}
+
+func (w writer) Apply(ctx context.Context, db querier, c connector.Change) (string, error) {
+	return w.s.apply(ctx, db, c)
+}
+
+func (w writer) MaybeSent(err error) bool { return maybeSent(err) }
+
+func (w writer) ChangeError(c connector.Change, err error) error { return w.s.changeError(c, err) }
 
 // querier is what a change's statements run on: the pool (a statement
 // per transaction) or one transaction.
@@ -60,77 +68,12 @@ func (s *Source) apply(ctx context.Context, db querier, c connector.Change) (str
 	return c.ID, fmt.Errorf("%w: unknown write op %d", connector.ErrInvalidChange, c.Op)
 }
 
-// writeInTx applies the changes in one transaction. ok is false when
-// nothing was written: a statement failed (which aborts the transaction),
-// or the transaction could not begin or commit for certain.
-func (s *Source) writeInTx(ctx context.Context, changes []connector.Change) (res []connector.WriteResult, ok bool) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, false
-	}
-	res = make([]connector.WriteResult, len(changes))
-	for i, c := range changes {
-		id, err := s.apply(ctx, tx, c)
-		res[i].ID = id
-		switch {
-		case err == nil:
-		case errors.Is(err, connector.ErrNotFound) || errors.Is(err, connector.ErrChanged):
-			res[i].Err = s.changeError(c, err) // the statement ran: the transaction goes on
-		default:
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-			return nil, false
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		if !maybeSent(err) {
-			return nil, false // not committed: the caller writes each change
-		}
-		for i, c := range changes {
-			if res[i].Err == nil {
-				res[i].Err = s.changeError(c, fmt.Errorf("%w: commit: %w", connector.ErrOutcomeUnknown, err))
-			}
-		}
-	}
-	return res, true
-}
-
-// writeEach applies each change in its own statement, in order.
-func (s *Source) writeEach(ctx context.Context, changes []connector.Change) []connector.WriteResult {
-	res := make([]connector.WriteResult, len(changes))
-	for i, c := range changes {
-		res[i].ID = c.ID
-		if err := ctx.Err(); err != nil {
-			res[i].Err = err
-			continue
-		}
-		id, err := s.apply(ctx, s.pool, c)
-		if c.Op == connector.OpCreate {
-			res[i].ID = id
-		}
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				if errors.Is(err, connector.ErrOutcomeUnknown) {
-					ctxErr = fmt.Errorf("%w: %w", connector.ErrOutcomeUnknown, ctxErr)
-				}
-				err = ctxErr
-			}
-			res[i].Err = s.changeError(c, err)
-		}
-	}
-	return res
-}
-
 // assignments returns the columns of fields (sorted by name, so that one
 // set of fields is one statement) with their values as text and the
 // casts that turn them into the columns' types, numbering parameters
 // from first.
 func (s *Source) assignments(fields map[string]any, first int) (cols, exprs []string, args []any, err error) {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for i, name := range names {
+	for i, name := range sqlkit.SortedNames(fields) {
 		c, ok := s.tbl.column(name)
 		if !ok {
 			return nil, nil, nil, fmt.Errorf("%w: no column %q", connector.ErrInvalidChange, name)
@@ -270,46 +213,29 @@ func (s *Source) delete(ctx context.Context, db querier, id string, soft bool) e
 // textValue returns a record value in the text form PostgreSQL reads for
 // column c, or nil for NULL.
 func textValue(v any, c column) (any, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		return v, nil
-	case int64:
-		return strconv.FormatInt(v, 10), nil
-	case int:
-		return strconv.Itoa(v), nil
-	case int32:
-		return strconv.FormatInt(int64(v), 10), nil
-	case float64:
-		return formatFloat(v), nil
-	case float32:
-		return formatFloat(float64(v)), nil
-	case bool:
-		return strconv.FormatBool(v), nil
-	case time.Time:
-		return v.Format(time.RFC3339Nano), nil
-	case []string:
-		switch {
-		case c.kind == kindArray:
-			return arrayLiteral(v), nil
-		case c.json:
-			b, err := json.Marshal(v)
-			return string(b), err
-		}
-		return nil, fmt.Errorf("a list of values for a column of type %s", c.typ)
-	}
-	return nil, fmt.Errorf("unsupported value type %T", v)
-}
-
-func formatFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64) // NaN is "NaN"
+	return sqlkit.Text(v, sqlkit.Format{
+		Bool: strconv.FormatBool,
+		Time: func(t time.Time) string { return t.Format(time.RFC3339Nano) },
+		List: func(values []string) (string, error) {
+			switch {
+			case c.kind == kindArray:
+				return arrayLiteral(values), nil
+			case c.json:
+				b, err := json.Marshal(values)
+				return string(b), err
+			}
+			return "", fmt.Errorf("a list of values for a column of type %s", c.typ)
+		},
+		NonFinite: func(f float64) string {
+			switch {
+			case math.IsInf(f, 1):
+				return "Infinity"
+			case math.IsInf(f, -1):
+				return "-Infinity"
+			}
+			return "NaN"
+		},
+	})
 }
 
 // arrayLiteral returns the array input form of values, every element
