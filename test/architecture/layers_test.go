@@ -20,7 +20,7 @@ var layers = []struct {
 	{0, []string{"policy", "progress", "state", "internal/idset", "internal/remote", "workspace/signature", "internal/testkit/"}},
 	{1, []string{"workspace", "connector"}},
 	{2, []string{"connector/", "workspace/emulator", "mapping/mappingtest"}},
-	{3, []string{"mapping", "config", "connector/all"}},
+	{3, []string{"mapping", "config", "connector/all", "discover"}},
 	{4, []string{"reconcile", "reverse", "webhook"}},
 	{5, []string{"metrics", "admin"}},
 	{6, []string{"daemon"}},

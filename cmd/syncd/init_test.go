@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/testkit/pgtest"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+// initEnv runs syncd commands in-process with an environment of its own.
+type initEnv struct {
+	t   *testing.T
+	dir string
+	env map[string]string
+	emu *emulator.Server
+}
+
+func newInitEnv(t *testing.T, custom ...workspace.CustomFieldDefinition) *initEnv {
+	t.Helper()
+	e := &initEnv{t: t, dir: t.TempDir(), env: map[string]string{}}
+	e.emu = emulator.NewServer(emulator.Options{Rate: -1, CustomFields: custom})
+	t.Cleanup(e.emu.Close)
+	e.env[apiKeyEnv] = emulator.DefaultAPIKey
+	e.env["SYNCD_ADMIN_LISTEN"] = ""
+	return e
+}
+
+// run runs one command; prompt, when set, answers init's questions.
+func (e *initEnv) run(prompt Prompter, args ...string) (string, string, error) {
+	var out, errb capture.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return e.env[k] }}
+	var err error
+	if args[0] == "init" {
+		err = (&InitCommand{m: m, prompt: prompt}).Run(context.Background(), args[1:])
+	} else {
+		err = m.Run(context.Background(), args)
+	}
+	return out.String(), errb.String(), err
+}
+
+func (e *initEnv) must(prompt Prompter, args ...string) string {
+	e.t.Helper()
+	out, errs, err := e.run(prompt, args...)
+	if err != nil {
+		e.t.Fatalf("syncd %s: %v\n%s%s", strings.Join(args, " "), err, out, errs)
+	}
+	return out
+}
+
+// exportsFrom sets, as a user would, the variables of init's export lines.
+func (e *initEnv) exportsFrom(out string) {
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "export "); ok {
+			name, val, _ := strings.Cut(v, "=")
+			e.env[name] = strings.ReplaceAll(strings.Trim(val, "'"), `'\''`, "'")
+		}
+	}
+}
+
+// noAdmin makes the written file's admin API listen nowhere, so that tests
+// do not compete for its port: the one edit a test makes, not a user.
+func noAdmin(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, []byte("admin:\n  listen: \"\"\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// contactByExternalID returns the emulator's contacts by externalId.
+func contactsByExternalID(emu *emulator.Server) map[string]workspace.Contact {
+	out := map[string]workspace.Contact{}
+	for _, c := range emu.Contacts() {
+		out[str(c.ExternalID)] = c
+	}
+	return out
+}
+
+func items(its []workspace.Item) string {
+	var s []string
+	for _, it := range its {
+		s = append(s, it.Name+"="+it.Value)
+	}
+	return strings.Join(s, ",")
+}
+
+func customValue(c workspace.Contact, key string) string {
+	for _, f := range c.CustomFields {
+		if f.Key == key {
+			return strings.Join(f.Value.Text(), ";")
+		}
+	}
+	return ""
+}
+
+// TestInitPostgresTableToContacts is the new user's way: a table whose
+// columns are named unlike syncd's examples goes from `syncd init` to
+// contacts with every mappable field right, without editing the file:
+// init, validate, run --once against the workspace emulator.
+func TestInitPostgresTableToContacts(t *testing.T) {
+	pool := pgtest.Connect(t)
+	schema := pgtest.NewSchema(t, pool)
+	table := schema + ".customers"
+	pgtest.Exec(t, pool, `CREATE TABLE `+table+` (
+		customer_no bigserial PRIMARY KEY,
+		given_name text, family_name text, mail_addr text, cell text, org text, job_title text,
+		loyalty_tier text, notes text,
+		created_on timestamptz NOT NULL DEFAULT now(),
+		modified_on timestamptz NOT NULL DEFAULT now())`)
+	pgtest.Exec(t, pool, `CREATE FUNCTION `+schema+`.touch() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN NEW.modified_on := now(); RETURN NEW; END $$`)
+	pgtest.Exec(t, pool, `CREATE TRIGGER customers_touch BEFORE UPDATE ON `+table+` FOR EACH ROW EXECUTE FUNCTION `+schema+`.touch()`)
+	pgtest.Exec(t, pool, `INSERT INTO `+table+` (given_name, family_name, mail_addr, cell, org, job_title, loyalty_tier, notes) VALUES
+		('Ada', 'Lovelace', 'ada@example.com', '07700 900123', 'Analytical Engines', 'Programmer', 'gold', 'likes tea'),
+		('Alan', 'Turing', 'alan@example.org', '07700 900456', 'Bletchley Park', 'Cryptanalyst', 'silver', NULL),
+		('Grace', 'Hopper', 'grace@example.net', '+44 7700 900789', 'Navy', 'Rear Admiral', 'gold', 'COBOL')`)
+
+	e := newInitEnv(t, workspace.CustomFieldDefinition{Name: "Loyalty tier", Key: "loyaltyTier", Type: workspace.FieldString})
+	cfg := filepath.Join(e.dir, "syncd.yaml")
+	out := e.must(nil, "init", "--type", "postgres", "--set", "dsn="+pgtest.URL(), "--set", "table="+table,
+		"--base-url", e.emu.URL, "--out", cfg)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := string(data)
+	t.Logf("init wrote:\n%s\nand said:\n%s", file, out)
+	for _, want := range []string{
+		"dsn: ${POSTGRES_DSN}", "apiKey: ${WORKSPACE_API_KEY}",
+		"idColumn: customer_no # the primary key",
+		"updatedAtColumn: modified_on # timestamp with time zone, set by customers_touch on every update",
+		`firstName: given_name # "given_name" is a usual name for the first name`,
+		"lastName: family_name", "company: org", "role: job_title",
+		"emails.work: mail_addr", "phoneNumbers.mobile: {from: cell, transform: [e164], region: GB}",
+		"custom.loyaltyTier: loyalty_tier", "notes: no guess", "created_on: a date or time",
+	} {
+		if !strings.Contains(file, want) {
+			t.Errorf("the file lacks %q", want)
+		}
+	}
+	if strings.Contains(file, pgtest.URL()) {
+		t.Fatal("the dsn is in the file")
+	}
+	if !strings.Contains(out, "export POSTGRES_DSN='"+pgtest.URL()+"'") {
+		t.Fatalf("init did not print the export line of the dsn:\n%s", out)
+	}
+	e.exportsFrom(out)
+
+	// The file as written parses and validates (admin moved off its port:
+	// the test's own edit, outside what init writes).
+	if _, err := config.ParseConfig(data, func(k string) string { return e.env[k] }); err != nil {
+		t.Fatalf("config.ParseConfig: %v", err)
+	}
+	noAdmin(t, cfg)
+	e.must(nil, "validate", "--config", cfg)
+	e.must(nil, "run", "--once", "--config", cfg)
+
+	got := contactsByExternalID(e.emu)
+	if len(got) != 3 {
+		t.Fatalf("%d contacts, want 3", len(got))
+	}
+	want := []struct{ id, first, last, company, role, email, phone, tier string }{
+		{"1", "Ada", "Lovelace", "Analytical Engines", "Programmer", "work=ada@example.com", "mobile=+447700900123", "gold"},
+		{"2", "Alan", "Turing", "Bletchley Park", "Cryptanalyst", "work=alan@example.org", "mobile=+447700900456", "silver"},
+		{"3", "Grace", "Hopper", "Navy", "Rear Admiral", "work=grace@example.net", "mobile=+447700900789", "gold"},
+	}
+	for _, w := range want {
+		c, ok := got[w.id]
+		if !ok {
+			t.Errorf("no contact for row %s", w.id)
+			continue
+		}
+		d := c.DefaultFields
+		gotRow := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", str(d.FirstName), str(d.LastName), str(d.Company), str(d.Role), items(d.Emails), items(d.PhoneNumbers), customValue(c, "loyaltyTier"))
+		wantRow := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", w.first, w.last, w.company, w.role, w.email, w.phone, w.tier)
+		if gotRow != wantRow {
+			t.Errorf("row %s: contact %s, want %s", w.id, gotRow, wantRow)
+		}
+	}
+}
+
+// TestInitWithoutTerminalNamesWhatIsMissing: no terminal, no prompter:
+// init fails naming every missing input and writes nothing.
+func TestInitWithoutTerminalNamesWhatIsMissing(t *testing.T) {
+	e := newInitEnv(t)
+	delete(e.env, apiKeyEnv)
+	cfg := filepath.Join(e.dir, "syncd.yaml")
+	_, _, err := e.run(nil, "init", "--type", "postgres", "--set", "table=contacts", "--out", cfg)
+	var me *MissingInputError
+	if !errors.As(err, &me) {
+		t.Fatalf("err = %v, want a MissingInputError", err)
+	}
+	for _, want := range []string{"--set dsn=...", "--base-url", "WORKSPACE_API_KEY"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "table") {
+		t.Errorf("error names table, which was given:\n%v", err)
+	}
+	if _, err := os.Stat(cfg); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("init wrote a file")
+	}
+}
+
+// TestInitNeverOverwritesWithoutForce: an existing file stays as it was
+// unless --force is given.
+func TestInitNeverOverwritesWithoutForce(t *testing.T) {
+	e := newInitEnv(t)
+	csvPath := filepath.Join(e.dir, "people.csv")
+	if err := os.WriteFile(csvPath, []byte("id,first,surname,e_mail\n1,Ada,Lovelace,ada@example.com\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(e.dir, "syncd.yaml")
+	if err := os.WriteFile(cfg, []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"init", "--type", "csv", "--set", "path=" + csvPath, "--base-url", e.emu.URL, "--out", cfg}
+	_, _, err := e.run(nil, args...)
+	if err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("err = %v, want one naming --force", err)
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != "mine\n" {
+		t.Fatalf("the file was overwritten: %q", data)
+	}
+	e.must(nil, append(args, "--force")...)
+	data, _ := os.ReadFile(cfg)
+	for _, want := range []string{"firstName: first", "lastName: surname", "emails.work: e_mail"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the file written with --force lacks %q:\n%s", want, data)
+		}
+	}
+}

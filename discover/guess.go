@@ -1,0 +1,338 @@
+package discover
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Guess is one proposed mapping entry.
+type Guess struct {
+	// Target is the workspace field: firstName, emails.work, custom.<key>.
+	Target string
+	// From is the record field.
+	From string
+	// Transform and Region are the entry's; Region only for phones.
+	Transform []string
+	Region    string
+	// Why is the short reason written beside it.
+	Why string
+}
+
+// Unmapped is a record field the proposal leaves out, with why.
+type Unmapped struct {
+	Field, Why string
+}
+
+// Proposal is a proposed mapping.
+type Proposal struct {
+	Guesses  []Guess
+	Unmapped []Unmapped
+	// Region is the phone region used and RegionWhy how it was chosen.
+	Region, RegionWhy string
+}
+
+// words splits a field name into lower-case words: at non-letters and
+// digits, and at lower-to-upper case changes ("MobilePhone", "mail_addr",
+// "E-Mail", "phones.mobile").
+func words(name string) []string {
+	var out []string
+	var cur []rune
+	rs := []rune(name)
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
+}
+
+// synonyms are the joined words of a field name that name a contact
+// field, by target.
+var synonyms = []struct {
+	target, what string
+	names        []string
+}{
+	{"firstName", "first name", []string{"firstname", "givenname", "forename", "fname", "first", "given", "christianname", "vorname", "prenom"}},
+	{"lastName", "last name", []string{"lastname", "familyname", "surname", "lname", "last", "family", "nachname", "nom"}},
+	{"company", "company", []string{"company", "companyname", "organisation", "organization", "org", "orgname", "organisationname", "organizationname", "employer", "business", "businessname", "firm", "accountname", "firma"}},
+	{"role", "role", []string{"title", "jobtitle", "role", "position", "jobrole", "job", "occupation", "designation"}},
+}
+
+// emailWords and phoneWords: a name made only of these (and label words)
+// names an e-mail address or a phone number.
+var (
+	emailWords = set("email", "emails", "e", "mail", "mails", "addr", "address", "adr", "emailaddress")
+	phoneWords = set("phone", "phones", "telephone", "tel", "number", "no", "num", "nr", "mobile", "cell", "cellphone", "mobilephone", "handy", "phonenumber", "telefon", "mobil")
+	mobileWord = set("mobile", "cell", "cellphone", "mobilephone", "handy", "mobil")
+	labelWords = set("work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact", "mobile")
+	nameWords  = set("name", "fullname", "contactname", "displayname", "personname")
+)
+
+func set(s ...string) map[string]bool {
+	m := make(map[string]bool, len(s))
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+}
+
+// only reports whether every word is in one of the sets, and one at least
+// in the first.
+func only(ws []string, kind map[string]bool, also map[string]bool) bool {
+	hit := false
+	for _, w := range ws {
+		switch {
+		case kind[w]:
+			hit = true
+		case also[w]:
+		default:
+			return false
+		}
+	}
+	return hit
+}
+
+// label picks the label of an e-mail or phone field from its words.
+func label(ws []string, def string) string {
+	for _, w := range ws {
+		switch {
+		case mobileWord[w]:
+			return "mobile"
+		case w == "home" || w == "work" || w == "other" || w == "main":
+			return w
+		case w == "office" || w == "business" || w == "direct":
+			return "work"
+		case w == "personal" || w == "private":
+			return "home"
+		}
+	}
+	return def
+}
+
+var emailRE = regexp.MustCompile(`^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$`)
+
+// share is the share of samples that pass ok, 0 without samples.
+func share(samples []string, ok func(string) bool) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	n := 0
+	for _, s := range samples {
+		if ok(s) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(samples))
+}
+
+func looksEmail(s string) bool { return emailRE.MatchString(s) }
+
+var phoneChars = regexp.MustCompile(`^\+?[0-9 ().\-/]{6,24}$`)
+
+// looksPhone: the characters of a phone number with 7 to 15 digits, not a
+// date.
+func looksPhone(s string) bool {
+	if !phoneChars.MatchString(s) || dateLike.MatchString(s) {
+		return false
+	}
+	d := 0
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			d++
+		}
+	}
+	return d >= 7 && d <= 15
+}
+
+var dateLike = regexp.MustCompile(`^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{4}$`)
+
+// Propose guesses a mapping for the source's fields: names first (the
+// synonyms above, then the workspace's custom fields by key or name),
+// then samples (e-mail addresses, phone numbers). Each target is taken
+// once, by the first field in the source's order. region, when set, is
+// the phone region; else it is guessed from the phone samples.
+func Propose(src *Source, custom []workspace.CustomFieldDefinition, region string) Proposal {
+	var p Proposal
+	taken := map[string]string{}
+	var phones []int
+	add := func(g Guess) bool {
+		if other, ok := taken[g.Target]; ok {
+			p.Unmapped = append(p.Unmapped, Unmapped{g.From, fmt.Sprintf("%s is taken by %s", g.Target, other)})
+			return false
+		}
+		taken[g.Target] = g.From
+		p.Guesses = append(p.Guesses, g)
+		return true
+	}
+	customBy := map[string]workspace.CustomFieldDefinition{}
+	for _, d := range custom {
+		customBy[strings.Join(words(d.Key), "")] = d
+		if n := strings.Join(words(d.Name), ""); n != "" {
+			if _, ok := customBy[n]; !ok {
+				customBy[n] = d
+			}
+		}
+	}
+	var fullName []Field
+	for _, f := range src.Fields {
+		if _, ok := src.Skip[f.Name]; ok {
+			continue
+		}
+		ws := words(f.Name)
+		joined := strings.Join(ws, "")
+		if joined == "id" || joined == "hsobjectid" {
+			continue // the record's id, the externalId already
+		}
+		emails := share(f.Samples, looksEmail)
+		phonesShare := share(f.Samples, looksPhone)
+		if g, ok := bySynonym(f, joined); ok {
+			add(g)
+			continue
+		}
+		if only(ws, emailWords, labelWords) || emails >= 0.6 {
+			why := fmt.Sprintf("%q names an e-mail address", f.Name)
+			if !only(ws, emailWords, labelWords) {
+				why = fmt.Sprintf("%.0f%% of the samples are e-mail addresses", emails*100)
+			}
+			g := Guess{Target: "emails." + label(ws, "work"), From: f.Name, Why: why}
+			if _, ok := taken[g.Target]; ok {
+				g.Target = "emails.other"
+			}
+			add(g)
+			continue
+		}
+		if (only(ws, phoneWords, labelWords) && !contains(ws, "fax")) || (phonesShare >= 0.6 && !f.Time) {
+			why := fmt.Sprintf("%q names a phone number", f.Name)
+			if !only(ws, phoneWords, labelWords) {
+				why = fmt.Sprintf("%.0f%% of the samples are phone numbers", phonesShare*100)
+			}
+			g := Guess{Target: "phoneNumbers." + label(ws, "work"), From: f.Name, Transform: []string{"e164"}, Why: why}
+			if _, ok := taken[g.Target]; ok && g.Target != "phoneNumbers.other" {
+				g.Target = "phoneNumbers.other"
+			}
+			if add(g) {
+				phones = append(phones, len(p.Guesses)-1)
+			}
+			continue
+		}
+		if d, ok := customBy[joined]; ok {
+			add(Guess{Target: "custom." + d.Key, From: f.Name, Why: fmt.Sprintf("matches the workspace's custom field %q (%s)", d.Name, d.Type)})
+			continue
+		}
+		if nameWords[joined] {
+			fullName = append(fullName, f)
+			continue
+		}
+		p.Unmapped = append(p.Unmapped, Unmapped{f.Name, unmappedWhy(f)})
+	}
+	for _, f := range fullName {
+		if _, ok := taken["firstName"]; !ok {
+			add(Guess{Target: "firstName", From: f.Name, Why: fmt.Sprintf("%q holds the whole name and no first name field was found", f.Name)})
+			continue
+		}
+		p.Unmapped = append(p.Unmapped, Unmapped{f.Name, "the whole name; first and last name are mapped"})
+	}
+	if len(phones) > 0 {
+		var samples []string
+		for _, i := range phones {
+			for _, f := range src.Fields {
+				if f.Name == p.Guesses[i].From {
+					samples = append(samples, f.Samples...)
+				}
+			}
+		}
+		p.Region, p.RegionWhy = region, "given with --region"
+		if region == "" {
+			p.Region, p.RegionWhy = GuessRegion(samples)
+		}
+		for _, i := range phones {
+			p.Guesses[i].Region = p.Region
+			if s := invalidShare(p.Guesses[i].From, src, p.Region); s != "" {
+				p.Guesses[i].Why += "; " + s
+			}
+		}
+	}
+	sort.SliceStable(p.Guesses, func(i, j int) bool { return targetRank(p.Guesses[i].Target) < targetRank(p.Guesses[j].Target) })
+	return p
+}
+
+// invalidShare says how many samples of a phone field do not read as a
+// number in region, "" when all do.
+func invalidShare(field string, src *Source, region string) string {
+	for _, f := range src.Fields {
+		if f.Name != field || len(f.Samples) == 0 {
+			continue
+		}
+		bad := 0
+		for _, s := range f.Samples {
+			if _, err := mapping.NormalizePhone(s, region); err != nil {
+				bad++
+			}
+		}
+		if bad > 0 {
+			return fmt.Sprintf("%d of %d samples are no number in %s and will be left out with a field warning", bad, len(f.Samples), region)
+		}
+	}
+	return ""
+}
+
+func bySynonym(f Field, joined string) (Guess, bool) {
+	for _, s := range synonyms {
+		for _, n := range s.names {
+			if joined == n {
+				why := fmt.Sprintf("%q is a usual name for the %s", f.Name, s.what)
+				if joined == strings.ToLower(strings.ReplaceAll(s.target, "N", "n")) {
+					why = fmt.Sprintf("%q is the %s", f.Name, s.what)
+				}
+				if f.Time {
+					return Guess{}, false
+				}
+				return Guess{Target: s.target, From: f.Name, Why: why}, true
+			}
+		}
+	}
+	return Guess{}, false
+}
+
+func unmappedWhy(f Field) string {
+	switch {
+	case f.Time:
+		return "a date or time"
+	case len(f.Samples) == 0:
+		return "no guess; empty in the records read"
+	}
+	s := f.Samples[0]
+	if len(s) > 30 {
+		s = s[:30] + "..."
+	}
+	return fmt.Sprintf("no guess (e.g. %q)", s)
+}
+
+// targetRank orders the written mapping as a contact reads.
+func targetRank(t string) int {
+	for i, p := range []string{"firstName", "lastName", "company", "role", "emails.", "phoneNumbers.", "custom."} {
+		if strings.HasPrefix(t, p) {
+			return i
+		}
+	}
+	return 99
+}

@@ -1,0 +1,201 @@
+package discover
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/postgres"
+)
+
+func init() {
+	preparers["csv"] = prepareCSV
+	preparers["postgres"] = preparePostgres
+}
+
+// prepareCSV finds the file's id column (and its delimiter, when the
+// header reads as one field holding ; or tabs).
+func prepareCSV(ctx context.Context, in *inspection) error {
+	t, _ := connector.Lookup("csv")
+	header, err := in.header(ctx, t)
+	if err != nil {
+		return err
+	}
+	if len(header) == 1 && !in.given("delimiter") {
+		for _, d := range []struct{ sep, value string }{{";", ";"}, {"\t", "tab"}, {"|", "|"}} {
+			if strings.Contains(header[0], d.sep) {
+				in.set("delimiter", d.value, fmt.Sprintf("the header is split by %q", d.sep))
+				if header, err = in.header(ctx, t); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	if in.given("idColumn") {
+		return nil
+	}
+	col, why := idField(header)
+	if col == "" {
+		return fmt.Errorf("idColumn: the header (%s) has no column that looks like a row id; add one holding each row's unique id, or name it with --set idColumn=COLUMN", strings.Join(header, ", "))
+	}
+	if col != "id" {
+		in.set("idColumn", col, why)
+	}
+	in.src.Skip[col] = "the row id (idColumn)"
+	return nil
+}
+
+// header opens the file with the settings so far and lists its columns.
+func (in *inspection) header(ctx context.Context, t connector.Type) ([]string, error) {
+	set, err := decodeSettings(t, in.values)
+	if err != nil {
+		return nil, err
+	}
+	src, err := t.Open(ctx, connector.Options{Name: "init", Settings: set})
+	if err != nil {
+		return nil, fmt.Errorf("open csv: %w", err)
+	}
+	defer src.Close()
+	names, err := src.(connector.FieldLister).Fields(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("csv header: %w", err)
+	}
+	return names, nil
+}
+
+// idField picks the id among field names: "id", else one name ending in
+// id (customer_id, ContactId), else "".
+func idField(names []string) (string, string) {
+	var cands []string
+	for _, n := range names {
+		w := words(n)
+		if len(w) == 1 && w[0] == "id" {
+			return n, "named id"
+		}
+		if len(w) > 1 && w[len(w)-1] == "id" && len(w) <= 2 {
+			cands = append(cands, n)
+		}
+	}
+	if len(cands) == 1 {
+		return cands[0], "the only column named like an id"
+	}
+	return "", ""
+}
+
+// preparePostgres reads the table's catalog: the primary key is the id,
+// the change cursor is the timestamp column a trigger sets on update, or
+// else the one named like a change time; a soft-delete column is taken
+// when one is named so.
+func preparePostgres(ctx context.Context, in *inspection) error {
+	cols, err := postgres.Inspect(ctx, in.values["dsn"], in.values["table"])
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+		in.types[c.Name] = Field{Type: c.Type, Time: c.Time}
+	}
+	if !in.given("idColumn") {
+		id := ""
+		for _, c := range cols {
+			if c.PrimaryKey {
+				id = c.Name
+			}
+		}
+		why := "the primary key"
+		if id == "" {
+			id, why = idField(names)
+		}
+		if id == "" {
+			return fmt.Errorf("idColumn: table %s has no single-column primary key and no column named id; name the column holding each row's unique id with --set idColumn=COLUMN", in.values["table"])
+		}
+		in.set("idColumn", id, why)
+	}
+	in.src.Skip[in.values["idColumn"]] = "the row id (idColumn)"
+	if !in.given("updatedAtColumn") {
+		var cands []SQLColumn
+		for _, c := range cols {
+			cands = append(cands, SQLColumn{Name: c.Name, Type: c.Type, Time: c.Time, SetOnUpdate: c.SetOnUpdate})
+		}
+		col, why, err := Cursor(in.values["table"], cands)
+		if err != nil {
+			return err
+		}
+		in.set("updatedAtColumn", col, why)
+	}
+	in.src.Skip[in.values["updatedAtColumn"]] = "the change cursor (updatedAtColumn)"
+	if !in.given("deletedAtColumn") {
+		for _, c := range cols {
+			switch strings.Join(words(c.Name), "_") {
+			case "deleted_at", "deleted_on", "deleted", "is_deleted", "archived_at":
+				if c.Time || c.Type == "boolean" {
+					in.set("deletedAtColumn", c.Name, "named like a soft-delete mark ("+c.Type+")")
+				}
+			}
+		}
+	}
+	if c := in.values["deletedAtColumn"]; c != "" {
+		in.src.Skip[c] = "the soft-delete mark (deletedAtColumn)"
+	}
+	return nil
+}
+
+// SQLColumn is a table column as a SQL connector's inspection sees it.
+type SQLColumn struct {
+	Name, Type string
+	// Time is true for date and time types.
+	Time bool
+	// SetOnUpdate names what moves the column on every update (a trigger,
+	// MySQL's ON UPDATE CURRENT_TIMESTAMP), "" for nothing known.
+	SetOnUpdate string
+}
+
+// changeWords are the words of a column name that say it holds the time
+// of the last change.
+var changeWords = map[string]bool{"updated": true, "modified": true, "changed": true, "update": true, "modify": true, "mtime": true, "edited": true}
+
+// Cursor picks a table's change cursor among its columns: the date-time
+// column something sets on every update, or else the one date-time
+// column named like a change time (updated_at, modified_on,
+// LastChanged). It fails naming the columns and the fix when there is
+// none, or several equally likely.
+func Cursor(table string, cols []SQLColumn) (string, string, error) {
+	var set, named []SQLColumn
+	for _, c := range cols {
+		if !c.Time {
+			continue
+		}
+		if c.SetOnUpdate != "" {
+			set = append(set, c)
+			continue
+		}
+		for _, w := range words(c.Name) {
+			if changeWords[w] {
+				named = append(named, c)
+				break
+			}
+		}
+	}
+	switch {
+	case len(set) == 1:
+		return set[0].Name, fmt.Sprintf("%s, set by %s on every update", set[0].Type, set[0].SetOnUpdate), nil
+	case len(set) > 1:
+		return "", "", fmt.Errorf("updatedAtColumn: several columns of %s move on update (%s); name the change cursor with --set updatedAtColumn=COLUMN", table, columnNames(set))
+	case len(named) == 1:
+		return named[0].Name, fmt.Sprintf("%s named like a change time; nothing in the table sets it, so every update must", named[0].Type), nil
+	case len(named) > 1:
+		return "", "", fmt.Errorf("updatedAtColumn: several columns of %s are named like a change time (%s); name the one every update sets with --set updatedAtColumn=COLUMN", table, columnNames(named))
+	}
+	return "", "", fmt.Errorf("updatedAtColumn: table %s has no timestamp column that moves on update; add one (a column updated_at timestamptz with a BEFORE UPDATE trigger setting it to now()) or name one with --set updatedAtColumn=COLUMN", table)
+}
+
+func columnNames(cols []SQLColumn) string {
+	n := make([]string, len(cols))
+	for i, c := range cols {
+		n[i] = c.Name
+	}
+	return strings.Join(n, ", ")
+}
