@@ -216,3 +216,9 @@ type Type struct {
 // checks, the link, the contact's externalId): without the Unicode
 // whitespace around it, so that "p100" and " p100" are one id.
 func NormalizeID(id string) string { return strings.TrimFunc(id, unicode.IsSpace) }
+
+// ErrResyncNeeded is returned (wrapped) by Changes when the source lost
+// track of what changed since the checkpoint (a database's replication
+// slot invalidated or dropped behind syncd's back): the caller runs a
+// full resync of the connector, whose Snapshot starts tracking again.
+var ErrResyncNeeded = errors.New("source lost its change position; resync needed")

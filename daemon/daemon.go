@@ -246,7 +246,9 @@ func (c *Connector) Quotas() []connector.Quota {
 func (c *Connector) Schedule() string { return c.schedule }
 
 // RunOnce runs one forward pass of the connector unless one is already
-// running (ErrBusy), and logs its summary line.
+// running (ErrBusy), and logs its summary line. When the source lost its
+// change position (connector.ErrResyncNeeded), a full resync follows at
+// once.
 func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 	if !c.running.TryLock() {
 		return reconcile.Summary{}, ErrBusy
@@ -254,6 +256,11 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 	defer c.running.Unlock()
 	sum, err := c.Recon.Run(ctx)
 	c.record(sum, err)
+	if errors.Is(err, connector.ErrResyncNeeded) && ctx.Err() == nil {
+		c.log.WithError(err).Warn("source lost its change position; resyncing the connector")
+		sum, err = c.Recon.Resync(ctx, reconcile.ResyncOptions{})
+		c.record(sum, err)
+	}
 	return sum, err
 }
 

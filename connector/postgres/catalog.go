@@ -41,6 +41,8 @@ type column struct {
 
 // table is what the connector knows of its table or view.
 type table struct {
+	oid     uint32
+	relkind string
 	name    string // quoted and schema-qualified
 	columns []column
 	id      column
@@ -104,6 +106,7 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 		return nil, fmt.Errorf("table: %q is not a table or view (relkind %s)", s.Table, relkind)
 	}
 	t.name = pgx.Identifier{schema, name}.Sanitize()
+	t.oid, t.relkind = oid, relkind
 
 	rows, err := pool.Query(ctx, columnsQuery, oid)
 	if err != nil {

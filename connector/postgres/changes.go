@@ -14,6 +14,11 @@ import (
 type position = sqlkit.Position
 
 func parseCheckpoint(checkpoint string) (*position, error) {
+	if _, ok, err := checkpointLSN(checkpoint); err == nil && ok {
+		// A logical replication checkpoint: changes were streamed until
+		// the connector was switched to poll. Read every row once.
+		return nil, nil
+	}
 	return sqlkit.ParseCheckpoint(checkpoint)
 }
 
@@ -24,12 +29,15 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	if err := s.usable(ctx); err != nil {
 		return err
 	}
+	if s.logical != nil {
+		return s.streamChanges(ctx, checkpoint, fn)
+	}
 	pos, err := parseCheckpoint(checkpoint)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", s.tbl.name, err)
 	}
 	start := time.Now()
-	rows, batches, err := sqlkit.ReadChanges(ctx, pager{s}, "postgres batch of "+s.tbl.name, pos, s.batchSize, fn)
+	rows, batches, err := sqlkit.ReadChanges(ctx, pager{s: s}, "postgres batch of "+s.tbl.name, pos, s.batchSize, fn)
 	if err != nil {
 		return err
 	}
@@ -37,8 +45,12 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	return nil
 }
 
-// pager is the table's sqlkit.Pager.
-type pager struct{ s *Source }
+// pager is the table's sqlkit.Pager. Its snapshot pages are read on db
+// when set (a transaction in a replication slot's snapshot).
+type pager struct {
+	s  *Source
+	db reader
+}
 
 func (p pager) ChangesPage(ctx context.Context, pos *position, limit int) ([]connector.Record, position, error) {
 	switch {
@@ -51,10 +63,14 @@ func (p pager) ChangesPage(ctx context.Context, pos *position, limit int) ([]con
 }
 
 func (p pager) SnapshotPage(ctx context.Context, after *string, limit int) ([]connector.Record, position, error) {
-	if after == nil {
-		return p.s.page(ctx, p.s.q.snapshotFirst, limit)
+	db := p.db
+	if db == nil {
+		db = p.s.pool
 	}
-	return p.s.page(ctx, p.s.q.snapshotAfter, limit, *after)
+	if after == nil {
+		return p.s.pageOn(ctx, db, p.s.q.snapshotFirst, limit)
+	}
+	return p.s.pageOn(ctx, db, p.s.q.snapshotAfter, limit, *after)
 }
 
 func (p pager) SafeBound(ctx context.Context) (string, error) {

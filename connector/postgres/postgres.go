@@ -57,7 +57,7 @@ func init() {
 		Writable:     true,
 		Incremental:  true,
 		SoftDelete:   true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify},
 	})
 }
 
@@ -79,6 +79,10 @@ type Source struct {
 	red       *redactor
 	log       *logrus.Entry
 	closed    atomic.Bool
+	// logical is set when changes come from logical replication.
+	logical *logicalState
+	// modeNote says why auto mode polls (empty otherwise).
+	modeNote string
 }
 
 // Close closes the connections.
@@ -138,12 +142,17 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	return &Source{
+	src := &Source{
 		pool:      pool,
 		tbl:       tbl,
 		q:         buildQueries(tbl),
 		batchSize: s.BatchSize,
 		red:       red,
 		log:       log.WithField("table", tbl.name),
-	}, nil
+	}
+	if err := src.chooseMode(ctx, s, opts.Name); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres connector %s: %w", opts.Name, red.redact(err))
+	}
+	return src, nil
 }

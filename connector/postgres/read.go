@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/syncd-io/syncd/connector"
@@ -22,7 +23,18 @@ func (s *Source) readError(ctx context.Context, err error) error {
 // page runs one read statement and returns its records and the position
 // of its last row.
 func (s *Source) page(ctx context.Context, q string, args ...any) ([]connector.Record, position, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
+	return s.pageOn(ctx, s.pool, q, args...)
+}
+
+// reader runs a read statement: the pool, or a transaction reading in a
+// snapshot exported by a replication slot.
+type reader interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// pageOn is page on db.
+func (s *Source) pageOn(ctx context.Context, db reader, q string, args ...any) ([]connector.Record, position, error) {
+	rows, err := db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, position{}, s.readError(ctx, err)
 	}

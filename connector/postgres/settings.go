@@ -33,6 +33,16 @@ type Settings struct {
 	// the package comment). Unset means one minute for timestamp cursors
 	// and 0 for other types, which cannot have one.
 	Lookback *time.Duration `yaml:"lookback"`
+	// Changes is how changes are read: poll (the keyset reads of
+	// changes.go), logical (the server's logical replication stream, see
+	// logical.go) or auto (logical when the server allows it, else poll).
+	Changes string `yaml:"changes"`
+	// Slot is the logical replication slot; empty means syncd_<connector
+	// name>. It always contains "syncd".
+	Slot string `yaml:"slot"`
+	// Publication names a publication of the table that a DBA created;
+	// empty means syncd creates one named like the slot.
+	Publication string `yaml:"publication"`
 }
 
 // NewSettings returns settings holding the defaults.
@@ -41,6 +51,7 @@ func NewSettings() *Settings {
 		IDColumn:        DefaultIDColumn,
 		UpdatedAtColumn: DefaultUpdatedAtColumn,
 		BatchSize:       DefaultBatchSize,
+		Changes:         DefaultChanges,
 	}
 }
 
@@ -57,10 +68,11 @@ func (s *Settings) Validate() []error {
 	} else if _, err := pgxpool.ParseConfig(s.DSN); err != nil {
 		errs = append(errs, fmt.Errorf("dsn: %w", newRedactor(s.DSN).redact(err)))
 	}
-	return append(errs, sqlkit.Names{
+	errs = append(errs, sqlkit.Names{
 		Table: s.Table, IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn,
 		Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback,
 	}.Check(MaxBatchSize)...)
+	return append(errs, s.validateLogical()...)
 }
 
 // Defaults of the settings.

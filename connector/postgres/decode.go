@@ -1,0 +1,269 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// decoder turns pgoutput tuples (text format) into records equal to the
+// ones the reads of poll mode make of the same rows: the same id text,
+// the same value types per column kind, the same deleted flag and time.
+type decoder struct {
+	s     *Source
+	types *pgtype.Map
+	// cols are the table's columns by position in the stream, from its
+	// latest relation message.
+	cols []streamColumn
+	// toasted are the positions, in the records queued, of records with a
+	// value the stream left out (an unchanged TOASTed value), and the
+	// fields to read from the table.
+	toasted map[string][]string
+}
+
+// streamColumn is one column of a relation message and its roles.
+type streamColumn struct {
+	name              string
+	col               column
+	fetched           bool
+	id, updated, dead bool
+}
+
+func newDecoder(s *Source) *decoder {
+	return &decoder{s: s, types: pgtype.NewMap(), toasted: map[string][]string{}}
+}
+
+// relation takes the table's relation message (sent before its first
+// change in a stream, and again after its columns changed) and checks
+// that every column the connector reads is still there.
+func (d *decoder) relation(m *pglogrepl.RelationMessage) error {
+	if m.RelationID != d.s.tbl.oid {
+		return nil
+	}
+	t := d.s.tbl
+	cols := make([]streamColumn, len(m.Columns))
+	present := map[string]bool{}
+	for i, c := range m.Columns {
+		sc := streamColumn{name: c.Name}
+		if known, ok := t.column(c.Name); ok && known.name == c.Name {
+			sc.col = known
+		} else {
+			sc.col = column{name: c.Name, kind: kindText}
+		}
+		sc.id = c.Name == t.id.name
+		sc.updated = c.Name == t.updated.name
+		sc.dead = t.deleted != nil && c.Name == t.deleted.name
+		for _, f := range t.fetch {
+			if f.name == c.Name {
+				sc.fetched = true
+			}
+		}
+		present[c.Name] = true
+		cols[i] = sc
+	}
+	var gone []string
+	for _, name := range append([]string{t.id.name, t.updated.name}, fieldNames(t.fetch)...) {
+		if !present[name] && !slices.Contains(gone, name) {
+			gone = append(gone, name)
+		}
+	}
+	if t.deleted != nil && !present[t.deleted.name] {
+		gone = append(gone, t.deleted.name)
+	}
+	if len(gone) > 0 {
+		return fmt.Errorf("%s no longer has column(s) %q: restore them, or change the mapping and settings not to use them: %w",
+			t.name, gone, ErrColumnGone)
+	}
+	d.cols = cols
+	return nil
+}
+
+func fieldNames(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+// records returns the records of one change: an insert (old nil), an
+// update (with a delete of the old id first when the key changed) or a
+// delete (new nil, old holding the key).
+func (d *decoder) records(rel uint32, old, new *pglogrepl.TupleData) ([]connector.Record, error) {
+	if d.cols == nil {
+		return nil, fmt.Errorf("read %s: change before the relation message", d.s.tbl.name)
+	}
+	var out []connector.Record
+	var oldID string
+	if old != nil {
+		id, ok := d.idOf(old)
+		if !ok {
+			return nil, fmt.Errorf("read %s: a deleted or updated row carries no %s: check the table's replica identity", d.s.tbl.name, d.s.tbl.id.name)
+		}
+		oldID = id
+	}
+	if new == nil {
+		return append(out, d.deleted(oldID, old)), nil
+	}
+	rec, err := d.record(new)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil && oldID != rec.ID {
+		out = append(out, d.deleted(oldID, old))
+	}
+	return append(out, rec), nil
+}
+
+// deleted is the record of a deleted row: its id and the values the old
+// tuple holds (the replica identity: the primary key, or every column
+// with REPLICA IDENTITY FULL), so that a mapping taking the externalId
+// from such a column finds it.
+func (d *decoder) deleted(id string, old *pglogrepl.TupleData) connector.Record {
+	rec := connector.Record{ID: id, Deleted: true, Fields: map[string]any{}}
+	for i, c := range old.Columns {
+		if i >= len(d.cols) || !d.cols[i].fetched || c.DataType != pglogrepl.TupleDataTypeText {
+			continue
+		}
+		if v, err := d.value(d.cols[i].col.kind, c.Data); err == nil {
+			rec.Fields[d.cols[i].name] = v
+		}
+	}
+	return rec
+}
+
+func (d *decoder) idOf(t *pglogrepl.TupleData) (string, bool) {
+	for i, c := range t.Columns {
+		if i < len(d.cols) && d.cols[i].id && c.DataType == pglogrepl.TupleDataTypeText {
+			return string(c.Data), true
+		}
+	}
+	return "", false
+}
+
+// record decodes a new row.
+func (d *decoder) record(t *pglogrepl.TupleData) (connector.Record, error) {
+	rec := connector.Record{Fields: make(map[string]any, len(d.s.tbl.fetch))}
+	var toasted []string
+	for i, c := range t.Columns {
+		if i >= len(d.cols) {
+			break
+		}
+		sc := d.cols[i]
+		if c.DataType == pglogrepl.TupleDataTypeToast {
+			if sc.fetched {
+				toasted = append(toasted, sc.name)
+			}
+			continue
+		}
+		var v any
+		if c.DataType == pglogrepl.TupleDataTypeText {
+			var err error
+			if v, err = d.value(sc.col.kind, c.Data); err != nil {
+				return rec, fmt.Errorf("read %s: column %s: %w", d.s.tbl.name, sc.name, err)
+			}
+		}
+		switch {
+		case sc.id:
+			s, _ := v.(string)
+			if sc.col.kind != kindText {
+				s = string(c.Data)
+			}
+			rec.ID = s
+		case sc.dead:
+			if b, ok := v.(bool); ok {
+				rec.Deleted = b
+			} else {
+				rec.Deleted = v != nil
+			}
+		}
+		if sc.updated {
+			if tm, ok := v.(time.Time); ok {
+				rec.UpdatedAt = tm
+			}
+		}
+		if sc.fetched {
+			rec.Fields[sc.name] = v
+		}
+	}
+	if rec.ID == "" {
+		return rec, fmt.Errorf("read %s: a row without %s", d.s.tbl.name, d.s.tbl.id.name)
+	}
+	if len(toasted) > 0 {
+		d.toasted[rec.ID] = toasted
+	} else {
+		delete(d.toasted, rec.ID)
+	}
+	return rec, nil
+}
+
+// value decodes the text form of a column of kind k as the poll reads
+// do.
+func (d *decoder) value(k kind, data []byte) (any, error) {
+	var oid uint32
+	switch k {
+	case kindText:
+		return string(data), nil
+	case kindBool:
+		oid = pgtype.BoolOID
+	case kindInt:
+		oid = pgtype.Int8OID
+	case kindFloat:
+		oid = pgtype.Float8OID
+	case kindTimestamptz:
+		oid = pgtype.TimestamptzOID
+	case kindTimestamp:
+		oid = pgtype.TimestampOID
+	case kindDate:
+		oid = pgtype.DateOID
+	case kindArray:
+		oid = pgtype.TextArrayOID
+	}
+	dst := newScanValue(k)
+	if err := d.types.Scan(oid, pgtype.TextFormatCode, data, dst); err != nil {
+		return nil, err
+	}
+	return goValue(dst), nil
+}
+
+// complete fills in the values the stream left out (unchanged TOASTed
+// values) from the table as it is now.
+func (d *decoder) complete(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
+	var ids []string
+	for _, r := range recs {
+		if !r.Deleted && len(d.toasted[r.ID]) > 0 {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return recs, nil
+	}
+	now, err := d.s.Get(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]connector.Record, len(now))
+	for _, r := range now {
+		byID[r.ID] = r
+	}
+	for i, r := range recs {
+		fields := d.toasted[r.ID]
+		if len(fields) == 0 || r.Deleted {
+			continue
+		}
+		if cur, ok := byID[r.ID]; ok {
+			for _, f := range fields {
+				r.Fields[f] = cur.Fields[f]
+			}
+		}
+		delete(d.toasted, r.ID)
+		recs[i] = r
+	}
+	return recs, nil
+}

@@ -1,0 +1,59 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+
+	"github.com/syncd-io/syncd/connector"
+)
+
+// NotifyMode implements connector.ChangeNotifier.
+func (s *Source) NotifyMode() string {
+	if s.logical == nil {
+		return "none (poll)"
+	}
+	return "logical replication, slot " + s.logical.slot
+}
+
+// notifyEvery is how often NotifyChanges looks at the server's WAL.
+const notifyEvery = 100 * time.Millisecond
+
+// NotifyChanges implements connector.ChangeNotifier. In logical mode it
+// looks at the server's flushed WAL position every 100 ms and calls
+// changed when it moved past what the last pass caught up with (so a
+// write to another table of the database also starts a pass, which finds
+// nothing and costs one short stream). In poll mode it never calls
+// changed.
+func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
+	if s.logical == nil {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(notifyEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		var flushed pglogrepl.LSN
+		if err := s.pool.QueryRow(ctx, "SELECT pg_current_wal_flush_lsn()").Scan(&flushed); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("read wal position: %w", s.red.redact(err))
+		}
+		s.logical.mu.Lock()
+		behind := flushed > s.logical.reached
+		s.logical.mu.Unlock()
+		if behind {
+			changed()
+		}
+	}
+}
+
+var _ connector.ChangeNotifier = (*Source)(nil)
