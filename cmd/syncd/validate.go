@@ -96,7 +96,9 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 		if err != nil {
 			continue // reported by Validate already
 		}
-		have, names, writable, err := sourceFields(ctx, t, cc, m)
+		have, names, writable, err := sourceFields(ctx, t, cc, m, func(note string) {
+			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: %s\n", cc.Name, note)
+		})
 		if err != nil {
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: mapped fields not checked against the source: %v\n", cc.Name, err)
 			continue
@@ -174,10 +176,15 @@ func (c *ValidateCommand) printFieldNames(name string, names map[string]string, 
 	}
 }
 
+// modeNoter is a source that says why it reads changes otherwise than
+// asked (a PostgreSQL connector set to changes: auto that polls).
+type modeNoter interface{ ModeNote() string }
+
 // sourceFields opens the connector's source for a moment and lists its
 // fields, their names where the source has them, and those a write may
-// set where it tells; nil when the source cannot list them.
-func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper) (have []string, names map[string]string, writable []string, err error) {
+// set where it tells; nil when the source cannot list them. The source's
+// mode note, if any, goes to note.
+func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper, note func(string)) (have []string, names map[string]string, writable []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields()})
@@ -185,6 +192,9 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 		return nil, nil, nil, err
 	}
 	defer src.Close()
+	if mn, ok := src.(modeNoter); ok && mn.ModeNote() != "" {
+		note(mn.ModeNote())
+	}
 	fl, ok := src.(connector.FieldLister)
 	if !ok {
 		return nil, nil, nil, nil
