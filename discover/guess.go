@@ -204,6 +204,10 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 		}
 		emails := share(f.Samples, looksEmail)
 		phonesShare := share(f.Samples, looksPhone)
+		if contains(ws, "fax") {
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, "a fax number"})
+			continue
+		}
 		if g, ok := bySynonym(f, joined); ok {
 			add(g)
 			continue
@@ -220,7 +224,7 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			add(g)
 			continue
 		}
-		if (only(ws, phoneWords, labelWords) && !contains(ws, "fax")) || (phonesShare >= 0.6 && !f.Time) {
+		if only(ws, phoneWords, labelWords) || (phonesShare >= 0.6 && !f.Time) {
 			why := fmt.Sprintf("%q names a phone number", f.Name)
 			if !only(ws, phoneWords, labelWords) {
 				why = fmt.Sprintf("%.0f%% of the samples are phone numbers", phonesShare*100)
