@@ -80,7 +80,8 @@ var synonyms = []struct {
 // emailWords and phoneWords: a name made only of these (and label words)
 // names an e-mail address or a phone number.
 var (
-	emailWords = set("email", "emails", "e", "mail", "mails", "addr", "address", "adr", "emailaddress")
+	emailWords = set("email", "emails", "mail", "mails", "emailaddress")
+	emailAlso  = set("e", "addr", "address", "adr", "work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact")
 	phoneWords = set("phone", "phones", "telephone", "tel", "number", "no", "num", "nr", "mobile", "cell", "cellphone", "mobilephone", "handy", "phonenumber", "telefon", "mobil")
 	mobileWord = set("mobile", "cell", "cellphone", "mobilephone", "handy", "mobil")
 	labelWords = set("work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact", "mobile")
@@ -192,7 +193,7 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			}
 		}
 	}
-	var fullName []Field
+	var fullName, primary []Field
 	for _, f := range src.Fields {
 		if _, ok := src.Skip[f.Name]; ok {
 			continue
@@ -204,6 +205,10 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 		}
 		emails := share(f.Samples, looksEmail)
 		phonesShare := share(f.Samples, looksPhone)
+		if contains(ws, "primary") && len(ws) > 1 {
+			primary = append(primary, f)
+			continue
+		}
 		if contains(ws, "fax") {
 			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, "a fax number"})
 			continue
@@ -212,9 +217,9 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			add(g)
 			continue
 		}
-		if only(ws, emailWords, labelWords) || emails >= 0.6 {
+		if only(ws, emailWords, emailAlso) || emails >= 0.6 {
 			why := fmt.Sprintf("%q names an e-mail address", f.Name)
-			if !only(ws, emailWords, labelWords) {
+			if !only(ws, emailWords, emailAlso) {
 				why = fmt.Sprintf("%.0f%% of the samples are e-mail addresses", emails*100)
 			}
 			g := Guess{Target: "emails." + label(ws, "work"), From: f.Name, Why: why}
@@ -238,6 +243,10 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			}
 			continue
 		}
+		if d, ok := customBy[strings.Join(words(f.Label), "")]; ok && f.Label != "" {
+			add(Guess{Target: "custom." + d.Key, From: f.Name, Why: fmt.Sprintf("%q matches the workspace's custom field %q (%s)", f.Label, d.Name, d.Type)})
+			continue
+		}
 		if d, ok := customBy[joined]; ok {
 			add(Guess{Target: "custom." + d.Key, From: f.Name, Why: fmt.Sprintf("matches the workspace's custom field %q (%s)", d.Name, d.Type)})
 			continue
@@ -247,6 +256,36 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			continue
 		}
 		p.Unmapped = append(p.Unmapped, Unmapped{f.Name, unmappedWhy(f)})
+	}
+	for _, f := range primary {
+		// emails.primary, phones.primary: the primary one of the values
+		// the labelled fields hold; mapped only when no labelled one is.
+		kind, target, what := emailWords, "emails.work", "e-mail address"
+		if only(words(f.Name), phoneWords, labelWords) {
+			kind, target, what = phoneWords, "phoneNumbers.work", "phone number"
+		}
+		mapped := false
+		for _, g := range p.Guesses {
+			if strings.HasPrefix(g.Target, strings.Split(target, ".")[0]+".") {
+				mapped = true
+			}
+		}
+		switch {
+		case mapped:
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, "the primary " + what + ", also in the labelled fields mapped"})
+		case only(words(f.Name), kind, emailAlso) || only(words(f.Name), kind, labelWords):
+			g := Guess{Target: target, From: f.Name, Why: fmt.Sprintf("%q is the primary %s", f.Name, what)}
+			if kind["phone"] {
+				g.Transform = []string{"e164"}
+				if add(g) {
+					phones = append(phones, len(p.Guesses)-1)
+				}
+				continue
+			}
+			add(g)
+		default:
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, unmappedWhy(f)})
+		}
 	}
 	for _, f := range fullName {
 		if _, ok := taken["firstName"]; !ok {
