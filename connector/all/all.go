@@ -11,6 +11,7 @@ import (
 	"github.com/syncd-io/syncd/connector"
 	_ "github.com/syncd-io/syncd/connector/csv"        // type csv
 	_ "github.com/syncd-io/syncd/connector/hubspot"    // type hubspot
+	_ "github.com/syncd-io/syncd/connector/mysql"      // type mysql
 	_ "github.com/syncd-io/syncd/connector/pipedrive"  // type pipedrive
 	_ "github.com/syncd-io/syncd/connector/postgres"   // type postgres
 	_ "github.com/syncd-io/syncd/connector/salesforce" // type salesforce

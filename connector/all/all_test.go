@@ -45,10 +45,10 @@ func TestCapabilityTable(t *testing.T) {
 	t.Errorf("%s's capability table differs from the connectors' declarations; run `go test ./connector/all -update`.\nhave:\n%s\nwant:\n%s", path, got, want)
 }
 
-// TestEveryTypeRegistered checks that the registry holds the five
+// TestEveryTypeRegistered checks that the registry holds the six
 // connector types and that each declares only known capabilities.
 func TestEveryTypeRegistered(t *testing.T) {
-	want := []string{"csv", "hubspot", "pipedrive", "postgres", "salesforce"}
+	want := []string{"csv", "hubspot", "mysql", "pipedrive", "postgres", "salesforce"}
 	got := connector.Types()
 	for _, w := range want {
 		if _, ok := connector.Lookup(w); !ok {

@@ -1,0 +1,78 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
+)
+
+// Changes reads the rows after checkpoint (a sqlkit.Position) in
+// (cursor, id) order. With a lookback, a batch's checkpoint is never
+// later than the server's clock at the start of the read minus lookback.
+func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.BatchFunc) error {
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	pos, err := sqlkit.ParseCheckpoint(checkpoint)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", s.tbl.name, err)
+	}
+	start := time.Now()
+	rows, batches, err := sqlkit.ReadChanges(ctx, pager{s}, "mysql batch of "+s.tbl.name, pos, s.batchSize, fn)
+	if err != nil {
+		return err
+	}
+	s.log.WithFields(logrus.Fields{"rows": rows, "batches": batches, "duration": time.Since(start)}).Debug("mysql changes read")
+	return nil
+}
+
+// pager is the table's sqlkit.Pager.
+type pager struct{ s *Source }
+
+func (p pager) ChangesPage(ctx context.Context, pos *sqlkit.Position, limit int) ([]connector.Record, sqlkit.Position, error) {
+	switch {
+	case pos == nil:
+		return p.s.page(ctx, p.s.q.changesFromStart, limit)
+	case pos.ID == nil:
+		return p.s.page(ctx, p.s.q.changesFrom, pos.U, limit)
+	}
+	return p.s.page(ctx, p.s.q.changesAfter, pos.U, pos.U, *pos.ID, limit)
+}
+
+func (p pager) SnapshotPage(ctx context.Context, after *string, limit int) ([]connector.Record, sqlkit.Position, error) {
+	if after == nil {
+		return p.s.page(ctx, p.s.q.snapshotFirst, limit)
+	}
+	return p.s.page(ctx, p.s.q.snapshotAfter, *after, limit)
+}
+
+// SafeBound is the server's UTC clock minus lookback, in the cursor's
+// zone (UTC for TIMESTAMP, timeZone for DATETIME and DATE).
+func (p pager) SafeBound(ctx context.Context) (string, error) {
+	t := p.s.tbl
+	if t.lookback <= 0 {
+		return "", nil
+	}
+	var now string
+	if err := p.s.db.QueryRowContext(ctx, "SELECT DATE_FORMAT(UTC_TIMESTAMP(6), "+cursorFormat+")").Scan(&now); err != nil {
+		return "", p.s.readError(ctx, err)
+	}
+	tm, err := time.ParseInLocation(cursorText, now, time.UTC)
+	if err != nil {
+		return "", fmt.Errorf("read %s: server clock %q: %w", t.name, now, err)
+	}
+	loc := time.UTC
+	if t.updated.kind != kindTimestamp {
+		loc = t.loc
+	}
+	return tm.Add(-t.lookback).In(loc).Format(cursorText), nil
+}
+
+// After compares time cursors by their fixed-width text, which orders as
+// the times do (SafeBound is only set for time cursors).
+func (p pager) After(_ context.Context, a, b string) (bool, error) { return a > b, nil }

@@ -1,0 +1,191 @@
+// Package mysql is the connector for MySQL and MariaDB tables and views,
+// on github.com/go-sql-driver/mysql. It is incremental and writable, and
+// shares its paging, column picking and write loop with the postgres
+// connector through connector/sqlkit.
+//
+// Changes reads rows in keyset order on (updatedAtColumn, idColumn):
+//
+//	WHERE u > ? OR (u = ? AND id > ?) ORDER BY u, id LIMIT n
+//
+// so rows sharing one updated_at are never skipped or repeated, whatever
+// the batch size. Cursor values travel as text at full precision
+// (microseconds for TIMESTAMP(6)/DATETIME(6)); integer ids compare as
+// integers. A lookback (default one minute for time cursors) keeps
+// checkpoints behind the server's clock so that a transaction committing
+// late is read by the next run.
+//
+// The session's time_zone is UTC: TIMESTAMP values (stored in UTC) are
+// read and written in UTC. DATETIME values carry no zone: they are read
+// and written in the timeZone setting (default UTC). tinyint(1) columns
+// are booleans. A zero date (0000-00-00) in a record's column makes that
+// record Invalid (a dead letter naming the column), not the read fail.
+//
+// With deletedAtColumn, rows whose column is set (a time) or not 0 (a
+// tinyint(1)) come from Changes as Deleted records, provided whatever
+// deletes them also moves updatedAtColumn (ON UPDATE CURRENT_TIMESTAMP
+// does), and never from Snapshot. Hard deletes are found by a resync.
+//
+// Write applies each change in its own statement (several in one
+// transaction, each alone when that fails): UPDATE of the given columns
+// only, INSERT, DELETE or, for soft deletes, setting deletedAtColumn.
+// A create learns the new row's id from INSERT ... RETURNING on MariaDB
+// (10.5 and later) and from LAST_INSERT_ID() for an AUTO_INCREMENT id on
+// MySQL, which has no RETURNING; on MySQL a table whose id is not
+// AUTO_INCREMENT takes creates only when the change carries the id.
+//
+// The dsn is a secret: it appears in no log and no error.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
+)
+
+// TypeName is the connector's `type:` in the configuration.
+const TypeName = "mysql"
+
+func init() {
+	connector.Register(connector.Type{
+		Name:         TypeName,
+		NewSettings:  func() connector.Settings { return NewSettings() },
+		Open:         Open,
+		Writable:     true,
+		Incremental:  true,
+		SoftDelete:   true,
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields},
+	})
+}
+
+var (
+	_ connector.Source      = (*Source)(nil)
+	_ connector.Writer      = (*Source)(nil)
+	_ connector.FieldLister = (*Source)(nil)
+)
+
+// errClosed is returned by the calls of a closed source.
+var errClosed = errors.New("mysql source is closed")
+
+// Source reads and writes one table or view.
+type Source struct {
+	db        *sql.DB
+	tbl       *table
+	q         queries
+	batchSize int
+	// returning is true on servers with INSERT ... RETURNING (MariaDB).
+	returning bool
+	red       *sqlkit.Redactor
+	log       *logrus.Entry
+	closed    atomic.Bool
+}
+
+// Close closes the connections.
+func (s *Source) Close() error {
+	if !s.closed.Swap(true) {
+		return s.db.Close()
+	}
+	return nil
+}
+
+func (s *Source) usable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return errClosed
+	}
+	return nil
+}
+
+// Open connects to the server and reads the table's columns from
+// information_schema.
+func Open(ctx context.Context, opts connector.Options) (connector.Source, error) {
+	s, ok := opts.Settings.(*Settings)
+	if !ok || s == nil {
+		return nil, fmt.Errorf("open mysql connector %s: settings of type %T", opts.Name, opts.Settings)
+	}
+	if errs := s.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, errors.Join(errs...))
+	}
+	red := sqlkit.NewRedactor(s.DSN.Reveal())
+	cfg, err := mysql.ParseDSN(s.DSN.Reveal())
+	if err != nil {
+		return nil, fmt.Errorf("open mysql connector %s: dsn: %w", opts.Name, red.Redact(err))
+	}
+	red.Add(cfg.Passwd)
+	loc, _ := s.location()
+	// Values are parsed here, in the zones the settings give, and
+	// UPDATE reports the rows it matched, not only those it changed.
+	cfg.ParseTime = false
+	cfg.ClientFoundRows = true
+	cfg.InterpolateParams = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open mysql connector %s: dsn: %w", opts.Name, red.Redact(err))
+	}
+	db := sql.OpenDB(conn)
+	fail := func(err error) (connector.Source, error) {
+		_ = db.Close()
+		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, red.Redact(err))
+	}
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return fail(fmt.Errorf("connect: %w", err))
+	}
+	tbl, err := loadTable(ctx, db, s, cfg.DBName, loc, opts.Fields)
+	if err != nil {
+		return fail(err)
+	}
+	log := opts.Log
+	if log == nil {
+		log = logrus.NewEntry(logrus.StandardLogger())
+	}
+	var datetimes []string
+	for _, c := range append([]column{tbl.updated}, tbl.fetch...) {
+		if c.kind == kindDatetime && !slices.Contains(datetimes, c.name) {
+			datetimes = append(datetimes, c.name)
+		}
+	}
+	if len(datetimes) > 0 {
+		// DATETIME carries no zone: say which one syncd takes, since
+		// a wrong one shifts every time it reads and writes.
+		log.WithFields(logrus.Fields{"connector": opts.Name, "columns": datetimes, "timeZone": loc.String()}).
+			Info("mysql DATETIME columns are read and written in the timeZone setting")
+	}
+	return &Source{
+		db:        db,
+		tbl:       tbl,
+		q:         buildQueries(tbl),
+		batchSize: s.BatchSize,
+		returning: hasReturning(version),
+		red:       red,
+		log:       log.WithField("table", tbl.name),
+	}, nil
+}
+
+// hasReturning reports whether a server of this VERSION() has INSERT ...
+// RETURNING: MariaDB from 10.5; no MySQL release.
+func hasReturning(version string) bool {
+	if !strings.Contains(version, "MariaDB") {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 10 || (major == 10 && minor >= 5)
+}

@@ -1,0 +1,98 @@
+package mysql
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
+)
+
+// Settings are the `settings:` of a mysql connector. They are named as
+// the postgres connector's where they mean the same.
+type Settings struct {
+	// DSN is the connection string in github.com/go-sql-driver/mysql's
+	// format, user:pass@tcp(host:3306)/db. A secret.
+	DSN connector.Secret `yaml:"dsn"`
+	// Table is a table or view, `db.table` or a table of the dsn's
+	// database.
+	Table string `yaml:"table"`
+	// IDColumn is the primary key column (an integer, AUTO_INCREMENT for
+	// creates on MySQL, or text).
+	IDColumn string `yaml:"idColumn"`
+	// UpdatedAtColumn is the change cursor: a column every change moves
+	// forward, usually TIMESTAMP(6) ... ON UPDATE CURRENT_TIMESTAMP(6).
+	UpdatedAtColumn string `yaml:"updatedAtColumn"`
+	// DeletedAtColumn, optional, marks soft-deleted rows: a TIMESTAMP or
+	// DATETIME (deleted when set) or a tinyint(1) (deleted when not 0).
+	DeletedAtColumn string `yaml:"deletedAtColumn"`
+	// BatchSize is the number of rows per batch.
+	BatchSize int `yaml:"batchSize"`
+	// Columns limits the columns read and listed; empty means all.
+	Columns []string `yaml:"columns"`
+	// Lookback is how far behind the server's clock checkpoints stay.
+	// Unset means one minute for time cursors and 0 for others.
+	Lookback *time.Duration `yaml:"lookback"`
+	// TimeZone is the zone of the table's DATETIME values (which carry
+	// none), an IANA name such as Europe/Berlin. TIMESTAMP values are
+	// always read in UTC. Default UTC.
+	TimeZone string `yaml:"timeZone"`
+}
+
+// NewSettings returns settings holding the defaults.
+func NewSettings() *Settings {
+	return &Settings{
+		IDColumn:        DefaultIDColumn,
+		UpdatedAtColumn: DefaultUpdatedAtColumn,
+		BatchSize:       DefaultBatchSize,
+		TimeZone:        DefaultTimeZone,
+	}
+}
+
+// String describes the settings without the dsn.
+func (s Settings) String() string {
+	return fmt.Sprintf("mysql table %s (dsn redacted)", s.Table)
+}
+
+// Validate checks the settings without connecting.
+func (s *Settings) Validate() []error {
+	var errs []error
+	if s.DSN == "" {
+		errs = append(errs, errors.New("dsn: required"))
+	} else if _, err := mysql.ParseDSN(s.DSN.Reveal()); err != nil {
+		errs = append(errs, fmt.Errorf("dsn: %w (the form is user:pass@tcp(host:3306)/db)", sqlkit.NewRedactor(s.DSN.Reveal()).Redact(err)))
+	}
+	if _, err := s.location(); err != nil {
+		errs = append(errs, err)
+	}
+	return append(errs, sqlkit.Names{
+		Table: s.Table, IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn,
+		Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback,
+	}.Check(MaxBatchSize)...)
+}
+
+// location is the zone of DATETIME values.
+func (s *Settings) location() (*time.Location, error) {
+	if s.TimeZone == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(s.TimeZone)
+	if err != nil {
+		return nil, fmt.Errorf("timeZone: %q is not a time zone name (such as UTC or Europe/Berlin): %w", s.TimeZone, err)
+	}
+	return loc, nil
+}
+
+// Defaults of the settings.
+const (
+	DefaultIDColumn        = "id"
+	DefaultUpdatedAtColumn = "updated_at"
+	DefaultBatchSize       = 500
+	DefaultLookback        = time.Minute
+	DefaultTimeZone        = "UTC"
+	// MaxBatchSize bounds batchSize.
+	MaxBatchSize = 10000
+)
