@@ -209,3 +209,52 @@ func TestMalformedCSVLinesBecomeDeadLetters(t *testing.T) {
 	}
 	e.assertConverged()
 }
+
+// TestCSVCutShortDeletesNothing: a file cut in the middle of a line (an
+// export job that died) is taken for what it is: the rows it holds sync,
+// its broken last line is a dead letter saying the file looks cut short,
+// and no row missing after the cut is deleted (onSourceDelete: delete,
+// the mass-delete guard lifted). The whole file, back, changes nothing.
+func TestCSVCutShortDeletesNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		cut  func(line string) string // what is left of the line the file ends in
+	}{
+		{"inside a field", func(line string) string { return line[:len(line)/2] }},
+		{"inside a quoted field", func(line string) string { return strings.SplitN(line, ",", 2)[0] + `,"Fir` }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const rows = 500
+			e := newEnv(t, rows, emulator.Options{})
+			e.policy, e.allow = policy.DeleteRemove, true
+			if sum := e.run(); sum.Created != rows {
+				t.Fatalf("first pass %v", sum)
+			}
+			whole := e.csvBytes()
+			lines := strings.SplitAfter(string(whole), "\n")
+			cut := strings.Join(lines[:201], "") + tt.cut(strings.TrimSuffix(lines[201], "\n"))
+			if err := os.WriteFile(e.csv, []byte(cut), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			sum := e.run()
+			if sum.Deleted != 0 || len(e.emu.Contacts()) != rows {
+				t.Fatalf("pass over a file cut short: %v, %d contacts; want none deleted", sum, len(e.emu.Contacts()))
+			}
+			dls, _ := e.store.DeadLetters("crm")
+			if len(dls) != 1 || dls[0].Key != "line 202" || !strings.Contains(dls[0].Reason, "it looks cut short") {
+				t.Errorf("dead letters %+v, want line 202 said cut short", dls)
+			}
+			if err := os.WriteFile(e.csv, whole, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if sum := e.run(); sum.Deleted != 0 || sum.Failed != 0 {
+				t.Errorf("pass over the whole file again: %v", sum)
+			}
+			if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
+				t.Errorf("%d dead letters left", n)
+			}
+			e.assertConverged()
+		})
+	}
+}

@@ -182,7 +182,7 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 	seen := idset.New(s.spillAt) // hashes of the IDs read so far
 	defer seen.Close()
 	batch := make([]connector.Record, 0, s.batchSize)
-	rows, invalid := 0, 0
+	rows, invalid, lastLine := 0, 0, 0
 	deliver := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -215,16 +215,34 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 			rec = s.invalidRecord(h, row, line, bad)
 			invalid++
 		}
-		batch = append(batch, rec)
-		rows++
+		// A full batch waits for the next row: the last row of the file
+		// stays in hand until the end (see cutShort).
 		if len(batch) == s.batchSize {
 			if err := deliver(); err != nil {
 				return err
 			}
 		}
+		batch = append(batch, rec)
+		rows++
+		lastLine = line
 	}
 	if err := w.finish(); err != nil {
 		return err
+	}
+	if n := len(batch); n > 0 && batch[n-1].Invalid != nil {
+		cut, err := s.cutShort(f, w.start.size)
+		if err != nil {
+			return err
+		}
+		if cut {
+			// The file ends inside its malformed last line: it was cut
+			// short, and the rows after the cut are missing, not deleted.
+			// The line's id is not taken, so that the pass infers no
+			// deletion (see connector.Record.Invalid).
+			last := &batch[n-1]
+			last.Fields, last.ID = nil, fmt.Sprintf("line %d", lastLine)
+			last.Invalid = fmt.Errorf("%w; the file ends inside this line, without a line break: it looks cut short, so no record missing from it is taken for deleted this pass", last.Invalid)
+		}
 	}
 	if len(batch) > 0 {
 		if err := deliver(); err != nil {
@@ -295,6 +313,19 @@ func (s *Source) invalidRecord(h header, row []string, line int, bad error) conn
 		}
 	}
 	return rec
+}
+
+// cutShort reports whether the file (of size bytes) ends without a line
+// break: its last line was cut.
+func (s *Source) cutShort(f *os.File, size int64) (bool, error) {
+	if size == 0 {
+		return false, nil
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, size-1); err != nil {
+		return false, fmt.Errorf("read %s: %w", s.path, err)
+	}
+	return b[0] != '\n', nil
 }
 
 // hasBOM reports whether the file starts with a byte order mark (which
