@@ -2,10 +2,11 @@ package discover
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
+	"os"
 	"strings"
 
-	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/postgres"
 )
 
@@ -16,9 +17,8 @@ func init() {
 
 // prepareCSV finds the file's id column (and its delimiter, when the
 // header reads as one field holding ; or tabs).
-func prepareCSV(ctx context.Context, in *inspection) error {
-	t, _ := connector.Lookup("csv")
-	header, err := in.header(ctx, t)
+func prepareCSV(_ context.Context, in *inspection) error {
+	header, err := in.header()
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func prepareCSV(ctx context.Context, in *inspection) error {
 		for _, d := range []struct{ sep, value string }{{";", ";"}, {"\t", "tab"}, {"|", "|"}} {
 			if strings.Contains(header[0], d.sep) {
 				in.set("delimiter", d.value, fmt.Sprintf("the header is split by %q", d.sep))
-				if header, err = in.header(ctx, t); err != nil {
+				if header, err = in.header(); err != nil {
 					return err
 				}
 				break
@@ -47,22 +47,32 @@ func prepareCSV(ctx context.Context, in *inspection) error {
 	return nil
 }
 
-// header opens the file with the settings so far and lists its columns.
-func (in *inspection) header(ctx context.Context, t connector.Type) ([]string, error) {
-	set, err := decodeSettings(t, in.values)
+// header reads the file's header line with the settings' delimiter.
+// (The connector's own Fields needs the id column this looks for.)
+func (in *inspection) header() ([]string, error) {
+	path := in.values["path"]
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("path: %w", err)
 	}
-	src, err := t.Open(ctx, connector.Options{Name: "init", Settings: set})
+	defer f.Close()
+	r := csv.NewReader(f)
+	switch d := in.values["delimiter"]; d {
+	case "", ",":
+	case "tab", `\t`, "\t":
+		r.Comma = '\t'
+	default:
+		r.Comma = []rune(d)[0]
+	}
+	r.LazyQuotes = true
+	head, err := r.Read()
 	if err != nil {
-		return nil, fmt.Errorf("open csv: %w", err)
+		return nil, fmt.Errorf("path: header of %s: %w", path, err)
 	}
-	defer src.Close()
-	names, err := src.(connector.FieldLister).Fields(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("csv header: %w", err)
+	for i := range head {
+		head[i] = strings.TrimSpace(strings.TrimPrefix(head[i], "\ufeff"))
 	}
-	return names, nil
+	return head, nil
 }
 
 // idField picks the id among field names: "id", else one name ending in
