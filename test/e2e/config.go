@@ -50,6 +50,8 @@ type ConfigOptions struct {
 	// BatchSize of the table's reads (default 25) and Workers (default 4).
 	BatchSize int
 	Workers   int
+	// Settings are more connector settings (changes: logical, slot...).
+	Settings map[string]any
 }
 
 // WriteConfig writes the configuration to dir/syncd.yaml and returns
@@ -87,6 +89,9 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 		Workers: o.Workers, BatchSize: o.BatchSize,
 		Settings: map[string]any{"dsn": DSN(), "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize},
 		Mapping:  configfile.People(),
+	}
+	for k, v := range o.Settings {
+		cc.Settings[k] = v
 	}
 	if o.Direction == policy.Both {
 		cc.OnWorkspaceCreate, cc.OnWorkspaceDelete = policy.CreateRecord, policy.DeleteRemove
