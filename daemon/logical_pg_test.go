@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/syncd-io/syncd/config"
@@ -130,7 +131,7 @@ func TestPGLogicalForward(t *testing.T) {
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
 			for _, q := range step.sql {
-				pgtest.Exec(t, e.pool, q)
+				e.exec(q)
 			}
 			if err := e.run(); err != nil {
 				t.Fatalf("pass: %v", err)
@@ -179,4 +180,22 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// exec runs a statement, waiting while it finds the slot still held by
+// the walsender of the replication connection a pass just closed.
+func (e *logicalEnv) exec(q string) {
+	e.t.Helper()
+	for i := 0; ; i++ {
+		_, err := e.pool.Exec(context.Background(), q)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "55006" && i < 100 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			e.t.Fatalf("exec %q: %v", q, err)
+		}
+		return
+	}
 }

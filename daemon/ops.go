@@ -115,7 +115,25 @@ func (d *Daemon) initOps() error {
 		}
 		return out
 	})
+	d.ops.metrics.SetReplicationLags(func() []metrics.ReplicationLag {
+		var out []metrics.ReplicationLag
+		for _, c := range connectors {
+			if lr, ok := c.Source.(replicationLagger); ok {
+				if slot, bytes, ok := lr.ReplicationLag(); ok {
+					out = append(out, metrics.ReplicationLag{Connector: c.Name, Slot: slot, Bytes: bytes})
+				}
+			}
+		}
+		return out
+	})
 	return nil
+}
+
+// replicationLagger is a source reading a database's replication slot
+// (PostgreSQL with changes: logical): the WAL its slot holds, as last
+// seen; ok false before it was seen.
+type replicationLagger interface {
+	ReplicationLag() (slot string, bytes int64, ok bool)
 }
 
 // stateGauges reads the figures of every connector from state.

@@ -49,6 +49,7 @@ type Metrics struct {
 
 	scrape *scrapeCollector
 	quotas *quotaCollector
+	lags   *lagCollector
 }
 
 // New returns syncd's metrics on a fresh registry, with the Go runtime
@@ -92,6 +93,7 @@ func New(version string) *Metrics {
 		}, []string{"connector"}),
 		scrape: newScrapeCollector(),
 		quotas: newQuotaCollector(),
+		lags:   newLagCollector(),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
@@ -101,7 +103,7 @@ func New(version string) *Metrics {
 	buildInfo.Set(1)
 	m.reg.MustRegister(
 		m.requests, m.requestDuration, m.limiterWait, m.records, m.runs, m.runDuration, m.lastSuccess, m.lastRun,
-		m.scrape, m.quotas, buildInfo,
+		m.scrape, m.quotas, m.lags, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -102,6 +102,10 @@ type logicalState struct {
 	// recreated is the consistent point of a slot this source created in
 	// Snapshot: a checkpoint older than it is expected, not a loss.
 	recreated pglogrepl.LSN
+	// lag is the WAL the slot holds past its confirmed position, in
+	// bytes, as last seen (lagSeen).
+	lag     int64
+	lagSeen bool
 }
 
 // chooseMode applies the changes setting: logical when asked (failing

@@ -44,20 +44,28 @@ func logicalTable(t *testing.T, mod ...func(*postgres.Settings)) (*pgxpool.Pool,
 	return pool, s
 }
 
-func dropSlotAndPublication(t *testing.T, pool *pgxpool.Pool, slot string) {
+// dropSlot drops a slot, waiting for the walsender of a closed
+// replication connection to release it.
+func dropSlot(t *testing.T, pool *pgxpool.Pool, slot string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := 0; ; i++ {
 		_, err := pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
 		if err == nil {
-			break
+			return
 		}
-		if i == 50 {
+		if i == 100 {
 			t.Errorf("drop slot %s: %v", slot, err)
-			break
+			return
 		}
 		time.Sleep(100 * time.Millisecond) // the walsender may still be ending
 	}
+}
+
+func dropSlotAndPublication(t *testing.T, pool *pgxpool.Pool, slot string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dropSlot(t, pool, slot)
 	if _, err := pool.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
 		t.Errorf("drop publication %s: %v", slot, err)
 	}
@@ -314,7 +322,7 @@ func TestLogicalSlotLost(t *testing.T) {
 		lose func(t *testing.T, pool *pgxpool.Pool, s *postgres.Settings)
 	}{
 		{"slot dropped", func(t *testing.T, pool *pgxpool.Pool, s *postgres.Settings) {
-			pgtest.Exec(t, pool, `SELECT pg_drop_replication_slot($1)`, s.Slot)
+			dropSlot(t, pool, s.Slot)
 		}},
 		{"truncate", func(t *testing.T, pool *pgxpool.Pool, s *postgres.Settings) {
 			pgtest.Exec(t, pool, `TRUNCATE `+s.Table)
@@ -372,6 +380,9 @@ func TestLogicalNotifies(t *testing.T) {
 	}
 	if took := time.Since(start); calls.Load() == 0 || took > time.Second {
 		t.Errorf("notified after %v (calls %d), want within a second", took, calls.Load())
+	}
+	if slot, bytes, ok := src.ReplicationLag(); !ok || slot != s.Slot || bytes <= 0 {
+		t.Errorf("ReplicationLag() = %s, %d, %v; want the slot holding the insert's WAL", slot, bytes, ok)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -40,8 +40,11 @@ func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
 			return nil
 		case <-t.C:
 		}
-		var flushed pglogrepl.LSN
-		if err := s.pool.QueryRow(ctx, "SELECT pg_current_wal_flush_lsn()").Scan(&flushed); err != nil {
+		var (
+			flushed pglogrepl.LSN
+			lag     *int64
+		)
+		if err := s.pool.QueryRow(ctx, lagQuery, s.logical.slot).Scan(&flushed, &lag); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -49,6 +52,9 @@ func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
 		}
 		s.logical.mu.Lock()
 		behind := flushed > s.logical.reached
+		if lag != nil {
+			s.logical.lag, s.logical.lagSeen = *lag, true
+		}
 		s.logical.mu.Unlock()
 		if behind {
 			changed()
@@ -57,3 +63,21 @@ func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
 }
 
 var _ connector.ChangeNotifier = (*Source)(nil)
+
+// lagQuery reads the server's flushed WAL position and how much WAL the
+// slot $1 holds past its confirmed position (NULL without the slot).
+const lagQuery = `SELECT pg_current_wal_flush_lsn(),
+	(SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), confirmed_flush_lsn)::bigint
+	 FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database())`
+
+// ReplicationLag returns the slot and the WAL it holds on the server, in
+// bytes, as NotifyChanges last saw it (syncd_replication_lag_bytes); ok
+// is false in poll mode and before it was seen.
+func (s *Source) ReplicationLag() (slot string, bytes int64, ok bool) {
+	if s.logical == nil {
+		return "", 0, false
+	}
+	s.logical.mu.Lock()
+	defer s.logical.mu.Unlock()
+	return s.logical.slot, s.logical.lag, s.logical.lagSeen
+}
