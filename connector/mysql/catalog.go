@@ -122,16 +122,12 @@ func loadTable(ctx context.Context, db *sql.DB, s *Settings, dbName string, loc 
 		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
 	}
 	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{
-		Table: t.name, Find: t.column, All: t.columns, Name: func(c column) string { return c.name },
-	}, sqlkit.Names{
-		IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn, Columns: s.Columns,
-	}, fields)
-	t.id, t.updated, t.deleted, t.fetch, t.listed = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed
-	lookback, err := sqlkit.Lookback(s.Lookback, DefaultLookback, t.updated.kind.isTime(), t.updated.name, t.updated.typ)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	t.lookback = lookback
+		Table: t.name, Find: t.column, All: t.columns,
+		Name:   func(c column) string { return c.name },
+		IsTime: func(c column) bool { return c.kind.isTime() },
+		Type:   func(c column) string { return c.typ },
+	}, s.names(), DefaultLookback, fields)
+	t.id, t.updated, t.deleted, t.fetch, t.listed, t.lookback = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed, picked.Lookback
 	errs = append(errs, t.usable()...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/sqlkit"
@@ -10,31 +9,32 @@ import (
 
 var _ connector.Counter = (*Source)(nil)
 
-// Count runs one COUNT(*) with the filter of the read it stands for: the
-// rows after the checkpoint's position, or every live row for a
-// snapshot. The figure is exact at the time of the query.
+// Count runs one COUNT(*) with the filter of the read it stands for (see
+// sqlkit.Count).
 func (s *Source) Count(ctx context.Context, checkpoint string, snapshot bool) (connector.Total, error) {
 	if err := s.usable(ctx); err != nil {
 		return connector.Total{}, err
 	}
-	q, args := s.q.countSnapshot, []any(nil)
-	if !snapshot {
-		pos, err := sqlkit.ParseCheckpoint(checkpoint)
-		if err != nil {
-			return connector.Total{}, fmt.Errorf("count %s: %w", s.tbl.name, err)
-		}
-		switch {
-		case pos == nil:
-			q = s.q.countFromStart
-		case pos.ID == nil:
-			q, args = s.q.countFrom, []any{pos.U}
-		default:
-			q, args = s.q.countAfter, []any{pos.U, pos.U, *pos.ID}
-		}
+	return sqlkit.Count(ctx, pager{s}, s.tbl.name, checkpoint, snapshot)
+}
+
+// CountRows counts the rows after pos, or the live ones for a snapshot;
+// the keyset condition takes the cursor twice.
+func (p pager) CountRows(ctx context.Context, pos *sqlkit.Position, snapshot bool) (n int64, err error) {
+	q := p.s.q
+	row := p.s.db.QueryRowContext
+	switch {
+	case snapshot:
+		err = row(ctx, q.countSnapshot).Scan(&n)
+	case pos == nil:
+		err = row(ctx, q.countFromStart).Scan(&n)
+	case pos.ID == nil:
+		err = row(ctx, q.countFrom, pos.U).Scan(&n)
+	default:
+		err = row(ctx, q.countAfter, pos.U, pos.U, *pos.ID).Scan(&n)
 	}
-	var n int64
-	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
-		return connector.Total{}, s.readError(ctx, err)
+	if err != nil {
+		return 0, p.s.readError(ctx, err)
 	}
-	return connector.Total{N: n, Known: true}, nil
+	return n, nil
 }

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"net"
 	"regexp"
 	"strconv"
@@ -12,15 +11,12 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // changeError is a change's error as Write reports it.
 func (s *Source) changeError(c connector.Change, err error) error {
-	what := c.Op.String()
-	if c.ID != "" {
-		what += " " + c.ID
-	}
-	return fmt.Errorf("%s in %s: %w", what, s.tbl.name, refusal(s.red.Redact(err)))
+	return sqlkit.ChangeError(c, s.tbl.name, s.red.Redact(err), refusal)
 }
 
 // maybeSent reports whether a statement that failed with err may have

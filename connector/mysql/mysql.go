@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/sirupsen/logrus"
@@ -86,26 +85,19 @@ type Source struct {
 	returning bool
 	red       *sqlkit.Redactor
 	log       *logrus.Entry
-	closed    atomic.Bool
+	guard     sqlkit.Guard
 }
 
 // Close closes the connections.
 func (s *Source) Close() error {
-	if !s.closed.Swap(true) {
+	if s.guard.Close() {
 		return s.db.Close()
 	}
 	return nil
 }
 
-func (s *Source) usable(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return errClosed
-	}
-	return nil
-}
+// usable is the error of a call on a done context or a closed source.
+func (s *Source) usable(ctx context.Context) error { return s.guard.Usable(ctx) }
 
 // Open connects to the server and reads the table's columns from
 // information_schema.
@@ -167,6 +159,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 			Info("mysql DATETIME columns are read and written in the timeZone setting")
 	}
 	return &Source{
+		guard:     sqlkit.Guard{Closed: errClosed},
 		db:        db,
 		tbl:       tbl,
 		q:         buildQueries(tbl),

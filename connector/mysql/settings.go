@@ -68,10 +68,14 @@ func (s *Settings) Validate() []error {
 	if _, err := s.location(); err != nil {
 		errs = append(errs, err)
 	}
-	return append(errs, sqlkit.Names{
-		Table: s.Table, IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn,
-		Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback,
-	}.Check(MaxBatchSize)...)
+	return append(errs, s.names().Check(MaxBatchSize)...)
+}
+
+// names are the settings sqlkit checks and resolves, shared with the
+// postgres connector.
+func (s *Settings) names() sqlkit.Names {
+	return sqlkit.Names{Table: s.Table, IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn,
+		DeletedAtColumn: s.DeletedAtColumn, Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback}
 }
 
 // location is the zone of DATETIME values.

@@ -128,15 +128,12 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 	}
 
 	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{
-		Table: t.name, Find: t.column, All: t.columns, Name: func(c column) string { return c.name },
-	}, sqlkit.Names{
-		IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn, Columns: s.Columns,
-	}, fields)
-	t.id, t.updated, t.deleted, t.fetch, t.listed = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed
-	var err2 error
-	if t.lookback, err2 = sqlkit.Lookback(s.Lookback, DefaultLookback, t.updated.kind.isTime(), t.updated.name, t.updated.typ); err2 != nil {
-		errs = append(errs, err2)
-	}
+		Table: t.name, Find: t.column, All: t.columns,
+		Name:   func(c column) string { return c.name },
+		IsTime: func(c column) bool { return c.kind.isTime() },
+		Type:   func(c column) string { return c.typ },
+	}, s.names(), DefaultLookback, fields)
+	t.id, t.updated, t.deleted, t.fetch, t.listed, t.lookback = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed, picked.Lookback
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -2,9 +2,9 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 var _ connector.Counter = (*Source)(nil)
@@ -16,24 +16,24 @@ func (s *Source) Count(ctx context.Context, checkpoint string, snapshot bool) (c
 	if err := s.usable(ctx); err != nil {
 		return connector.Total{}, err
 	}
-	q, args := s.q.countSnapshot, []any(nil)
-	if !snapshot {
-		pos, err := parseCheckpoint(checkpoint)
-		if err != nil {
-			return connector.Total{}, fmt.Errorf("count %s: %w", s.tbl.name, err)
-		}
-		switch {
-		case pos == nil:
-			q = s.q.countFromStart
-		case pos.ID == nil:
-			q, args = s.q.countFrom, []any{pos.U}
-		default:
-			q, args = s.q.countAfter, []any{pos.U, *pos.ID}
-		}
+	return sqlkit.Count(ctx, pager{s: s}, s.tbl.name, checkpoint, snapshot)
+}
+
+// CountRows counts with the filter of the read from pos.
+func (p pager) CountRows(ctx context.Context, pos *position, snapshot bool) (int64, error) {
+	q, args := p.s.q.countSnapshot, []any(nil)
+	switch {
+	case snapshot:
+	case pos == nil:
+		q = p.s.q.countFromStart
+	case pos.ID == nil:
+		q, args = p.s.q.countFrom, []any{pos.U}
+	default:
+		q, args = p.s.q.countAfter, []any{pos.U, *pos.ID}
 	}
 	var n int64
-	if err := s.pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
-		return connector.Total{}, s.readError(ctx, err)
+	if err := p.s.pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+		return 0, p.s.readError(ctx, err)
 	}
-	return connector.Total{N: n, Known: true}, nil
+	return n, nil
 }

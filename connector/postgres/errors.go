@@ -2,21 +2,17 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // changeError is a change's error as Write reports it.
 func (s *Source) changeError(c connector.Change, err error) error {
-	what := c.Op.String()
-	if c.ID != "" {
-		what += " " + c.ID
-	}
-	return fmt.Errorf("%s in %s: %w", what, s.tbl.name, refusal(s.red.redact(err)))
+	return sqlkit.ChangeError(c, s.tbl.name, s.red.redact(err), refusal)
 }
 
 // maybeSent reports whether a statement that failed with err may have

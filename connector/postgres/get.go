@@ -6,12 +6,10 @@ import (
 	"strings"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 var _ connector.Getter = (*Source)(nil)
-
-// getChunk bounds the ids of one Get statement.
-const getChunk = 1000
 
 // Get reads the rows with the given ids, soft-deleted ones included (with
 // Deleted set); ids without a row are left out. It selects the columns
@@ -22,16 +20,10 @@ func (s *Source) Get(ctx context.Context, ids []string) ([]connector.Record, err
 		return nil, err
 	}
 	q := getQuery(s.tbl)
-	var out []connector.Record
-	for start := 0; start < len(ids); start += getChunk {
-		chunk := ids[start:min(start+getChunk, len(ids))]
+	return sqlkit.GetInChunks(ctx, ids, func(ctx context.Context, chunk []string) ([]connector.Record, error) {
 		recs, _, err := s.page(ctx, q, chunk)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, recs...)
-	}
-	return out, nil
+		return recs, err
+	})
 }
 
 // getQuery selects the rows whose id is one of $1 (text[]), with the

@@ -38,12 +38,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // TypeName is the connector's `type:` in the configuration.
@@ -78,7 +78,7 @@ type Source struct {
 	batchSize int
 	red       *redactor
 	log       *logrus.Entry
-	closed    atomic.Bool
+	guard     sqlkit.Guard
 	// logical is set when changes come from logical replication.
 	logical *logicalState
 	// modeNote says why auto mode polls (empty otherwise).
@@ -87,21 +87,13 @@ type Source struct {
 
 // Close closes the connections.
 func (s *Source) Close() error {
-	if !s.closed.Swap(true) {
+	if s.guard.Close() {
 		s.pool.Close()
 	}
 	return nil
 }
 
-func (s *Source) usable(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return errClosed
-	}
-	return nil
-}
+func (s *Source) usable(ctx context.Context) error { return s.guard.Usable(ctx) }
 
 // Open connects to the server and reads the table's columns from the
 // catalog.
@@ -143,6 +135,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
 	src := &Source{
+		guard:     sqlkit.Guard{Closed: errClosed},
 		pool:      pool,
 		tbl:       tbl,
 		q:         buildQueries(tbl),

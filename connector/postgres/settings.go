@@ -68,11 +68,16 @@ func (s *Settings) Validate() []error {
 	} else if _, err := pgxpool.ParseConfig(s.DSN); err != nil {
 		errs = append(errs, fmt.Errorf("dsn: %w", newRedactor(s.DSN).redact(err)))
 	}
-	errs = append(errs, sqlkit.Names{
+	errs = append(errs, s.names().Check(MaxBatchSize)...)
+	return append(errs, s.validateLogical()...)
+}
+
+// names are the settings sqlkit checks and resolves.
+func (s *Settings) names() sqlkit.Names {
+	return sqlkit.Names{
 		Table: s.Table, IDColumn: s.IDColumn, UpdatedAtColumn: s.UpdatedAtColumn, DeletedAtColumn: s.DeletedAtColumn,
 		Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback,
-	}.Check(MaxBatchSize)...)
-	return append(errs, s.validateLogical()...)
+	}
 }
 
 // Defaults of the settings.

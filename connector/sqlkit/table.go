@@ -68,6 +68,10 @@ type Catalog[C any] struct {
 	All []C
 	// Name is a column's name.
 	Name func(C) string
+	// IsTime reports whether a column holds times, and Type names its
+	// type in messages: the lookback needs a time cursor.
+	IsTime func(C) bool
+	Type   func(C) string
 }
 
 // Picked are the columns the settings and the mapping choose.
@@ -78,15 +82,19 @@ type Picked[C any] struct {
 	Fetch []C
 	// Listed are the names Fields returns.
 	Listed []string
+	// Lookback is how far behind the server's clock checkpoints stay.
+	Lookback time.Duration
 }
 
 // Pick resolves the names in the catalog. fields, when given, are the
-// columns records must carry (the mapping's fields).
-func Pick[C any](cat Catalog[C], n Names, fields []string) (Picked[C], []error) {
+// columns records must carry (the mapping's fields); lookback is the
+// default lookback of a time cursor.
+func Pick[C any](cat Catalog[C], n Names, lookback time.Duration, fields []string) (Picked[C], []error) {
 	var (
 		p    Picked[C]
 		errs []error
 		ok   bool
+		err  error
 	)
 	if p.ID, ok = cat.Find(n.IDColumn); !ok {
 		errs = append(errs, fmt.Errorf("idColumn: no column %q in %s", n.IDColumn, cat.Table))
@@ -132,6 +140,9 @@ func Pick[C any](cat Catalog[C], n Names, fields []string) (Picked[C], []error) 
 			}
 			p.Fetch = append(p.Fetch, c)
 		}
+	}
+	if p.Lookback, err = Lookback(n.Lookback, lookback, cat.IsTime(p.Updated), cat.Name(p.Updated), cat.Type(p.Updated)); err != nil {
+		errs = append(errs, err)
 	}
 	return p, errs
 }
