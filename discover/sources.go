@@ -7,12 +7,15 @@ import (
 	"os"
 	"strings"
 
+	"github.com/syncd-io/syncd/connector/mysql"
 	"github.com/syncd-io/syncd/connector/postgres"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 func init() {
 	preparers["csv"] = prepareCSV
-	preparers["postgres"] = preparePostgres
+	preparers["postgres"] = prepareSQL(postgres.Inspect)
+	preparers["mysql"] = prepareSQL(mysql.Inspect)
 }
 
 // prepareCSV finds the file's id column (and its delimiter, when the
@@ -94,15 +97,24 @@ func idField(names []string) (string, string) {
 	return "", ""
 }
 
-// preparePostgres reads the table's catalog: the primary key is the id,
-// the change cursor is the timestamp column a trigger sets on update, or
-// else the one named like a change time; a soft-delete column is taken
-// when one is named so.
-func preparePostgres(ctx context.Context, in *inspection) error {
-	cols, err := postgres.Inspect(ctx, in.values["dsn"], in.values["table"])
-	if err != nil {
-		return err
+// inspectFunc is a SQL connector's catalog inspection.
+type inspectFunc func(ctx context.Context, dsn, table string) ([]sqlkit.ColumnInfo, error)
+
+// prepareSQL reads a table's catalog: the primary key is the id, the
+// change cursor is the date-time column that moves on every update (a
+// trigger, ON UPDATE), or else the one named like a change time; a
+// soft-delete column is taken when one is named so.
+func prepareSQL(inspect inspectFunc) preparer {
+	return func(ctx context.Context, in *inspection) error {
+		cols, err := inspect(ctx, in.values["dsn"], in.values["table"])
+		if err != nil {
+			return err
+		}
+		return pickColumns(in, cols)
 	}
+}
+
+func pickColumns(in *inspection, cols []sqlkit.ColumnInfo) error {
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
@@ -134,6 +146,11 @@ func preparePostgres(ctx context.Context, in *inspection) error {
 		if err != nil {
 			return err
 		}
+		for _, c := range cols {
+			if c.Name == col && strings.HasPrefix(strings.ToLower(c.Type), "datetime") && in.req.Type == "mysql" {
+				why += "; a DATETIME has no time zone: timeZone (default UTC) says which it is in"
+			}
+		}
 		in.set("updatedAtColumn", col, why)
 	}
 	in.src.Skip[in.values["updatedAtColumn"]] = "the change cursor (updatedAtColumn)"
@@ -141,7 +158,7 @@ func preparePostgres(ctx context.Context, in *inspection) error {
 		for _, c := range cols {
 			switch strings.Join(words(c.Name), "_") {
 			case "deleted_at", "deleted_on", "deleted", "is_deleted", "archived_at":
-				if c.Time || c.Type == "boolean" {
+				if c.Time || c.Bool {
 					in.set("deletedAtColumn", c.Name, "named like a soft-delete mark ("+c.Type+")")
 				}
 			}

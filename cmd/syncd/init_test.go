@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -135,9 +136,19 @@ func TestInitPostgresTableToContacts(t *testing.T) {
 		('Alan', 'Turing', 'alan@example.org', '07700 900456', 'Bletchley Park', 'Cryptanalyst', 'silver', NULL),
 		('Grace', 'Hopper', 'grace@example.net', '+44 7700 900789', 'Navy', 'Rear Admiral', 'gold', 'COBOL')`)
 
+	initTableToContacts(t, "postgres", pgtest.URL(), table, []string{
+		"dsn: ${POSTGRES_DSN}", "idColumn: customer_no # the primary key",
+		"updatedAtColumn: modified_on # timestamp with time zone, set by trigger customers_touch on every update",
+	})
+}
+
+// initTableToContacts runs init on a table of the customers shape, checks
+// the file, validates it, syncs once and checks every contact's fields.
+func initTableToContacts(t *testing.T, typ, dsn, table string, wantLines []string) {
+	t.Helper()
 	e := newInitEnv(t, workspace.CustomFieldDefinition{Name: "Loyalty tier", Key: "loyaltyTier", Type: workspace.FieldString})
 	cfg := filepath.Join(e.dir, "syncd.yaml")
-	out := e.must(nil, "init", "--type", "postgres", "--set", "dsn="+pgtest.URL(), "--set", "table="+table,
+	out := e.must(nil, "init", "--type", typ, "--set", "dsn="+dsn, "--set", "table="+table,
 		"--base-url", e.emu.URL, "--out", cfg)
 	data, err := os.ReadFile(cfg)
 	if err != nil {
@@ -145,23 +156,20 @@ func TestInitPostgresTableToContacts(t *testing.T) {
 	}
 	file := string(data)
 	t.Logf("init wrote:\n%s\nand said:\n%s", file, out)
-	for _, want := range []string{
-		"dsn: ${POSTGRES_DSN}", "apiKey: ${WORKSPACE_API_KEY}",
-		"idColumn: customer_no # the primary key",
-		"updatedAtColumn: modified_on # timestamp with time zone, set by customers_touch on every update",
-		`firstName: given_name # "given_name" is a usual name for the first name`,
+	for _, want := range append(wantLines,
+		"apiKey: ${WORKSPACE_API_KEY}", `firstName: given_name # "given_name" is a usual name for the first name`,
 		"lastName: family_name", "company: org", "role: job_title",
 		"emails.work: mail_addr", "phoneNumbers.mobile: {from: cell, transform: [e164], region: GB}",
 		"custom.loyaltyTier: loyalty_tier", "notes: no guess", "created_on: a date or time",
-	} {
+	) {
 		if !strings.Contains(file, want) {
 			t.Errorf("the file lacks %q", want)
 		}
 	}
-	if strings.Contains(file, pgtest.URL()) {
+	if strings.Contains(file, dsn) {
 		t.Fatal("the dsn is in the file")
 	}
-	if !strings.Contains(out, "export POSTGRES_DSN='"+pgtest.URL()+"'") {
+	if !strings.Contains(out, "export "+strings.ToUpper(typ)+"_DSN='"+dsn+"'") {
 		t.Fatalf("init did not print the export line of the dsn:\n%s", out)
 	}
 	e.exportsFrom(out)
@@ -250,4 +258,26 @@ func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 			t.Errorf("the file written with --force lacks %q:\n%s", want, data)
 		}
 	}
+}
+
+// TestInitMySQLTableToContacts: the same on MariaDB, the cursor a
+// TIMESTAMP(6) column ON UPDATE CURRENT_TIMESTAMP named unlike syncd's
+// examples.
+func TestInitMySQLTableToContacts(t *testing.T) {
+	_, dsn := mysqltest.NewDatabase(t)
+	db := mysqltest.Open(t, dsn)
+	mysqltest.Exec(t, db, "CREATE TABLE customers ("+
+		"customer_no BIGINT AUTO_INCREMENT PRIMARY KEY, "+
+		"given_name VARCHAR(100), family_name VARCHAR(100), mail_addr VARCHAR(200), cell VARCHAR(40), org VARCHAR(100), job_title VARCHAR(100), "+
+		"loyalty_tier VARCHAR(20), notes TEXT, "+
+		"created_on TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "+
+		"modified_on TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)) CHARACTER SET utf8mb4")
+	mysqltest.Exec(t, db, `INSERT INTO customers (given_name, family_name, mail_addr, cell, org, job_title, loyalty_tier, notes, created_on, modified_on) VALUES
+		('Ada', 'Lovelace', 'ada@example.com', '07700 900123', 'Analytical Engines', 'Programmer', 'gold', 'likes tea', NOW(6) - INTERVAL 1 HOUR, NOW(6) - INTERVAL 1 HOUR),
+		('Alan', 'Turing', 'alan@example.org', '07700 900456', 'Bletchley Park', 'Cryptanalyst', 'silver', NULL, NOW(6) - INTERVAL 1 HOUR, NOW(6) - INTERVAL 1 HOUR),
+		('Grace', 'Hopper', 'grace@example.net', '+44 7700 900789', 'Navy', 'Rear Admiral', 'gold', 'COBOL', NOW(6) - INTERVAL 1 HOUR, NOW(6) - INTERVAL 1 HOUR)`)
+	initTableToContacts(t, "mysql", dsn, "customers", []string{
+		"dsn: ${MYSQL_DSN}", "idColumn: customer_no # the primary key",
+		"updatedAtColumn: modified_on # timestamp(6), set by ON UPDATE CURRENT_TIMESTAMP on every update",
+	})
 }

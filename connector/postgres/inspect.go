@@ -4,28 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// ColumnInfo is one column of a table as `syncd init` sees it.
-type ColumnInfo struct {
-	// Name is the column's name as in the catalog.
-	Name string
-	// Type is its type as format_type writes it ("timestamp with time zone").
-	Type string
-	// Time is true for timestamp, timestamptz and date columns.
-	Time bool
-	// PrimaryKey is true for the single column of the primary key.
-	PrimaryKey bool
-	// SetOnUpdate names the trigger of the table that runs before each
-	// update and whose function assigns the column (NEW.column), "" for
-	// none: the column moves forward on every update.
-	SetOnUpdate string
-}
+	"github.com/syncd-io/syncd/connector/sqlkit"
+)
 
 // triggerQuery lists the row-level BEFORE UPDATE triggers of a table with
 // their function's source (tgtype bits: 1 row, 2 before, 16 update).
@@ -41,7 +25,7 @@ WHERE i.indrelid = $1 AND i.indisprimary AND i.indnatts = 1`
 // Inspect reads a table's columns from the catalog, for `syncd init`: the
 // types, the primary key, and which columns a BEFORE UPDATE trigger sets.
 // It connects with dsn as Open does; errors never carry the password.
-func Inspect(ctx context.Context, dsn, table string) ([]ColumnInfo, error) {
+func Inspect(ctx context.Context, dsn, table string) ([]sqlkit.ColumnInfo, error) {
 	red := newRedactor(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -61,7 +45,7 @@ func Inspect(ctx context.Context, dsn, table string) ([]ColumnInfo, error) {
 	return cols, nil
 }
 
-func inspect(ctx context.Context, pool *pgxpool.Pool, table string) ([]ColumnInfo, error) {
+func inspect(ctx context.Context, pool *pgxpool.Pool, table string) ([]sqlkit.ColumnInfo, error) {
 	var (
 		oid                   uint32
 		schema, name, relkind string
@@ -77,9 +61,9 @@ func inspect(ctx context.Context, pool *pgxpool.Pool, table string) ([]ColumnInf
 	if err != nil {
 		return nil, fmt.Errorf("table: columns of %s: %w", table, err)
 	}
-	var cols []ColumnInfo
+	var cols []sqlkit.ColumnInfo
 	for rows.Next() {
-		var c ColumnInfo
+		var c sqlkit.ColumnInfo
 		var notNull bool
 		var typname, category string
 		if err := rows.Scan(&c.Name, &c.Type, &notNull, &typname, &category); err != nil {
@@ -87,7 +71,7 @@ func inspect(ctx context.Context, pool *pgxpool.Pool, table string) ([]ColumnInf
 			return nil, fmt.Errorf("table: columns of %s: %w", table, err)
 		}
 		k, _ := kindOf(typname, category)
-		c.Time = k.isTime()
+		c.Time, c.Bool = k.isTime(), k == kindBool
 		cols = append(cols, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -104,8 +88,8 @@ func inspect(ctx context.Context, pool *pgxpool.Pool, table string) ([]ColumnInf
 	for i := range cols {
 		cols[i].PrimaryKey = cols[i].Name == pk
 		for tg, src := range triggers {
-			if assigns(src, cols[i].Name) {
-				cols[i].SetOnUpdate = tg
+			if sqlkit.Assigns(src, cols[i].Name, true) {
+				cols[i].SetOnUpdate = "trigger " + tg
 			}
 		}
 	}
@@ -127,15 +111,4 @@ func updateTriggers(ctx context.Context, pool *pgxpool.Pool, oid uint32) (map[st
 		out[name] = src
 	}
 	return out, rows.Err()
-}
-
-// assigns reports whether a trigger function's source assigns the
-// column of NEW (`NEW.modified_on := now()`, `new."Modified" = ...`).
-func assigns(src, column string) bool {
-	re := regexp.MustCompile(`(?i)\bnew\s*\.\s*(?:"` + regexp.QuoteMeta(strings.ReplaceAll(column, `"`, `""`)) + `"|` + regexp.QuoteMeta(column) + `\b)\s*:?=`)
-	if strings.ToLower(column) != column {
-		// An unquoted reference folds to lower case; only the quoted one names it.
-		re = regexp.MustCompile(`(?i)\bnew\s*\.\s*"` + regexp.QuoteMeta(strings.ReplaceAll(column, `"`, `""`)) + `"\s*:?=`)
-	}
-	return re.MatchString(src)
 }
