@@ -56,6 +56,11 @@ func (d *decoder) relation(m *pglogrepl.RelationMessage) error {
 		} else {
 			sc.col = column{name: c.Name, kind: kindText}
 		}
+		if k, ok := builtinKind(c.DataType); ok {
+			// The stream's own type: a column retyped since Open is read
+			// as it is now.
+			sc.col.kind = k
+		}
 		sc.id = c.Name == t.id.name
 		sc.updated = c.Name == t.updated.name
 		sc.dead = t.deleted != nil && c.Name == t.deleted.name
@@ -266,4 +271,27 @@ func (d *decoder) complete(ctx context.Context, recs []connector.Record) ([]conn
 		recs[i] = r
 	}
 	return recs, nil
+}
+
+// builtinKind is the kind of a built-in type by its OID; ok is false for
+// other types (domains, enums, arrays, extensions), whose kind comes from
+// the catalog.
+func builtinKind(oid uint32) (kind, bool) {
+	switch oid {
+	case pgtype.BoolOID:
+		return kindBool, true
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
+		return kindInt, true
+	case pgtype.Float4OID, pgtype.Float8OID:
+		return kindFloat, true
+	case pgtype.TimestamptzOID:
+		return kindTimestamptz, true
+	case pgtype.TimestampOID:
+		return kindTimestamp, true
+	case pgtype.DateOID:
+		return kindDate, true
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NumericOID, pgtype.UUIDOID, pgtype.JSONOID, pgtype.JSONBOID:
+		return kindText, true
+	}
+	return 0, false
 }
