@@ -85,7 +85,8 @@ func TestValidateExampleBlocks(t *testing.T) {
 		}
 		getenv := func(k string) string {
 			return map[string]string{"DATABASE_URL": "postgres://syncd@127.0.0.1:5432/crm", "HUBSPOT_TOKEN": "pat-na1-0000", "PIPEDRIVE_API_TOKEN": "0123abcd",
-				"SF_CLIENT_ID": "3MVG9-consumer-key", "SF_CLIENT_SECRET": "consumer-secret"}[k]
+				"SF_CLIENT_ID": "3MVG9-consumer-key", "SF_CLIENT_SECRET": "consumer-secret",
+				"MYSQL_DSN": "syncd:secret@tcp(127.0.0.1:3306)/shop"}[k]
 		}
 		doc := head + "connectors:\n" + block
 		if _, err := config.ParseConfig([]byte(doc), getenv); err != nil {
