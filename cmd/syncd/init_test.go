@@ -281,3 +281,47 @@ func TestInitMySQLTableToContacts(t *testing.T) {
 		"updatedAtColumn: modified_on # timestamp(6), set by ON UPDATE CURRENT_TIMESTAMP on every update",
 	})
 }
+
+// TestInitCSVToContacts: a CSV export with headers unlike syncd's
+// examples (a customer_id, Forename, Surname, E-Mail, Mobile No,
+// Organisation, a column of phone numbers named Contact) goes from init
+// to contacts, without editing the file.
+func TestInitCSVToContacts(t *testing.T) {
+	e := newInitEnv(t)
+	csvPath := filepath.Join(e.dir, "export.csv")
+	rows := "customer_id;Forename;Surname;E-Mail;Mobile No;Organisation;Contact;Remarks\n" +
+		"c1;Ada;Lovelace;ada@example.com;0151 23456789;Engines;030 901820;vip\n" +
+		"c2;Alan;Turing;alan@example.com;0170 1234567;Bletchley;089 12345678;\n"
+	if err := os.WriteFile(csvPath, []byte(rows), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(e.dir, "syncd.yaml")
+	out := e.must(nil, "init", "--type", "csv", "--set", "path="+csvPath, "--base-url", e.emu.URL, "--out", cfg)
+	data, _ := os.ReadFile(cfg)
+	for _, want := range []string{
+		`delimiter: ; # the header is split by ";"`, "idColumn: customer_id # the only column named like an id",
+		"firstName: Forename", "lastName: Surname", "company: Organisation", "emails.work: E-Mail",
+		"phoneNumbers.mobile: {from: Mobile No, transform: [e164], region: DE}",
+		"phoneNumbers.work: {from: Contact, transform: [e164], region: DE} # 100% of the samples are phone numbers",
+		"Phone region DE", "Remarks: no guess",
+	} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the file lacks %q:\n%s", want, data)
+		}
+	}
+	e.exportsFrom(out)
+	noAdmin(t, cfg)
+	e.must(nil, "validate", "--config", cfg)
+	e.must(nil, "run", "--once", "--config", cfg)
+	got := contactsByExternalID(e.emu)
+	for id, want := range map[string]string{
+		"c1": "Ada|Lovelace|Engines|work=ada@example.com|mobile=+4915123456789,work=+4930901820",
+		"c2": "Alan|Turing|Bletchley|work=alan@example.com|mobile=+491701234567,work=+498912345678",
+	} {
+		c := got[id]
+		d := c.DefaultFields
+		if row := strings.Join([]string{str(d.FirstName), str(d.LastName), str(d.Company), items(d.Emails), items(d.PhoneNumbers)}, "|"); row != want {
+			t.Errorf("contact %s: %s, want %s", id, row, want)
+		}
+	}
+}
