@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/remote"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
@@ -31,6 +32,9 @@ type Status struct {
 	InboxPending int `json:"inboxPending"`
 	// Webhooks is the receiver's address, "" when none listens.
 	Webhooks string `json:"webhooks,omitempty"`
+	// Rates are the API rate limiters that met 429s (live daemons only):
+	// the rate each adapted to and its configured ceiling.
+	Rates []remote.RateStatus `json:"rates,omitempty"`
 }
 
 // StateInfo describes the state file.

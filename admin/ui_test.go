@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/remote"
 )
 
 func TestPageEscapesAndUsesRelativeURLs(t *testing.T) {
@@ -189,5 +191,23 @@ func TestAgo(t *testing.T) {
 				t.Errorf("ago = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPageShowsLoweredRates: a rate the 429s lowered is on the page with
+// its configured ceiling and how many answers were 429 (issue 23's storm
+// of 429s says so "on the page").
+func TestPageShowsLoweredRates(t *testing.T) {
+	f := newFake()
+	f.status.Rates = []remote.RateStatus{{API: "workspace api", Limit: 4.5, Configured: 50, Calls: 200, Throttled: 22, Cuts: 2, LastCut: time.Now()}}
+	html := serve(t, &Server{Daemon: f, Log: quietLog()}, "GET", "/", nil, nil).Body.String()
+	for _, want := range []string{`id="rates"`, `<span class="badge bad">lowered</span> <strong>workspace api</strong> at 4.5/s of 50/s configured`, `22 of 200 answers were 429`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	f.status.Rates = nil
+	if html := serve(t, &Server{Daemon: f, Log: quietLog()}, "GET", "/", nil, nil).Body.String(); strings.Contains(html, `id="rates"`) {
+		t.Error("page shows an API rates section with no rate met a 429")
 	}
 }

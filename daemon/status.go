@@ -8,6 +8,7 @@ import (
 
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/internal/remote"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -109,6 +110,7 @@ func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
 	d.ops.mu.Lock()
 	out.Webhooks = d.ops.receiver
 	d.ops.mu.Unlock()
+	out.Rates = remote.Rates()
 	for i := range out.Connectors {
 		// A pass this process started and has not finished is running
 		// (one from before the start was interrupted).

@@ -96,10 +96,7 @@ func (l *limits) observe(a remote.Answer) {
 	l.resetAt = now.Add(time.Duration(reset) * time.Second)
 	if int(lim) < l.configured {
 		r, b := bucket(int(lim))
-		if l.limiter.Limit() != r {
-			l.limiter.SetLimit(r)
-			l.limiter.SetBurst(b)
-		}
+		remote.SetCeiling(l.limiter, r, b) // the adaptive rate stays below it
 	}
 	if a.Status/100 == 2 && l.remaining <= 0 {
 		// Others on the token (the app's users count too) spent the

@@ -123,6 +123,9 @@ func (c *Client) Do(ctx context.Context, r Request, out any) (int, error) {
 		info := Info{Method: r.Method, Route: r.Route, Attempt: t.attempt, LimiterWait: time.Since(waitStart)}
 		res := c.attempt(ctx, r, u, payload)
 		c.calls.Add(1)
+		if res.ans != nil && c.opts.Limiter != nil {
+			c.gate.observe(c.opts.Limiter, c.opts.Name, res.ans.Status, c.opts.Log)
+		}
 		if res.ans != nil && c.opts.OnAnswer != nil {
 			c.opts.OnAnswer(*res.ans)
 		}

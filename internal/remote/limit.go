@@ -41,16 +41,12 @@ func SharedLimiter(baseURL, secret, scope string, limit rate.Limit, burst int) *
 	limiters.Lock()
 	defer limiters.Unlock()
 	if l, ok := limiters.m[k]; ok {
-		if l.Limit() != limit {
-			l.SetLimit(limit)
-		}
-		if l.Burst() != burst {
-			l.SetBurst(burst)
-		}
+		GateFor(l).configure(l, limit, burst)
 		return l
 	}
 	l := newEmptyLimiter(limit, burst)
 	limiters.m[k] = l
+	GateFor(l).configure(l, limit, burst)
 	return l
 }
 
@@ -101,6 +97,8 @@ func GateFor(l *rate.Limiter) *Gate {
 type Gate struct {
 	mu    sync.Mutex
 	until time.Time
+
+	adapt adapt // the limiter's adaptive rate (adapt.go)
 }
 
 // PauseUntil closes the gate until t, unless it is already closed longer.
