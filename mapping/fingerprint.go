@@ -3,6 +3,7 @@ package mapping
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -123,6 +124,10 @@ func (m *Mapper) prepareFingerprint(spec Spec, direction policy.Direction) {
 		w(parts...)
 	}
 	m.config = sha256.Sum256([]byte(b.String()))
+	// The digest leaves out the first line (the build): a new build of
+	// the same configuration is no mapping change.
+	_, spec1, _ := strings.Cut(b.String(), "\n")
+	m.digest = sha256.Sum256([]byte(spec1))
 	for _, f := range m.fields {
 		if f.forward() && f.target.kind == kindCustom {
 			m.fpCustom = append(m.fpCustom, f.target.label)
@@ -131,6 +136,12 @@ func (m *Mapper) prepareFingerprint(spec Spec, direction policy.Direction) {
 	m.fpAll = m.sourceURL != nil && readsWholeRecord(m.sourceURL)
 	m.fpFields = m.SourceFields()
 }
+
+// Digest names the mapping's configuration (what it reads and how it
+// maps it), not the build that runs it: it changes when a field is added,
+// removed or transformed otherwise, and the reconciler then reads every
+// record of an incremental connector once more.
+func (m *Mapper) Digest() string { return hex.EncodeToString(m.digest[:16]) }
 
 // buildRevision is the VCS revision the binary was built from, "" when
 // unknown (tests): a new build maps every record once more, in case its

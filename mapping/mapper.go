@@ -118,6 +118,7 @@ type Mapper struct {
 	// config is the digest of the configuration, fpFields the record
 	// fields Fingerprint reads (all of them when fpAll): see Fingerprint.
 	config   [32]byte
+	digest   [32]byte // config without the build (Digest)
 	fpFields []string
 	fpAll    bool
 	fpCustom []string // keys of the custom fields mapped to the workspace, whose types count too

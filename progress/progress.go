@@ -40,6 +40,9 @@ type Snapshot struct {
 	// Kind is run or resync.
 	Kind  string `json:"kind"`
 	Phase string `json:"phase"`
+	// Reason says why the pass reads more than usual ("the mapping
+	// changed: every record is read once more"); "" for a usual pass.
+	Reason string `json:"reason,omitempty"`
 	// Done counts the records read and handled (written, unchanged or set
 	// aside).
 	Done int64 `json:"done"`
@@ -164,6 +167,18 @@ func (t *Tracker) Phase(p string) {
 	defer t.mu.Unlock()
 	if t.running {
 		t.snap.Phase = p
+	}
+}
+
+// Reason sets why the running pass reads more than usual.
+func (t *Tracker) Reason(why string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running {
+		t.snap.Reason = why
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 // show it.
 func (s Snapshot) String() string {
 	var parts []string
+	if s.Reason != "" {
+		parts = append(parts, s.Reason)
+	}
 	switch {
 	case s.Total == nil:
 		parts = append(parts, Thousands(s.Done)+" records, total unknown")

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -25,6 +27,11 @@ type pgEnv struct {
 	pool     *pgxpool.Pool
 	table    string
 	wsDelete policy.Delete
+	// spec, log and progress replace the test mapping, the quiet log and
+	// no progress, when set.
+	spec     *mapping.Spec
+	log      *logrus.Entry
+	progress *progress.Tracker
 }
 
 func newPGEnv(t *testing.T, rows int, emuOpts emulator.Options) *pgEnv {
@@ -58,15 +65,22 @@ func (e *pgEnv) reconciler() *Reconciler {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { src.Close() })
-	m, err := mapping.Compile(testSpec(), "to-workspace", nil)
+	spec, log := testSpec(), quietLog()
+	if e.spec != nil {
+		spec = *e.spec
+	}
+	if e.log != nil {
+		log = e.log
+	}
+	m, err := mapping.Compile(spec, "to-workspace", nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	m.SetCustomFieldTypes(e.ws)
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
-		OnWorkspaceDelete: e.wsDelete,
+		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: log,
+		OnWorkspaceDelete: e.wsDelete, Progress: e.progress,
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -97,7 +97,14 @@ func (p *pass) resync(ctx context.Context, report func(int)) error {
 		return fmt.Errorf("read snapshot: %w", err)
 	}
 	p.phase(progress.PhaseSweeping)
-	return p.sweepUnseen(ctx)
+	if err := p.sweepUnseen(ctx); err != nil {
+		return err
+	}
+	// Every record was read under this mapping (see remap.go).
+	if err := r.opts.Store.SetMappingDigest(r.opts.Connector, r.opts.Mapper.Digest()); err != nil {
+		return fmt.Errorf("record mapping digest: %w", err)
+	}
+	return nil
 }
 
 // dryRun runs the resync's own code against a scratch state file and a

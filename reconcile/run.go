@@ -51,6 +51,10 @@ type pass struct {
 	// whole in this pass (see setAsideInvalid).
 	readKeys map[string]bool
 
+	// digestAfter is the mapping digest to record when the read, which
+	// started from the beginning, completes (see remap.go).
+	digestAfter string
+
 	// guard, when set, is taken for each batch and each step that
 	// touches links (see Guard); getter reads again the records written
 	// back meanwhile.
@@ -131,6 +135,14 @@ func (p *pass) runChanges(ctx context.Context) error {
 		if checkpoint, err = r.opts.Store.Checkpoint(r.opts.Connector, ""); err != nil {
 			return fmt.Errorf("read checkpoint: %w", err)
 		}
+		remap, err := p.mappingChanged(checkpoint)
+		if err != nil {
+			return fmt.Errorf("read mapping digest: %w", err)
+		}
+		if remap {
+			p.phase(progress.PhaseReading)
+			return p.readRemapped(ctx)
+		}
 	}
 	p.phase(progress.PhaseReading)
 	p.countTotal(ctx, checkpoint, false)
@@ -148,6 +160,11 @@ func (p *pass) runChanges(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("read changes: %w", err)
+	}
+	if p.digestAfter != "" {
+		if err := r.opts.Store.SetMappingDigest(r.opts.Connector, p.digestAfter); err != nil {
+			return fmt.Errorf("record mapping digest: %w", err)
+		}
 	}
 	if !r.opts.Type.Incremental {
 		// The connector read everything: linked records it did not see
