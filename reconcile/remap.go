@@ -74,4 +74,3 @@ func (p *pass) readRemapped(ctx context.Context) error {
 	r.log.WithField("mapping", digest).Info("every record read under the changed mapping")
 	return nil
 }
-
