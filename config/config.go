@@ -37,6 +37,7 @@ const (
 	DefaultBatchSize           = 100
 	DefaultWorkers             = 4
 	DefaultMassDeleteThreshold = 0.10
+	DefaultMassRekeyThreshold  = 0.10
 )
 
 // Match keys (a connector's match list); the connector's policies are
@@ -127,6 +128,7 @@ type ConnectorConfig struct {
 	BatchSize           int     `yaml:"batchSize"` // records per reconcile batch
 	Workers             int     `yaml:"workers"`
 	MassDeleteThreshold float64 `yaml:"massDeleteThreshold"` // share of linked contacts one run may delete
+	MassRekeyThreshold  float64 `yaml:"massRekeyThreshold"`  // share of linked contacts a pass may create while as many linked records vanish
 
 	// Settings is the connector type's own settings, decoded strictly into
 	// the value its NewSettings returns.
@@ -166,6 +168,7 @@ func DefaultConnector() ConnectorConfig {
 		BatchSize:           DefaultBatchSize,
 		Workers:             DefaultWorkers,
 		MassDeleteThreshold: DefaultMassDeleteThreshold,
+		MassRekeyThreshold:  DefaultMassRekeyThreshold,
 	}
 }
 

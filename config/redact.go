@@ -83,7 +83,7 @@ func (c *Config) Redacted() string {
 		if len(cc.Match) > 0 {
 			fmt.Fprintf(&b, "    match: %s, onMatch %s, onAmbiguous %s\n", strings.Join(cc.Match, ", "), cc.OnMatch, cc.OnAmbiguous)
 		}
-		fmt.Fprintf(&b, "    batchSize %d, workers %d, massDeleteThreshold %v\n", cc.BatchSize, cc.Workers, cc.MassDeleteThreshold)
+		fmt.Fprintf(&b, "    batchSize %d, workers %d, massDeleteThreshold %v, massRekeyThreshold %v\n", cc.BatchSize, cc.Workers, cc.MassDeleteThreshold, cc.MassRekeyThreshold)
 		if s := settingsSummary(cc.Settings); s != "" {
 			fmt.Fprintf(&b, "    settings: %s\n", s)
 		}

@@ -188,6 +188,9 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 	if !(cc.MassDeleteThreshold > 0 && cc.MassDeleteThreshold <= 1) {
 		ps.add(p("massDeleteThreshold"), "use a share above 0 and at most 1, such as 0.10; 1 turns the guard off", "out of range: %v", cc.MassDeleteThreshold)
 	}
+	if !(cc.MassRekeyThreshold > 0 && cc.MassRekeyThreshold <= 1) {
+		ps.add(p("massRekeyThreshold"), "use a share above 0 and at most 1, such as 0.10; 1 turns the guard off", "out of range: %v", cc.MassRekeyThreshold)
+	}
 
 	if known {
 		cc.validateForType(ps, path, typ)

@@ -34,6 +34,9 @@ type Options struct {
 	Log *logrus.Logger
 	// AllowMassDelete lifts the mass-delete breaker.
 	AllowMassDelete bool
+	// AllowMassRekey lets a pass that looks like a change of the source's
+	// ids go on (reconcile.Options.AllowMassRekey).
+	AllowMassRekey bool
 	// StateOptions are passed to state.Open.
 	StateOptions state.Options
 	// Store, when set, is used instead of opening cfg.State.Path (the
@@ -169,6 +172,8 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		OnSourceDelete:      cc.OnSourceDelete,
 		MassDeleteThreshold: cc.MassDeleteThreshold,
 		AllowMassDelete:     opts.AllowMassDelete,
+		MassRekeyThreshold:  cc.MassRekeyThreshold,
+		AllowMassRekey:      opts.AllowMassRekey,
 		Match:               cc.Match,
 		OnMatch:             cc.OnMatch,
 		OnAmbiguous:         cc.OnAmbiguous,

@@ -107,6 +107,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err != nil {
 		return err
 	}
+	if work, err = p.guardRekey(wctx, work); err != nil {
+		return err
+	}
 	if err := p.writeAll(wctx, work); err != nil {
 		return err
 	}

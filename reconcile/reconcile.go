@@ -76,6 +76,13 @@ type Options struct {
 	MassDeleteThreshold float64
 	// AllowMassDelete lifts the threshold for this reconciler's runs.
 	AllowMassDelete bool
+	// MassRekeyThreshold is the share of linked contacts a pass may
+	// create while as many linked records vanish (default 0.10); see
+	// rekey.go.
+	MassRekeyThreshold float64
+	// AllowMassRekey lets such a pass go on, each new record taking over
+	// the contact of a vanished one with the same phone or e-mail.
+	AllowMassRekey bool
 	// Match lists what identifies a person across systems (phone, email)
 	// for adopting existing contacts at the first sync or a resync;
 	// empty means by externalId only.
@@ -140,6 +147,9 @@ func New(opts Options) (*Reconciler, error) {
 	}
 	if opts.MassDeleteThreshold <= 0 {
 		opts.MassDeleteThreshold = 0.10
+	}
+	if opts.MassRekeyThreshold <= 0 {
+		opts.MassRekeyThreshold = 0.10
 	}
 	if opts.OnMatch == "" {
 		opts.OnMatch = policy.MatchAdopt

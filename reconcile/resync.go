@@ -125,6 +125,7 @@ func (r *Reconciler) dryRun(ctx context.Context, o ResyncOptions) (Summary, erro
 	opts.Store = scratch
 	opts.Workspace = &dryWorkspace{Workspace: r.opts.Workspace}
 	opts.AllowMassDelete = true // the plan shows deletions; the breaker guards real runs
+	opts.AllowMassRekey = true  // and the records that take over a vanished one's contact
 	opts.Guard = nil            // nothing the write-back reads is written
 	dry := &Reconciler{opts: opts, log: r.log.WithField("dry_run", true)}
 	o.DryRun = false

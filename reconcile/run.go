@@ -51,6 +51,9 @@ type pass struct {
 	// whole in this pass (see setAsideInvalid).
 	readKeys map[string]bool
 
+	// rekey is the mass re-key guard's state (rekey.go).
+	rekey rekeyGuard
+
 	// digestAfter is the mapping digest to record when the read, which
 	// started from the beginning, completes (see remap.go).
 	digestAfter string

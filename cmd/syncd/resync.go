@@ -27,11 +27,12 @@ type ResyncCommand struct {
 
 // Run parses the flags and resyncs.
 func (c *ResyncCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("resync", "resync --config FILE [--connector NAME] [--dry-run] [--allow-mass-delete]")
+	fs := c.m.newFlagSet("resync", "resync --config FILE [--connector NAME] [--dry-run] [--allow-mass-delete] [--allow-mass-rekey]")
 	conf := c.m.configFlag(fs)
 	name := fs.String("connector", "", "resync only this connector")
 	dryRun := fs.Bool("dry-run", false, "print the plan (creates, updates with their field diffs, deletes) and change nothing")
 	allowMassDelete := fs.Bool("allow-mass-delete", false, "let the resync delete more than the connector's massDeleteThreshold")
+	allowMassRekey := fs.Bool("allow-mass-rekey", false, "let a resync that looks like a change of the source's ids go on (new records take over the contacts of vanished ones by phone or e-mail)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (c *ResyncCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, Store: store})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Store: store})
 	if err != nil {
 		return err
 	}

@@ -25,10 +25,11 @@ type RunCommand struct {
 
 // Run parses the flags and runs.
 func (c *RunCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("run", "run --config FILE [--once] [--allow-mass-delete]")
+	fs := c.m.newFlagSet("run", "run --config FILE [--once] [--allow-mass-delete] [--allow-mass-rekey]")
 	conf := c.m.configFlag(fs)
 	once := fs.Bool("once", false, "run one pass of every connector, then exit")
 	allowMassDelete := fs.Bool("allow-mass-delete", false, "let a run delete more than the connector's massDeleteThreshold of its linked contacts")
+	allowMassRekey := fs.Bool("allow-mass-rekey", false, "let a run that looks like a change of the source's ids go on: new records take over the contacts of vanished ones with the same phone or e-mail")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 	}
 	signalLogger.Store(log)
 	defer signalLogger.Store(nil)
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, Version: Version})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Version: Version})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,201 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/idset"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/state"
+)
+
+// ErrMassRekey is returned when a pass would create many contacts while a
+// similar number of linked records vanished from the source: the source's
+// ids most likely changed (a migration, a re-import), and creating would
+// duplicate every person.
+var ErrMassRekey = errors.New("mass re-key refused")
+
+// The mass re-key guard. A pass counts, before each batch's writes, the
+// contacts it would create; once they pass MassRekeyThreshold of the
+// connector's links, it reads the source once more (a snapshot, before
+// anything of that batch is written) to count the records that have no
+// link and the links whose record is gone. When both are over the
+// threshold and of a similar size (the smaller at least half the larger),
+// the pass stops with ErrMassRekey saying what it saw, unless
+// AllowMassRekey: then each record it would create first looks for the
+// contact of a vanished record with the same phone or e-mail (the
+// connector's match keys, both when none are set) and, when exactly one
+// shares them, takes it over: the contact's externalId and link move to
+// the new record (as a merge moves them), and its values are patched.
+// The records that find none are created; the vanished ones follow
+// onSourceDelete, behind the mass-delete guard.
+
+// rekeyGuard is what a pass knows of a re-key.
+type rekeyGuard struct {
+	checked bool
+	// byKey maps a match key to the vanished links that carry it (only
+	// when the re-key is allowed); taken are the links moved already.
+	byKey map[string][]state.Link
+	taken map[string]bool
+}
+
+// guardRekey runs the guard for a batch's items to write; it returns them
+// with the creates that took over a vanished record's contact turned
+// into patches of that contact.
+func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
+	r := p.r
+	ru := p.rules()
+	var creates []*item
+	for _, it := range work {
+		if decide(it, ru) == actCreate {
+			creates = append(creates, it)
+		}
+	}
+	if len(creates) == 0 || p.linked == 0 {
+		return work, nil
+	}
+	if !p.rekey.checked {
+		p.mu.Lock()
+		created := p.sum.Created
+		p.mu.Unlock()
+		if float64(created+len(creates)) <= r.opts.MassRekeyThreshold*float64(p.linked) {
+			return work, nil
+		}
+		if err := p.checkRekey(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if p.rekey.byKey == nil {
+		return work, nil
+	}
+	for _, it := range creates {
+		if err := p.takeOver(ctx, it); err != nil {
+			return nil, err
+		}
+	}
+	return work, nil
+}
+
+// checkRekey reads the source and the links once and stops the pass on a
+// mass re-key (see above).
+func (p *pass) checkRekey(ctx context.Context) error {
+	r := p.r
+	p.rekey.checked = true
+	seen, seed := idset.New(0), maphash.MakeSeed()
+	defer seen.Close()
+	fresh := 0
+	err := r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
+		exts := make([]string, 0, len(b.Records))
+		for _, rec := range b.Records {
+			if ext, err := r.opts.Mapper.ExternalID(rec); err == nil && !rec.Deleted {
+				exts = append(exts, ext)
+			}
+		}
+		digests, err := r.opts.Store.LinkDigests(r.opts.Connector, exts)
+		if err != nil {
+			return err
+		}
+		for i, ext := range exts {
+			maybe, err := seen.Add(maphash.String(seed, ext))
+			if err != nil {
+				return err
+			}
+			if !digests[i].Found && !maybe {
+				fresh++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the source to check for a mass re-key: %w", err)
+	}
+	allow := r.opts.AllowMassRekey
+	vanished := 0
+	byKey := map[string][]state.Link{}
+	err = r.opts.Store.ForEachLinkWhere(r.opts.Connector, func(ext []byte) bool {
+		has, err := seen.Has(maphash.Bytes(seed, ext))
+		return err == nil && !has
+	}, func(l state.Link) error {
+		vanished++
+		if allow {
+			for _, k := range p.identityKeys(mapping.Fields(l.Fields)) {
+				byKey[k] = append(byKey[k], l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("scan links: %w", err)
+	}
+	limit := r.opts.MassRekeyThreshold * float64(p.linked)
+	rekeyed := float64(fresh) > limit && float64(vanished) > limit && 2*min(fresh, vanished) >= max(fresh, vanished)
+	log := r.log.WithFields(map[string]any{"new_records": fresh, "vanished_records": vanished, "linked": p.linked})
+	if !rekeyed {
+		log.Info("many new records, but no mass re-key: the linked records are still in the source")
+		return nil
+	}
+	if !allow {
+		return fmt.Errorf("%w: this pass would create %d contacts while %d of the %d linked records are no longer in the source (over the %.0f%% massRekeyThreshold): did the source's ids change? Nothing of this batch was written. Check the source; if its ids changed, run again with --allow-mass-rekey, and each new record takes over the contact of a vanished record with the same phone or e-mail",
+			ErrMassRekey, fresh, vanished, p.linked, r.opts.MassRekeyThreshold*100)
+	}
+	log.Warn("mass re-key allowed: new records take over the contacts of vanished records with the same phone or e-mail")
+	p.rekey.byKey, p.rekey.taken = byKey, map[string]bool{}
+	return nil
+}
+
+// identityKeys are the match keys of fields, by the connector's match
+// setting, or by phone and e-mail when it has none.
+func (p *pass) identityKeys(f mapping.Fields) []string {
+	if len(p.r.opts.Match) > 0 {
+		return p.r.matchKeys(f)
+	}
+	var keys []string
+	for k, v := range f {
+		switch {
+		case strings.HasPrefix(k, "phoneNumbers."):
+			keys = append(keys, "phone:"+v)
+		case strings.HasPrefix(k, "emails."):
+			keys = append(keys, "email:"+v)
+		}
+	}
+	return keys
+}
+
+// takeOver gives an item that would be created the contact of the one
+// vanished record that shares its phone or e-mail, if there is exactly
+// one; the item is then a patch of that contact.
+func (p *pass) takeOver(ctx context.Context, it *item) error {
+	var one *state.Link
+	for _, k := range p.identityKeys(it.fields) {
+		for _, l := range p.rekey.byKey[k] {
+			if p.rekey.taken[l.ExternalID] {
+				continue
+			}
+			if one != nil && one.ExternalID != l.ExternalID {
+				return nil // several: ambiguous, create
+			}
+			one = &l
+		}
+	}
+	if one == nil {
+		return nil
+	}
+	moved, err := p.moveContact(ctx, one.ExternalID, *one, it.mapped.ExternalID, it.rec.ID)
+	if err != nil || !moved {
+		return err
+	}
+	p.rekey.taken[one.ExternalID] = true
+	l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, it.mapped.ExternalID)
+	if err != nil || !ok {
+		return fmt.Errorf("read moved link %s: found=%v: %w", it.mapped.ExternalID, ok, err)
+	}
+	it.link = &l
+	p.count(func(s *Summary) { s.Relinked++ })
+	p.r.log.WithFields(map[string]any{"external_id": it.mapped.ExternalID, "was": one.ExternalID, "contact": l.ContactID}).
+		Info("record took over the contact of a vanished record with the same phone or e-mail")
+	return nil
+}
