@@ -67,6 +67,8 @@ type Connector struct {
 	Recon    *reconcile.Reconciler
 	running  sync.Mutex
 	guard    *reconcile.Guard // shared by forward passes and reverse rounds: see reverse.go
+	// allowMassDelete lifts the mass-delete guards of both directions.
+	allowMassDelete bool
 	log      *logrus.Entry
 	lastMu   sync.Mutex
 	last     reconcile.Summary
@@ -189,7 +191,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		src.Close()
 		return nil, err
 	}
-	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, log: log, schedule: cc.Schedule, ops: d.ops, tracker: tracker}, nil
+	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, allowMassDelete: opts.AllowMassDelete, log: log, schedule: cc.Schedule, ops: d.ops, tracker: tracker}, nil
 }
 
 // Store returns the daemon's state.

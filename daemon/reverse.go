@@ -30,6 +30,7 @@ func (d *Daemon) reverseTargets() []*reverse.Target {
 			Direction: c.Config.Direction, Conflict: c.Config.Conflict,
 			OnWorkspaceCreate: c.Config.OnWorkspaceCreate, OnWorkspaceDelete: c.Config.OnWorkspaceDelete,
 			SoftDelete: c.Type.SoftDelete, Lock: c.guard,
+			MassDeleteThreshold: c.Config.MassDeleteThreshold, AllowMassDelete: c.allowMassDelete,
 		}
 		if w, ok := c.Source.(connector.Writer); ok && c.Type.Writable {
 			t.Writer = c.guard.Writer(w)

@@ -60,6 +60,13 @@ func newPGEnv(t *testing.T, rows int, emuOpts emulator.Options) *pgEnv {
 // newPGEnvBatch is newPGEnv with the connector's batchSize.
 func newPGEnvBatch(t *testing.T, rows int, emuOpts emulator.Options, batchSize int) *pgEnv {
 	t.Helper()
+	return newPGEnvWith(t, rows, emuOpts, batchSize, nil)
+}
+
+// newPGEnvWith is newPGEnvBatch with mod applied to the connector's
+// configuration (when not nil).
+func newPGEnvWith(t *testing.T, rows int, emuOpts emulator.Options, batchSize int, mod func(*configfile.Connector)) *pgEnv {
+	t.Helper()
 	pool := pgtest.Connect(t)
 	schema := pgtest.NewSchema(t, pool)
 	table := schema + ".contacts"
@@ -92,6 +99,9 @@ func newPGEnvBatch(t *testing.T, rows int, emuOpts emulator.Options, batchSize i
 		}},
 	}
 	f.Connectors[0].Mapping.Fields["role"] = configfile.Field{From: "title", Direction: policy.ToCRM}
+	if mod != nil {
+		mod(&f.Connectors[0])
+	}
 	cfg, err := config.ParseConfig(f.YAML(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -257,6 +257,14 @@ func (e *recordWriteError) Unwrap() error { return e.err }
 // workspace (soft where the connector can), then drops the link.
 func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 	r := p.r
+	// The write-back's mass-delete guard may hold this very deletion for
+	// an operator: the forward pass does not make it behind its back.
+	if held, err := r.opts.Store.IsHeldDelete(r.opts.Connector, it.link.ContactID); err != nil {
+		return fmt.Errorf("read held deletes: %w", err)
+	} else if held {
+		r.log.WithField("external_id", it.mapped.ExternalID).Info("contact was deleted in the workspace; its record's deletion is held by the mass-delete guard")
+		return nil
+	}
 	if w, ok := r.opts.Reader.(connector.Writer); ok && it.link.RecordID != "" {
 		res, err := w.Write(ctx, []connector.Change{{Op: connector.OpDelete, ID: it.link.RecordID, Soft: r.opts.Type.SoftDelete}})
 		if err == nil && len(res) == 1 {

@@ -111,6 +111,12 @@ type Target struct {
 	// SoftDelete asks deletes to mark records deleted where the system
 	// has a soft-delete column.
 	SoftDelete bool
+	// MassDeleteThreshold is the share of its links whose records the
+	// connector's write-back may delete within DeleteWindow (default
+	// 0.10; 1 turns the guard off); AllowMassDelete lifts it. See
+	// massdelete.go.
+	MassDeleteThreshold float64
+	AllowMassDelete     bool
 	// Lock, when set, is held while the connector's changes of a round
 	// are read, written and recorded. The daemon gives the connector's
 	// reconcile.Guard, which its forward runs take batch by batch, so
@@ -177,6 +183,8 @@ type Stats struct {
 	// MaxPutOffs of them (also counted in Failed).
 	PutOffs           int64
 	PutOffDeadLetters int64
+	// HeldDeletes counts record deletions held by the mass-delete guard.
+	HeldDeletes int64
 }
 
 // Applier applies inbox events. Run it in one goroutine; Notify, Stats
@@ -189,6 +197,9 @@ type Applier struct {
 
 	mu    sync.Mutex
 	stats Stats
+	// deletes are the times of each connector's record deletions within
+	// DeleteWindow (massdelete.go).
+	deletes map[string][]time.Time
 
 	idle atomic.Bool
 }
@@ -220,7 +231,7 @@ func New(opts Options) (*Applier, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	a := &Applier{opts: opts, log: log.WithField("component", "reverse"), wake: make(chan struct{}, 1), targets: map[string]*Target{}}
+	a := &Applier{opts: opts, log: log.WithField("component", "reverse"), wake: make(chan struct{}, 1), targets: map[string]*Target{}, deletes: map[string][]time.Time{}}
 	for _, t := range opts.Targets {
 		if t.Name == "" || t.Source == "" || t.Mapper == nil {
 			return nil, errors.New("reverse: every target needs a name, a source and a mapper")

@@ -259,7 +259,9 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 	if err := b.planUpdates(ctx, updates); err != nil {
 		return err
 	}
-	b.planDeletes(deletes)
+	if err := b.planDeletes(deletes); err != nil {
+		return err
+	}
 	if err := b.planCreates(creates); err != nil {
 		return err
 	}

@@ -321,10 +321,28 @@ func (b *batch) record(u *update, agreed mapping.Fields, wrote bool) {
 
 // planDeletes follows onWorkspaceDelete for linked contacts deleted in
 // the workspace.
-func (b *batch) planDeletes(groups []*group) {
+func (b *batch) planDeletes(groups []*group) error {
 	t, r := b.t, b.r
+	var dels []*group
 	for _, g := range groups {
-		switch decideGroup(t, g) {
+		if decideGroup(t, g) == vDelete {
+			dels = append(dels, g)
+		}
+	}
+	dels, err := b.guardDeletes(dels)
+	if err != nil {
+		return err
+	}
+	allowed := make(map[*group]bool, len(dels))
+	for _, g := range dels {
+		allowed[g] = true
+	}
+	for _, g := range groups {
+		v := decideGroup(t, g)
+		if v == vDelete && !allowed[g] {
+			continue // held
+		}
+		switch v {
 		case vUnlink:
 			r.commit.Unlink = append(r.commit.Unlink, *g.link)
 			r.a.count(func(s *Stats) { s.Unlinked++ })
@@ -338,6 +356,7 @@ func (b *batch) planDeletes(groups []*group) {
 			r.ack(g)
 		}
 	}
+	return nil
 }
 
 // settleDelete unlinks a contact whose record is deleted (or was gone).
