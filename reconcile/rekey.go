@@ -21,9 +21,15 @@ var ErrMassRekey = errors.New("mass re-key refused")
 
 // The mass re-key guard. A pass counts, before each batch's writes, the
 // contacts it would create; once they pass MassRekeyThreshold of the
-// connector's links, it reads the source once more (a snapshot, before
-// anything of that batch is written) to count the records that have no
-// link and the links whose record is gone. When both are over the
+// connector's links, it looks (in the state file only) how many of them
+// share a phone or an e-mail with a linked contact: the same people under
+// new ids. Only when those pass the threshold too (or, for a connector
+// that reads everything each pass anyway, when the mapping maps no phone
+// and no e-mail, so that it cannot tell) does it read the source
+// once more (a snapshot, before anything of that batch is written) to
+// count the records that have no link and the links whose record is
+// gone. Growth (an import, a first sync resumed) thus costs no extra
+// read of the source. When both are over the
 // threshold and of a similar size (the smaller at least half the larger),
 // the pass stops with ErrMassRekey saying what it saw, unless
 // AllowMassRekey: then each record it would create first looks for the
@@ -37,6 +43,13 @@ var ErrMassRekey = errors.New("mass re-key refused")
 // rekeyGuard is what a pass knows of a re-key.
 type rekeyGuard struct {
 	checked bool
+	// linkedKeys holds the hashed identity keys of the linked contacts
+	// (nil until needed); identities counts the would-be creates that
+	// share one, identified whether the mapping maps a phone or e-mail.
+	linkedKeys map[uint64]struct{}
+	seed       maphash.Seed
+	identities int
+	identified bool
 	// byKey maps a match key to the vanished links that carry it (only
 	// when the re-key is allowed); taken are the links moved already.
 	byKey map[string][]state.Link
@@ -62,7 +75,21 @@ func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
 		p.mu.Lock()
 		created := p.sum.Created
 		p.mu.Unlock()
-		if float64(created+len(creates)) <= r.opts.MassRekeyThreshold*float64(p.linked) {
+		limit := r.opts.MassRekeyThreshold * float64(p.linked)
+		if float64(created+len(creates)) <= limit {
+			return work, nil
+		}
+		if err := p.countIdentities(creates); err != nil {
+			return nil, err
+		}
+		if p.rekey.identified && float64(p.rekey.identities) <= limit {
+			return work, nil // new people, not new ids
+		}
+		if !p.rekey.identified && r.opts.Type.Incremental {
+			// Nothing tells a re-key from growth without reading the
+			// whole source again, which an incremental connector's
+			// budget must not pay for every large import.
+			p.rekey.checked = true
 			return work, nil
 		}
 		if err := p.checkRekey(ctx); err != nil {
@@ -78,6 +105,36 @@ func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
 		}
 	}
 	return work, nil
+}
+
+// countIdentities counts the creates that share a phone or e-mail with a
+// linked contact, indexing the links' identity keys at its first call.
+func (p *pass) countIdentities(creates []*item) error {
+	g := &p.rekey
+	if g.linkedKeys == nil {
+		g.linkedKeys, g.seed = map[uint64]struct{}{}, maphash.MakeSeed()
+		for _, t := range p.r.opts.Mapper.ForwardTargets() {
+			g.identified = g.identified || strings.HasPrefix(t, "phoneNumbers.") || strings.HasPrefix(t, "emails.")
+		}
+		err := p.r.opts.Store.ForEachLink(p.r.opts.Connector, func(l state.Link) error {
+			for _, k := range p.identityKeys(mapping.Fields(l.Fields)) {
+				g.linkedKeys[maphash.String(g.seed, k)] = struct{}{}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("index linked contacts by phone and e-mail: %w", err)
+		}
+	}
+	for _, it := range creates {
+		for _, k := range p.identityKeys(it.fields) {
+			if _, ok := g.linkedKeys[maphash.String(g.seed, k)]; ok {
+				g.identities++
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // checkRekey reads the source and the links once and stops the pass on a
