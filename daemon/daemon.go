@@ -59,24 +59,24 @@ type Daemon struct {
 
 // Connector is one configured connector with its reconciler.
 type Connector struct {
-	Name     string
-	Config   config.ConnectorConfig
-	Type     connector.Type
-	Source   connector.Source
-	Mapper   *mapping.Mapper
-	Recon    *reconcile.Reconciler
-	running  sync.Mutex
-	guard    *reconcile.Guard // shared by forward passes and reverse rounds: see reverse.go
+	Name    string
+	Config  config.ConnectorConfig
+	Type    connector.Type
+	Source  connector.Source
+	Mapper  *mapping.Mapper
+	Recon   *reconcile.Reconciler
+	running sync.Mutex
+	guard   *reconcile.Guard // shared by forward passes and reverse rounds: see reverse.go
 	// allowMassDelete lifts the mass-delete guards of both directions.
 	allowMassDelete bool
-	log      *logrus.Entry
-	lastMu   sync.Mutex
-	last     reconcile.Summary
-	lastErr  error
-	hasLast  bool
-	schedule string
-	ops      *ops
-	tracker  *progress.Tracker
+	log             *logrus.Entry
+	lastMu          sync.Mutex
+	last            reconcile.Summary
+	lastErr         error
+	hasLast         bool
+	schedule        string
+	ops             *ops
+	tracker         *progress.Tracker
 }
 
 // New opens the state, the workspace client and every connector.
