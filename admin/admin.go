@@ -134,6 +134,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /{$}", s.login)
 	mux.HandleFunc("POST /ui/resync", s.uiResync)
 	mux.HandleFunc("POST /ui/deadletters/{id}/{action}", s.uiDeadLetter)
+	s.heldDeleteRoutes(mux)
 	return mux
 }
 

@@ -88,6 +88,8 @@ type pageData struct {
 	Running       []runningPass // see progress_ui.go
 	Charts        *pageCharts
 	ChartsErr     string
+	Held          []heldGroup // held deletions (helddeletes.go)
+	HeldErr       string
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
@@ -134,6 +136,13 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	} else {
 		d.Conflicts = cs
 	}
+	if hd, ok := s.Daemon.(HeldDeleter); ok {
+		if hs, err := hd.HeldDeletes(""); err != nil {
+			d.HeldErr = err.Error()
+		} else {
+			d.Held = heldGroups(hs)
+		}
+	}
 	d.Notice = notice(r.URL.Query(), st)
 	d.Running = runningPasses(st)
 	if d.Charts, err = s.charts(ctx, d.Now); err != nil {
@@ -167,6 +176,14 @@ func notice(q url.Values, st Status) string {
 	case "drop":
 		if id > 0 {
 			return fmt.Sprintf("Dead letter %d dropped.", id)
+		}
+	case "deletes-approve":
+		if c := q.Get("connector"); known(c) {
+			return fmt.Sprintf("The held deletions of %s were approved: their records are deleted.", c)
+		}
+	case "deletes-drop":
+		if c := q.Get("connector"); known(c) {
+			return fmt.Sprintf("The held deletions of %s were dropped: their records stay.", c)
 		}
 	case "refused":
 		return "Refused: the admin token is missing or wrong."
