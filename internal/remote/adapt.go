@@ -16,13 +16,16 @@ import (
 // reports its answers to the limiter's Gate, which adapts the limiter:
 //
 //   - a run of 429s (at least adaptMinThrottled of the last adaptWindow
-//     answers, more than adaptMaxShare of them) lowers the rate to half,
-//     or to the rate the service accepted over the last two seconds when
-//     that is lower: multiplicative decrease, at most once per
-//     adaptCooldown so that a cut shows its effect before the next;
-//   - each full second without such a run adds a hundredth of the ceiling
+//     answers, and more than a tenth of them) while the service accepts
+//     clearly less than the rate allows (under adaptAccepted of it,
+//     over the last two seconds) lowers the rate to nine tenths of what
+//     it accepted: multiplicative decrease, at most once per
+//     adaptCooldown so that a cut shows its effect before the next. 429s
+//     at full pace (timing jitter against the service's bucket) only
+//     pause, as before;
+//   - each full second without such a run adds a two-hundredth of the ceiling
 //     back (additive increase), up to the ceiling: a 50/s client cut to
-//     5/s climbs back over 90 s, and finds the service's limit on the way.
+//     5/s climbs back over 3 minutes, and finds the service's limit on the way.
 //
 // A lone 429 (a Retry-After, a burst) only pauses as before. Each cut is
 // logged at warn and the climb back to the ceiling at info; Rates lists
@@ -30,10 +33,11 @@ import (
 const (
 	adaptWindow       = 20
 	adaptMinThrottled = 3
-	adaptMaxShare     = 0.2
+	adaptMaxShare     = 0.1
 	adaptCooldown     = time.Second
-	adaptStepShare    = 0.01 // of the ceiling, per second
-	adaptFloorShare   = 0.02 // of the ceiling, at least 0.5/s
+	adaptAccepted     = 0.9   // the accepted share of the rate under which a run of 429s cuts
+	adaptStepShare    = 0.005 // of the ceiling, per second
+	adaptFloorShare   = 0.02  // of the ceiling, at least 0.5/s
 	acceptedSpan      = 2 * time.Second
 )
 
@@ -51,6 +55,7 @@ type adapt struct {
 	calls    int64
 	throttle int64
 	cuts     int64
+	first    time.Time // the first answer seen
 }
 
 // configure records the limiter's configured limit and burst. A changed
@@ -107,6 +112,9 @@ func (g *Gate) observe(l *rate.Limiter, name string, status int, log *logrus.Ent
 	if a.name == "" {
 		a.name = name
 	}
+	if a.first.IsZero() {
+		a.first = now
+	}
 	throttled := status == 429
 	a.calls++
 	if throttled {
@@ -129,9 +137,13 @@ func (g *Gate) observe(l *rate.Limiter, name string, status int, log *logrus.Ent
 		}
 	}
 	cur := l.Limit()
-	if throttled && n >= adaptMinThrottled && float64(n) > adaptMaxShare*float64(len(a.recent)) && now.Sub(a.lastCut) >= adaptCooldown {
-		accepted := rate.Limit(float64(len(a.ok)) / acceptedSpan.Seconds())
-		next := max(a.floor(), min(cur/2, accepted))
+	// The accepted rate is measured over the last acceptedSpan, or since
+	// the first answer when that is sooner (at least half a second).
+	span := min(acceptedSpan, max(now.Sub(a.first), acceptedSpan/4))
+	accepted := rate.Limit(float64(len(a.ok)) / span.Seconds())
+	if throttled && n >= adaptMinThrottled && float64(n) > adaptMaxShare*float64(len(a.recent)) &&
+		accepted < adaptAccepted*cur && now.Sub(a.lastCut) >= adaptCooldown {
+		next := max(a.floor(), accepted*0.9)
 		if next < cur {
 			l.SetLimit(next)
 			l.SetBurst(adaptedBurst(next, a.burst))
