@@ -247,7 +247,7 @@ func TestDeletePolicies(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, func(tg *Target) { tg.OnWorkspaceDelete, tg.SoftDelete = policy.Delete(tt.policy), tt.soft })
-			e.seed(2)
+			e.seed(20) // one deletion is 5% of the links: under the mass-delete guard's 10%
 			e.listen()
 			c := e.contact("1")
 			emutest.NewApp(t, e.emu.URL).Delete(c.ID)
