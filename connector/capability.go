@@ -37,6 +37,10 @@ const (
 	// CapSurvivor: SurvivorFinder, names the record a merged-away record
 	// was merged into when the system's reads leave no trace of it.
 	CapSurvivor Capability = "survivor"
+	// CapWebhook: WebhookSource, takes the system's change webhooks on
+	// the daemon's listener (a verified one starts a pass) and registers
+	// them where the system's API allows.
+	CapWebhook Capability = "webhook"
 )
 
 // capabilities maps each capability to its interface's test, in the
@@ -55,6 +59,7 @@ var capabilities = []struct {
 	{CapQuota, func(s Source) bool { _, ok := s.(QuotaReporter); return ok }, "QuotaReporter"},
 	{CapNotify, func(s Source) bool { _, ok := s.(ChangeNotifier); return ok }, "ChangeNotifier"},
 	{CapSurvivor, func(s Source) bool { _, ok := s.(SurvivorFinder); return ok }, "SurvivorFinder"},
+	{CapWebhook, func(s Source) bool { _, ok := s.(WebhookSource); return ok }, "WebhookSource"},
 }
 
 // Capabilities returns every capability, in the documentation's order.

@@ -1,6 +1,11 @@
 package connector
 
-import "context"
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+)
 
 // ChangeNotifier is implemented by sources that can tell when they have
 // something new to read, sooner than a schedule would: a CSV file
@@ -22,3 +27,40 @@ type ChangeNotifier interface {
 	// logs ("file watch", "webhooks").
 	NotifyMode() string
 }
+
+// WebhookSource is implemented by sources whose system pushes change
+// webhooks (a CRM): the daemon mounts Webhook on its webhook listener at
+// WebhookPath(name), and a verified delivery makes NotifyChanges call
+// changed, so that an incremental pass starts at once. The delivery's
+// payload is never read as data: the pass reads through the API as on
+// schedule, so a forged delivery could at most cause a read.
+type WebhookSource interface {
+	ChangeNotifier
+	// Webhook returns the handler of the system's deliveries, nil when
+	// the connector's settings do not enable webhooks. It verifies each
+	// delivery as the system documents it and answers one that fails
+	// 401, with no notification.
+	Webhook() http.Handler
+	// RegisterWebhook makes sure the system sends its change webhooks to
+	// the connector's URL with the credentials of its settings (at most
+	// one subscription, kept when it is already right; replace makes it
+	// anew, for rotated credentials). It returns what it did, in words
+	// for the operator. It returns an error wrapping ErrManualWebhook,
+	// naming what to enter where, when the system's API cannot register
+	// (HubSpot: the app's settings), and ErrWebhooksOff when Webhook is
+	// nil.
+	RegisterWebhook(ctx context.Context, replace bool) (string, error)
+}
+
+// Errors of RegisterWebhook.
+var (
+	// ErrManualWebhook: the system's webhook is set up by hand; the
+	// error says what to enter.
+	ErrManualWebhook = errors.New("the webhook is set up in the system's own settings")
+	// ErrWebhooksOff: the connector's settings do not enable webhooks.
+	ErrWebhooksOff = errors.New("webhooks are not enabled in the connector's settings")
+)
+
+// WebhookPath is the path of connector name's webhooks on the daemon's
+// webhook listener.
+func WebhookPath(name string) string { return "/webhooks/connectors/" + url.PathEscape(name) }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -127,20 +125,14 @@ func (d *Daemon) startReceiver(r *Running, a *reverse.Applier, log *logrus.Entry
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", wc.Listen)
-	if err != nil {
-		return fmt.Errorf("webhooks.listen: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle(wc.Path, recv)
-	r.Receiver, r.Addr = recv, ln.Addr().String()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-	r.add(&service{
-		name:  "webhook receiver",
-		serve: func(ctx context.Context) error { return serveHTTP(ctx, r.stopping, srv, ln) },
-		close: func() { _ = ln.Close() },
-	})
-	log.WithField("address", r.Addr).WithField("path", wc.Path).Info("webhook receiver listening")
+	d.mountConnectorHooks(mux, log)
+	r.Receiver = recv
+	if err := d.serveWebhooks(r, mux, log); err != nil {
+		return err
+	}
+	log.WithField("path", wc.Path).Info("workspace webhooks accepted")
 	return nil
 }
 

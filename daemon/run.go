@@ -158,6 +158,10 @@ func (d *Daemon) startParts(ctx context.Context, r *Running, parts Parts) error 
 		}
 	}
 	if parts&ForwardPart != 0 {
+		d.registerConnectorHooks(ctx)
+		if err := d.startConnectorHooks(r); err != nil {
+			return err
+		}
 		d.startForward(r, sched)
 	}
 	if sched != nil {

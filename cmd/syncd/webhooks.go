@@ -27,13 +27,14 @@ type WebhooksCommand struct {
 	m *Main
 }
 
-const webhooksUsage = "webhooks register|rotate|list --config FILE [--grace DURATION]"
+const webhooksUsage = "webhooks register|rotate|list --config FILE [--grace DURATION] [--replace]"
 
 // Run parses the subcommand and its flags.
 func (c *WebhooksCommand) Run(ctx context.Context, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(c.m.Stderr, "Usage: syncd %s\n\n"+
-			"  register  create the subscription at webhooks.publicURL, or find it and enable it; keep its secret in state\n"+
+			"  register  create the subscription at webhooks.publicURL, or find it and enable it; keep its secret in state;\n"+
+			"            and register each connector's change webhook (Pipedrive), or print what to enter (HubSpot)\n"+
 			"  rotate    give the subscription a new signing secret; the old one stays accepted for --grace\n"+
 			"  list      show the workspace's subscriptions and their delivery history\n", webhooksUsage)
 		return ErrUsage
@@ -43,6 +44,7 @@ func (c *WebhooksCommand) Run(ctx context.Context, args []string) error {
 	conf := c.m.configFlag(fs)
 	grace := fs.Duration("grace", -1, "how long the old secret stays accepted after rotate (default: webhooks.secretGrace)")
 	limit := fs.Int("deliveries", 20, "deliveries shown per subscription by list (0: all)")
+	replace := fs.Bool("replace", false, "register makes each connector's change webhook anew (after changing its webhooks.password)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -52,7 +54,12 @@ func (c *WebhooksCommand) Run(ctx context.Context, args []string) error {
 	}
 	switch sub {
 	case "register":
-		return c.register(ctx, cfg, log)
+		if cfg.Webhooks.PublicURL == "" && hasConnectorWebhooks(cfg) {
+			fmt.Fprintln(c.m.Stdout, "workspace subscription: not registered (webhooks.publicURL is not set)")
+		} else if err := c.register(ctx, cfg, log); err != nil {
+			return err
+		}
+		return c.registerConnectors(ctx, cfg, log, *replace)
 	case "rotate":
 		g := cfg.Webhooks.SecretGrace
 		if *grace >= 0 {

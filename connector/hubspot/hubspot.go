@@ -135,6 +135,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/changehook"
 )
 
 // TypeName is the connector's `type:`.
@@ -148,7 +149,7 @@ func init() {
 		Writable:     true,
 		Incremental:  true,
 		SoftDelete:   false,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify, connector.CapWebhook},
 	})
 }
 
@@ -170,7 +171,8 @@ type Source struct {
 	archivedInterval time.Duration
 	log              *logrus.Entry
 	// now is the clock that opens read windows.
-	now func() time.Time
+	now  func() time.Time
+	hook hook // the app's change webhooks (webhooks.go)
 }
 
 var (
@@ -213,6 +215,11 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 		archivedInterval: set.ArchivedInterval,
 		log:              log,
 		now:              time.Now,
+	}
+	if w := set.Webhooks; w != nil {
+		s.hook.url = w.URL
+		s.hook.hint.Settle = webhookSettle
+		s.hook.handler = changehook.Handler(verifier(strings.TrimSpace(w.ClientSecret.Reveal()), w.URL), &s.hook.hint, nil, log)
 	}
 	// The search endpoint refuses bodies over 3,000 characters; a long
 	// property list is the only thing that can make ours that long.

@@ -55,6 +55,9 @@ type Settings struct {
 	// ArchivedInterval is the least time between two scans of the
 	// archived contacts (which list them all); 0 scans on every read.
 	ArchivedInterval time.Duration `yaml:"archivedInterval"`
+	// Webhooks, when set, take the app's change webhooks: a verified one
+	// starts a pass at once (webhooks.go).
+	Webhooks *Webhooks `yaml:"webhooks"`
 }
 
 // NewSettings returns settings with their defaults.
@@ -92,6 +95,9 @@ func (s *Settings) Validate() []error {
 	}
 	if s.ArchivedInterval < 0 {
 		errs = append(errs, fmt.Errorf("archivedInterval: %s is negative", s.ArchivedInterval))
+	}
+	if s.Webhooks != nil {
+		errs = append(errs, s.Webhooks.validate()...)
 	}
 	for i, p := range s.Properties {
 		if strings.TrimSpace(p) == "" || strings.ContainsAny(p, ", ") {

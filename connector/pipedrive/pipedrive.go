@@ -123,7 +123,7 @@ func init() {
 		Open:         connector.OpenFunc(Open),
 		Writable:     true,
 		Incremental:  true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota, connector.CapSurvivor},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota, connector.CapSurvivor, connector.CapNotify, connector.CapWebhook},
 	})
 }
 
@@ -144,7 +144,8 @@ type Source struct {
 	orgMu             sync.Mutex
 	orgs              map[int64]string // organization names read
 	// now is the clock that opens read windows.
-	now func() time.Time
+	now  func() time.Time
+	hook hook // the person webhooks (webhooks.go)
 }
 
 var (
@@ -174,12 +175,14 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	if len(opts.Fields) > 0 {
 		want = slices.Clone(opts.Fields)
 	}
-	return &Source{
+	s := &Source{
 		name: opts.Name,
 		c:    newClient(baseURL, token.Reveal(), set.RateLimit, set.TokenBudget, opts.Limiter, remote.Options{Log: log}),
 		want: want, pageSize: set.PageSize, currency: strings.TrimSpace(set.Currency), lookback: set.Lookback, deletionsInterval: set.DeletionsInterval, idScanInterval: set.IDScanInterval,
 		defs: &fieldDefs{}, log: log, orgs: map[int64]string{}, now: time.Now,
-	}, nil
+	}
+	s.openHook(set.Webhooks)
+	return s, nil
 }
 
 // checkField refuses a record field the connector cannot have.

@@ -60,6 +60,9 @@ type Settings struct {
 	// budget; 0 sets no budget of syncd's own. Once spent, a pass stops
 	// and resumes the next day.
 	TokenBudget int64 `yaml:"tokenBudget"`
+	// Webhooks, when set, have Pipedrive's person webhooks start a pass
+	// at once; syncd registers them (webhooks.go).
+	Webhooks *Webhooks `yaml:"webhooks"`
 }
 
 // NewSettings returns settings with their defaults.
@@ -96,6 +99,9 @@ func (s *Settings) Validate() []error {
 	}
 	if c := strings.TrimSpace(s.Currency); c != "" && !currencyCode.MatchString(c) {
 		errs = append(errs, fmt.Errorf("currency: %q is not a currency code; give an ISO 4217 code such as EUR or USD", s.Currency))
+	}
+	if s.Webhooks != nil {
+		errs = append(errs, s.Webhooks.validate()...)
 	}
 	if s.TokenBudget < 0 {
 		errs = append(errs, fmt.Errorf("tokenBudget: %d is negative (0 sets no budget)", s.TokenBudget))

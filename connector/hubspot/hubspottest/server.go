@@ -179,6 +179,7 @@ type Server struct {
 	searches []time.Time // real times of searches, for SearchPerSecond
 	daily    int
 	emails   map[string]int64 // lower-cased email of live contacts
+	hooks    webhooks         // the app's webhooks (webhooks.go)
 }
 
 type contact struct {
@@ -237,8 +238,11 @@ func NewServer(opts Options) *Server {
 	return s
 }
 
-// Close stops the server.
-func (s *Server) Close() { s.http.Close() }
+// Close stops the server and its webhooks.
+func (s *Server) Close() {
+	s.closeWebhooks()
+	s.http.Close()
+}
 
 // Token returns the token the server accepts.
 func (s *Server) Token() string { return s.opts.Token }
@@ -468,6 +472,11 @@ func (s *Server) addVersionLocked(c *contact, now, visibleAt time.Time) {
 	for k, v := range c.props {
 		props[k] = v
 	}
+	var prev *version
+	if n := len(c.versions); n > 0 {
+		prev = &c.versions[n-1]
+	}
+	s.eventsLocked(c, prev)
 	c.versions = append(c.versions, version{
 		props: props, updatedAt: c.updatedAt, createdAt: c.createdAt,
 		archived: c.archived || c.mergedInto != 0, visibleAt: visibleAt,

@@ -67,6 +67,9 @@ func routeOf(r *http.Request) (Route, string) {
 			return RouteMergePersons, id
 		}
 	}
+	if id, found := strings.CutPrefix(p, "/v1/webhooks/"); found && r.Method == http.MethodDelete && id != "" && !strings.Contains(id, "/") {
+		return RouteDeleteWebhook, id
+	}
 	if id, found := strings.CutPrefix(p, "/api/v2/persons/"); found && !strings.Contains(id, "/") && id != "search" {
 		switch r.Method {
 		case http.MethodGet:
@@ -82,7 +85,8 @@ func routeOf(r *http.Request) (Route, string) {
 		"GET /api/v2/persons": RouteListPersons, "POST /api/v2/persons": RouteAddPerson,
 		"GET /api/v2/personFields": RoutePersonFields, "GET /api/v2/organizations": RouteListOrgs,
 		"GET /api/v2/organizations/search": RouteSearchOrgs, "POST /api/v2/organizations": RouteAddOrg,
-		"GET /v1/recents": RouteRecents,
+		"GET /v1/recents":  RouteRecents,
+		"GET /v1/webhooks": RouteListWebhooks, "POST /v1/webhooks": RouteAddWebhook,
 	}
 	if rt, found := routes[r.Method+" "+p]; found {
 		return rt, ""
@@ -175,6 +179,12 @@ func (s *Server) routeLocked(route Route, id string, r *http.Request, body []byt
 		return s.addOrgRouteLocked(body)
 	case RouteRecents:
 		return s.recentsLocked(q)
+	case RouteListWebhooks:
+		return s.listWebhooksLocked()
+	case RouteAddWebhook:
+		return s.addWebhookLocked(body)
+	case RouteDeleteWebhook:
+		return s.deleteWebhookLocked(id)
 	}
 	return fail(http.StatusNotFound, "Unknown method .")
 }

@@ -42,6 +42,7 @@
 package pipedrivetest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -102,6 +103,9 @@ type Options struct {
 	RecentsOmitDeleted bool
 	// CustomFields are the person custom fields the company has.
 	CustomFields []CustomField
+	// WebhookRetryScale multiplies the documented waits before a
+	// webhook delivery's retries (3, 30, 150 s); 0 means 1.
+	WebhookRetryScale float64
 }
 
 // CustomField is a person custom field definition.
@@ -185,6 +189,7 @@ type Server struct {
 	// answered caches each person's v2 JSON (all custom fields) until it
 	// changes.
 	answered map[int64][]byte
+	hooks    webhooks // webhooks.go
 }
 
 // NewServer starts a server. Close it when done.
@@ -212,13 +217,19 @@ func NewServer(opts Options) *Server {
 		}
 		s.fields = append(s.fields, f)
 	}
+	s.hooks.ctx, s.hooks.stop = context.WithCancel(context.Background())
+	s.hooks.client = &http.Client{}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s
 }
 
-// Close stops the server.
-func (s *Server) Close() { s.http.Close() }
+// Close stops the server and its webhook deliveries.
+func (s *Server) Close() {
+	s.hooks.stop()
+	s.hooks.wg.Wait()
+	s.http.Close()
+}
 
 // Token returns the API token the server accepts.
 func (s *Server) Token() string { return s.opts.Token }
@@ -275,6 +286,7 @@ func (s *Server) Add(p Person) string {
 	p.Custom = cloneMap(p.Custom)
 	s.persons[id] = &p
 	s.version++
+	s.notifyLocked(&p, "create")
 	return p.ID
 }
 
@@ -429,6 +441,11 @@ func (s *Server) Stats() Stats {
 func (s *Server) changedLocked(p *Person) {
 	s.version++
 	delete(s.answered, idOf(p))
+	if p.Deleted {
+		s.notifyLocked(p, "delete")
+	} else {
+		s.notifyLocked(p, "change")
+	}
 }
 
 func (s *Server) liveLocked(id string) (*Person, bool) {

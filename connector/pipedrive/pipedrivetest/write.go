@@ -39,6 +39,7 @@ func (s *Server) addPersonLocked(body []byte) answer {
 	p.AddTime = p.UpdateTime
 	s.persons[id] = p
 	s.version++
+	s.notifyLocked(p, "create")
 	return answer{Status: http.StatusOK, Body: map[string]any{"success": true, "data": s.jsonOfLocked(p, nil)}}
 }
 
