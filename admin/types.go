@@ -50,6 +50,10 @@ type ConnectorStatus struct {
 	Source    string `json:"source"`
 	Direction string `json:"direction"`
 	Schedule  string `json:"schedule"`
+	// Mode says how the running daemon learns of the connector's changes:
+	// "poll every 5m", "file watch + poll every 5m", "webhooks + poll
+	// every 1h"; empty when no daemon runs.
+	Mode string `json:"mode,omitempty"`
 	// Running is true while a pass of the connector is in progress.
 	Running bool `json:"running"`
 	// Progress is the running pass's progress (done, total, ETA...), when

@@ -206,8 +206,44 @@ func TestCRMWebhookStartsAPass(t *testing.T) {
 			}
 			waitUntil(t, 5*time.Second, "the change in the workspace", func() bool { return e.lastNames("Webhooked") == 1 })
 			t.Logf("change -> pass started in %v, contact written in %v", first.Sub(edited), time.Since(edited))
+
+			// What operators see: the mode, and the change's latency.
+			st, err := e.d.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := st.Connectors[0].Mode, "webhooks + poll every 1h"; got != want {
+				t.Errorf("status mode %q, want %q", got, want)
+			}
+			count, sum := forwardLatency(t, e.d, "crm")
+			if count < 1 || sum/float64(count) > 60 {
+				t.Errorf("syncd_forward_latency_seconds{connector=crm}: %d observations, sum %.3fs; want the edit's latency (at most seconds)", count, sum)
+			}
 		})
 	}
+}
+
+// forwardLatency returns the count and sum of the connector's
+// syncd_forward_latency_seconds.
+func forwardLatency(t *testing.T, d *daemon.Daemon, name string) (uint64, float64) {
+	t.Helper()
+	mfs, err := d.Metrics().Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "syncd_forward_latency_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "connector" && l.GetValue() == name {
+					return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	return 0, 0
 }
 
 // A burst of 500 changes (500 webhook events) makes at most two passes,

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -186,6 +187,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		Drain:               ShutdownBudget,
 		Log:                 log,
 		Progress:            tracker,
+		Written:             func(l time.Duration) { d.ops.metrics.ObserveForwardLatency(cc.Name, l) },
 	})
 	if err != nil {
 		src.Close()

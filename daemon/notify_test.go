@@ -47,6 +47,9 @@ func TestCSVReplacedStartsAPass(t *testing.T) {
 		return true
 	}
 	waitUntil(t, 10*time.Second, "the first pass", func() bool { return companies("Before") })
+	if st, err := d.Status(context.Background()); err != nil || st.Connectors[0].Mode != "file watch + poll every 1h" {
+		t.Errorf("status mode %q (%v), want %q", st.Connectors[0].Mode, err, "file watch + poll every 1h")
+	}
 
 	o.Company = "After"
 	changed := time.Now()

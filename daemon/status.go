@@ -119,6 +119,7 @@ func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
 			out.Connectors[i].LastResult = "running"
 		}
 		if c, ok := d.Connector(out.Connectors[i].Name); ok {
+			out.Connectors[i].Mode = c.Mode()
 			for _, q := range c.Quotas() {
 				out.Connectors[i].Quotas = append(out.Connectors[i].Quotas, admin.NewQuota(q))
 			}

@@ -46,6 +46,7 @@ type Metrics struct {
 	runDuration     *prometheus.HistogramVec
 	lastSuccess     *prometheus.GaugeVec
 	lastRun         *prometheus.GaugeVec
+	forwardLatency  *prometheus.HistogramVec // latency.go
 
 	scrape *scrapeCollector
 	quotas *quotaCollector
@@ -101,6 +102,8 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
 	})
 	buildInfo.Set(1)
+	m.forwardLatency = newForwardLatency()
+	m.reg.MustRegister(m.forwardLatency)
 	m.reg.MustRegister(
 		m.requests, m.requestDuration, m.limiterWait, m.records, m.runs, m.runDuration, m.lastSuccess, m.lastRun,
 		m.scrape, m.quotas, m.lags, buildInfo,

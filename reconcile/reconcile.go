@@ -120,6 +120,11 @@ type Options struct {
 	Progress *progress.Tracker
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Written, when set, is told of each contact a pass created or
+	// updated, with how long before (by Now) its record changed at the
+	// source; records without UpdatedAt are not told
+	// (syncd_forward_latency_seconds).
+	Written func(latency time.Duration)
 }
 
 // Reconciler runs the forward sync of one connector. Its Run and Resync

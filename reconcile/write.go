@@ -119,7 +119,16 @@ func (p *pass) update(ctx context.Context, it *item, contactID string, have mapp
 		return true, err
 	}
 	p.countWritten(it, func(s *Summary) { s.Updated++ })
+	p.written(it)
 	return true, nil
+}
+
+// written tells Options.Written how long the item's change took to
+// reach its contact.
+func (p *pass) written(it *item) {
+	if fn := p.r.opts.Written; fn != nil && !it.rec.UpdatedAt.IsZero() {
+		fn(p.r.opts.Now().Sub(it.rec.UpdatedAt))
+	}
 }
 
 // forget drops what the item knew of a contact deleted in the workspace
@@ -192,6 +201,7 @@ func (p *pass) create(ctx context.Context, it *item) (bool, error) {
 			return true, err
 		}
 		p.count(func(s *Summary) { s.Created++ })
+		p.written(it)
 		return true, nil
 	}
 	if !errors.Is(err, workspace.ErrOutcomeUnknown) && !workspace.IsTransient(err) {

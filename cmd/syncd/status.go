@@ -103,7 +103,7 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONNECTOR\tTYPE\tSCHEDULE\tLAST RUN\tRESULT\tIN SYNC\tFAILING\tCONFLICTS\tLAST SUCCESS")
+	fmt.Fprintln(tw, "CONNECTOR\tTYPE\tMODE\tLAST RUN\tRESULT\tIN SYNC\tFAILING\tCONFLICTS\tLAST SUCCESS")
 	for _, cs := range st.Connectors {
 		last, result := "never", "-"
 		if r := cs.LastRun; r != nil {
@@ -122,7 +122,11 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 		if !cs.LastSuccess.IsZero() {
 			success = ago(now, cs.LastSuccess)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", cs.Name, cs.Type, cs.Schedule, last, result, cs.Links, cs.DeadLetters, cs.Conflicts, success)
+		schedule := cs.Schedule
+		if cs.Mode != "" {
+			schedule = cs.Mode
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", cs.Name, cs.Type, schedule, last, result, cs.Links, cs.DeadLetters, cs.Conflicts, success)
 	}
 	tw.Flush()
 	for _, cs := range st.Connectors {
