@@ -24,7 +24,8 @@ type ChangeNotifier interface {
 	// it can no longer notify (the schedule still runs).
 	NotifyChanges(ctx context.Context, changed func()) error
 	// NotifyMode describes how the source notifies, for status pages and
-	// logs ("file watch", "webhooks").
+	// logs ("file watch", "webhooks"); empty when its settings enable no
+	// notification (it then polls on its schedule only).
 	NotifyMode() string
 }
 

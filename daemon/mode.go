@@ -14,7 +14,8 @@ import (
 func (c *Connector) Mode() string {
 	poll := PollMode(c.schedule)
 	if n, ok := c.Source.(connector.ChangeNotifier); ok {
-		if m := n.NotifyMode(); m != "" {
+		// "" (and "none ...") is a source whose settings notify nothing.
+		if m := n.NotifyMode(); m != "" && !strings.HasPrefix(m, "none") {
 			return m + " + " + poll
 		}
 	}
