@@ -37,6 +37,11 @@ type column struct {
 	autoInc bool
 }
 
+// The column as sqlkit sees it.
+func (c column) Name() string    { return c.name }
+func (c column) HoldsTime() bool { return c.kind.isTime() }
+func (c column) Type() string    { return c.typ }
+
 // table is what the connector knows of its table or view.
 type table struct {
 	name     string // quoted and qualified
@@ -121,12 +126,7 @@ func loadTable(ctx context.Context, db *sql.DB, s *Settings, dbName string, loc 
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
 	}
-	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{
-		Table: t.name, Find: t.column, All: t.columns,
-		Name:   func(c column) string { return c.name },
-		IsTime: func(c column) bool { return c.kind.isTime() },
-		Type:   func(c column) string { return c.typ },
-	}, s.names(), DefaultLookback, fields)
+	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{Table: t.name, Find: t.column, All: t.columns}, s.names(), DefaultLookback, fields)
 	t.id, t.updated, t.deleted, t.fetch, t.listed, t.lookback = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed, picked.Lookback
 	errs = append(errs, t.usable()...)
 	if len(errs) > 0 {

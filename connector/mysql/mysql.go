@@ -102,12 +102,9 @@ func (s *Source) usable(ctx context.Context) error { return s.guard.Usable(ctx) 
 // Open connects to the server and reads the table's columns from
 // information_schema.
 func Open(ctx context.Context, opts connector.Options) (connector.Source, error) {
-	s, ok := opts.Settings.(*Settings)
-	if !ok || s == nil {
-		return nil, fmt.Errorf("open mysql connector %s: settings of type %T", opts.Name, opts.Settings)
-	}
-	if errs := s.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, errors.Join(errs...))
+	s, log, err := connector.Prepare[*Settings](opts, TypeName)
+	if err != nil {
+		return nil, err
 	}
 	red := sqlkit.NewRedactor(s.DSN.Reveal())
 	cfg, err := mysql.ParseDSN(s.DSN.Reveal())
@@ -142,10 +139,6 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 	if err != nil {
 		return fail(err)
 	}
-	log := opts.Log
-	if log == nil {
-		log = logrus.NewEntry(logrus.StandardLogger())
-	}
 	var datetimes []string
 	for _, c := range append([]column{tbl.updated}, tbl.fetch...) {
 		if c.kind == kindDatetime && !slices.Contains(datetimes, c.name) {
@@ -155,7 +148,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 	if len(datetimes) > 0 {
 		// DATETIME carries no zone: say which one syncd takes, since
 		// a wrong one shifts every time it reads and writes.
-		log.WithFields(logrus.Fields{"connector": opts.Name, "columns": datetimes, "timeZone": loc.String()}).
+		log.WithFields(logrus.Fields{"columns": datetimes, "timeZone": loc.String()}).
 			Info("mysql DATETIME columns are read and written in the timeZone setting")
 	}
 	return &Source{

@@ -39,6 +39,11 @@ type column struct {
 	json    bool
 }
 
+// The column as sqlkit sees it.
+func (c column) Name() string    { return c.name }
+func (c column) HoldsTime() bool { return c.kind.isTime() }
+func (c column) Type() string    { return c.typ }
+
 // table is what the connector knows of its table or view.
 type table struct {
 	oid     uint32
@@ -127,12 +132,7 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)
 	}
 
-	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{
-		Table: t.name, Find: t.column, All: t.columns,
-		Name:   func(c column) string { return c.name },
-		IsTime: func(c column) bool { return c.kind.isTime() },
-		Type:   func(c column) string { return c.typ },
-	}, s.names(), DefaultLookback, fields)
+	picked, errs := sqlkit.Pick(sqlkit.Catalog[column]{Table: t.name, Find: t.column, All: t.columns}, s.names(), DefaultLookback, fields)
 	t.id, t.updated, t.deleted, t.fetch, t.listed, t.lookback = picked.ID, picked.Updated, picked.Deleted, picked.Fetch, picked.Listed, picked.Lookback
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -42,7 +42,7 @@ func (r *rows) ChangesPage(_ context.Context, pos *sqlkit.Position, limit int) (
 func (r *rows) SnapshotPage(context.Context, *string, int) ([]connector.Record, sqlkit.Position, error) {
 	return nil, sqlkit.Position{}, nil
 }
-func (r *rows) SafeBound(context.Context) (string, error)         { return r.safe, nil }
+func (r *rows) SafeBound(context.Context) (string, error)          { return r.safe, nil }
 func (r *rows) After(_ context.Context, a, b string) (bool, error) { return a > b, nil }
 
 // TestReadChangesKeysetAndLookback: ties on one cursor across batches are
@@ -111,6 +111,10 @@ type col struct {
 	time bool
 }
 
+func (c col) Name() string    { return c.name }
+func (c col) HoldsTime() bool { return c.time }
+func (c col) Type() string    { return map[bool]string{true: "timestamp", false: "int"}[c.time] }
+
 // TestPick resolves settings against a catalog, naming each problem.
 func TestPick(t *testing.T) {
 	all := []col{{"id", false}, {"name", false}, {"updated_at", true}, {"rev", false}}
@@ -124,9 +128,6 @@ func TestPick(t *testing.T) {
 			}
 			return col{}, false
 		},
-		Name:   func(c col) string { return c.name },
-		IsTime: func(c col) bool { return c.time },
-		Type:   func(c col) string { return map[bool]string{true: "timestamp", false: "int"}[c.time] },
 	}
 	minute, zero := time.Minute, time.Duration(0)
 	tests := []struct {

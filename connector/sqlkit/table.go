@@ -57,8 +57,19 @@ func (n Names) Check(maxBatch int) []error {
 	return errs
 }
 
+// Column is what sqlkit asks of a dialect's column.
+type Column interface {
+	// Name is the column's name, as in the catalog.
+	Name() string
+	// HoldsTime reports whether the column holds times (a lookback
+	// needs a time cursor).
+	HoldsTime() bool
+	// Type names the column's type in messages.
+	Type() string
+}
+
 // Catalog is a table's columns as a dialect read them.
-type Catalog[C any] struct {
+type Catalog[C Column] struct {
 	// Table names the table in errors.
 	Table string
 	// Find returns the column a setting names, as the server resolves
@@ -66,12 +77,6 @@ type Catalog[C any] struct {
 	Find func(name string) (C, bool)
 	// All are the table's columns in order.
 	All []C
-	// Name is a column's name.
-	Name func(C) string
-	// IsTime reports whether a column holds times, and Type names its
-	// type in messages: the lookback needs a time cursor.
-	IsTime func(C) bool
-	Type   func(C) string
 }
 
 // Picked are the columns the settings and the mapping choose.
@@ -89,7 +94,7 @@ type Picked[C any] struct {
 // Pick resolves the names in the catalog. fields, when given, are the
 // columns records must carry (the mapping's fields); lookback is the
 // default lookback of a time cursor.
-func Pick[C any](cat Catalog[C], n Names, lookback time.Duration, fields []string) (Picked[C], []error) {
+func Pick[C Column](cat Catalog[C], n Names, lookback time.Duration, fields []string) (Picked[C], []error) {
 	var (
 		p    Picked[C]
 		errs []error
@@ -116,12 +121,12 @@ func Pick[C any](cat Catalog[C], n Names, lookback time.Duration, fields []strin
 				errs = append(errs, fmt.Errorf("columns: no column %q in %s", name, cat.Table))
 				continue
 			}
-			p.Listed = append(p.Listed, cat.Name(c))
+			p.Listed = append(p.Listed, c.Name())
 			p.Fetch = append(p.Fetch, c)
 		}
 	} else {
 		for _, c := range cat.All {
-			p.Listed = append(p.Listed, cat.Name(c))
+			p.Listed = append(p.Listed, c.Name())
 		}
 		p.Fetch = cat.All
 	}
@@ -134,14 +139,14 @@ func Pick[C any](cat Catalog[C], n Names, lookback time.Duration, fields []strin
 			}
 			seen = append(seen, name)
 			c, ok := cat.Find(name)
-			if !ok || (len(n.Columns) > 0 && !slices.Contains(p.Listed, cat.Name(c))) {
+			if !ok || (len(n.Columns) > 0 && !slices.Contains(p.Listed, c.Name())) {
 				errs = append(errs, fmt.Errorf("mapped field %q is not a column of %s", name, cat.Table))
 				continue
 			}
 			p.Fetch = append(p.Fetch, c)
 		}
 	}
-	if p.Lookback, err = Lookback(n.Lookback, lookback, cat.IsTime(p.Updated), cat.Name(p.Updated), cat.Type(p.Updated)); err != nil {
+	if p.Lookback, err = Lookback(n.Lookback, lookback, p.Updated.HoldsTime(), p.Updated.Name(), p.Updated.Type()); err != nil {
 		errs = append(errs, err)
 	}
 	return p, errs
