@@ -60,3 +60,20 @@ func WantFields(ctx context.Context, t *testing.T, src connector.FieldLister, wh
 		}
 	}
 }
+
+// ReadChanges reads src's Changes from checkpoint to the end and returns
+// its records in order and the last batch's checkpoint (checkpoint when
+// no batch came), failing the test on error.
+func ReadChanges(t *testing.T, src connector.Source, checkpoint string) ([]connector.Record, string) {
+	t.Helper()
+	var recs []connector.Record
+	err := src.Changes(context.Background(), checkpoint, func(_ context.Context, b connector.Batch) error {
+		recs = append(recs, b.Records...)
+		checkpoint = b.Checkpoint
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Changes: %v", err)
+	}
+	return recs, checkpoint
+}

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
 	"github.com/syncd-io/syncd/connector/mysql"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 )
 
@@ -176,16 +175,9 @@ func (s *tableStore) Insert(t *testing.T, recs ...map[string]any) []string {
 // application would (ON UPDATE moves it only when a value changes).
 func (s *tableStore) Update(t *testing.T, fields map[string]any, ids ...string) {
 	t.Helper()
-	names := make([]string, 0, len(fields))
-	for f := range fields {
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	sets := []string{"updated_at = NOW(6)"}
-	var args []any
-	for _, f := range names {
-		sets = append(sets, f+" = ?")
-		args = append(args, fields[f])
+	sets, args := []string{"updated_at = NOW(6)"}, []any(nil)
+	for _, f := range sqlkit.SortedNames(fields) {
+		sets, args = append(sets, f+" = ?"), append(args, fields[f])
 	}
 	in := strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")
 	for _, id := range ids {
@@ -209,32 +201,4 @@ func (s *tableStore) Delete(t *testing.T, id string) {
 	if n, _ := mysqltest.Exec(t, s.db, q, id).RowsAffected(); n != 1 {
 		t.Fatalf("delete of %s touched %d rows", id, n)
 	}
-}
-
-var errStop = errors.New("stop")
-
-// readChanges reads Changes from checkpoint, stopping after stopAt
-// batches when stopAt > 0.
-func readChanges(t *testing.T, src connector.Source, checkpoint string, stopAt int) []connector.Batch {
-	t.Helper()
-	var got []connector.Batch
-	err := src.Changes(context.Background(), checkpoint, func(_ context.Context, b connector.Batch) error {
-		got = append(got, b)
-		if stopAt > 0 && len(got) == stopAt {
-			return errStop
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		t.Fatalf("Changes(%q): %v", checkpoint, err)
-	}
-	return got
-}
-
-func records(bs []connector.Batch) []connector.Record {
-	var out []connector.Record
-	for _, b := range bs {
-		out = append(out, b.Records...)
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/connectortest"
 	"github.com/syncd-io/syncd/connector/mysql"
 	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 )
@@ -28,7 +29,7 @@ func TestValuesOfEachType(t *testing.T) {
 		(18446744073709551615, 1, -3, 1.5, 12.30, '1990-02-03', '2026-03-29 01:30:00.123456', '2026-01-02 08:00:00.000001', 'Zoë')`)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	src := openSource(t, settings(dsn, "people", func(s *mysql.Settings) { s.TimeZone = "Europe/Berlin" }))
-	recs := records(readChanges(t, src, "", 0))
+	recs, _ := connectortest.ReadChanges(t, src, "")
 	if len(recs) != 1 {
 		t.Fatalf("read %d records, want 1", len(recs))
 	}
@@ -77,7 +78,7 @@ func TestZeroDateIsAnInvalidRecord(t *testing.T) {
 		(4, 'Grace', '1906-12-09', '0000-00-00 00:00:00'),
 		(5, 'Alan', '1912-06-23', NULL)`)
 	src := openSource(t, settings(dsn, "people"))
-	recs := records(readChanges(t, src, "", 0))
+	recs, _ := connectortest.ReadChanges(t, src, "")
 	tests := []struct {
 		id, invalid string // invalid: words the error must hold, "" for a valid record
 	}{
@@ -118,7 +119,7 @@ func TestEmojiNamesAndValues(t *testing.T) {
 	if err != nil || res[0].Err != nil {
 		t.Fatalf("create: %v %v", err, res)
 	}
-	recs := records(readChanges(t, src, "", 0))
+	recs, _ := connectortest.ReadChanges(t, src, "")
 	if len(recs) != 1 || recs[0].ID != res[0].ID || recs[0].Fields["名前"] != "Zoë 👩‍💻" {
 		t.Fatalf("read %+v, want one record %s with 名前 Zoë 👩‍💻", recs, res[0].ID)
 	}
