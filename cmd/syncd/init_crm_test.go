@@ -84,7 +84,6 @@ func TestInitCRMs(t *testing.T) {
 				}
 			}
 			e.exportsFrom(out)
-			noAdmin(t, cfg)
 			e.must(nil, "validate", "--config", cfg)
 			e.must(nil, "run", "--once", "--config", cfg)
 			cs := e.emu.Contacts()

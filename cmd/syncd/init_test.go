@@ -68,19 +68,6 @@ func (e *initEnv) exportsFrom(out string) {
 	}
 }
 
-// noAdmin makes the written file's admin API listen nowhere, so that tests
-// do not compete for its port: the one edit a test makes, not a user.
-func noAdmin(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(data, []byte("admin:\n  listen: \"\"\n")...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func str(p *string) string {
 	if p == nil {
 		return ""
@@ -174,12 +161,10 @@ func initTableToContacts(t *testing.T, typ, dsn, table string, wantLines []strin
 	}
 	e.exportsFrom(out)
 
-	// The file as written parses and validates (admin moved off its port:
-	// the test's own edit, outside what init writes).
+	// The file as written parses, validates and syncs: nobody edits it.
 	if _, err := config.ParseConfig(data, func(k string) string { return e.env[k] }); err != nil {
 		t.Fatalf("config.ParseConfig: %v", err)
 	}
-	noAdmin(t, cfg)
 	e.must(nil, "validate", "--config", cfg)
 	e.must(nil, "run", "--once", "--config", cfg)
 
@@ -310,7 +295,6 @@ func TestInitCSVToContacts(t *testing.T) {
 		}
 	}
 	e.exportsFrom(out)
-	noAdmin(t, cfg)
 	e.must(nil, "validate", "--config", cfg)
 	e.must(nil, "run", "--once", "--config", cfg)
 	got := contactsByExternalID(e.emu)
