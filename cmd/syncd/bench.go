@@ -65,8 +65,10 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 			figs, err = bench.StateSize(ctx, binary, dir, *stateRows)
 		case "mapping":
 			figs, err = bench.Mapping()
+		case "edits-logical", "edits-poll":
+			figs, err = bench.Edits(ctx, binary, dir, 10000, 20*time.Second, strings.TrimPrefix(strings.TrimSpace(s), "edits-"))
 		default:
-			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping)", s)
+			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping, edits-logical, edits-poll)", s)
 		}
 		os.RemoveAll(dir)
 		if err != nil {

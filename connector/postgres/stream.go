@@ -29,8 +29,13 @@ var ErrColumnGone = errors.New("mapped column gone from the table")
 const statusEvery = 10 * time.Second
 
 // receiveWait bounds one wait for a message; after it the server is
-// asked for a keepalive, which says how far it has read the WAL.
-const receiveWait = 200 * time.Millisecond
+// asked for a keepalive, which says how far it has read the WAL (a status
+// update of 34 bytes).
+const receiveWait = 50 * time.Millisecond
+
+// stallAfter is how long a pass waits for the server's position to move
+// before it takes the stream as caught up.
+const stallAfter = 2 * time.Second
 
 // slotRelease bounds the wait for the server to release the slot after a
 // replication connection closed.
@@ -131,6 +136,11 @@ func (s *Source) streamChanges(ctx context.Context, checkpoint string, fn connec
 			return err
 		}
 	}
+	// Ask at once how far the server has read, so that a pass with
+	// nothing to stream ends within one round trip.
+	if err := st.status(ctx, true); err != nil {
+		return err
+	}
 	reached, err := st.run(ctx, target)
 	if err != nil {
 		return err
@@ -188,8 +198,10 @@ func (s *Source) checkSlot(ctx context.Context, at pglogrepl.LSN) error {
 // the position reached, which is then confirmed.
 func (st *stream) run(ctx context.Context, target pglogrepl.LSN) (pglogrepl.LSN, error) {
 	var (
-		walEnd, lastKeepalive pglogrepl.LSN
-		dataSinceKeepalive    = true
+		walEnd pglogrepl.LSN
+		// progressed is when data last came or the server's position
+		// last moved.
+		progressed = time.Now()
 	)
 	for {
 		if time.Since(st.lastStatus) >= statusEvery {
@@ -225,14 +237,18 @@ func (st *stream) run(ctx context.Context, target pglogrepl.LSN) (pglogrepl.LSN,
 				if err != nil {
 					return 0, fmt.Errorf("read %s: keepalive: %w", st.s.tbl.name, err)
 				}
-				walEnd = max(walEnd, pkm.ServerWALEnd)
+				if pkm.ServerWALEnd > walEnd {
+					walEnd, progressed = pkm.ServerWALEnd, time.Now()
+				}
 				if pkm.ReplyRequested {
 					if err := st.status(ctx, false); err != nil {
 						return 0, err
 					}
 				}
-				caughtUp := walEnd >= target || (!dataSinceKeepalive && pkm.ServerWALEnd == lastKeepalive)
-				lastKeepalive, dataSinceKeepalive = pkm.ServerWALEnd, false
+				// Caught up: the server has read the WAL flushed when the
+				// pass began; or, should that position fall inside a record
+				// still being written, it has not moved for stallAfter.
+				caughtUp := walEnd >= target || time.Since(progressed) >= stallAfter
 				if caughtUp && !st.inTx {
 					// Every transaction before walEnd was received: after
 					// the last batch is applied, the slot may move there.
@@ -247,7 +263,7 @@ func (st *stream) run(ctx context.Context, target pglogrepl.LSN) (pglogrepl.LSN,
 				if err != nil {
 					return 0, fmt.Errorf("read %s: xlog data: %w", st.s.tbl.name, err)
 				}
-				dataSinceKeepalive = true
+				progressed = time.Now()
 				walEnd = max(walEnd, xld.ServerWALEnd)
 				if err := st.handle(ctx, xld.WALData); err != nil {
 					return 0, err

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/policy"
+)
+
+// EditRate is the steady rate of table edits of the edits scenarios.
+const EditRate = 50
+
+// Edits measures the time from an UPDATE's commit in PostgreSQL to its
+// contact in the workspace holding the new value, while a running
+// `syncd run` follows a table of n rows at a steady EditRate edits per
+// second for dur, changes read as mode says ("logical": the replication
+// stream; "poll": keyset reads every second, the shortest schedule).
+// Then one transaction updates every row: the time until every contact
+// holds its new value, against n / the workspace's write rate + 2 s.
+func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mode string) ([]Figure, error) {
+	table, err := newPGTable(ctx, PostgresURL(), n)
+	if err != nil {
+		return nil, err
+	}
+	defer table.drop()
+	const rate = 2000.0
+	env, err := NewEnv(binary, dir, rate, 100)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	settings := map[string]any{"dsn": PostgresURL(), "table": table.Name, "batchSize": 1000, "changes": mode}
+	schedule := "@every 1s"
+	if mode == "logical" {
+		slot := "syncd_" + table.schema
+		settings["slot"] = slot
+		schedule = "@every 1h"
+		defer func() {
+			for range 100 { // the daemon's walsender may still be ending
+				if _, err := table.pool.Exec(context.Background(), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			_, _ = table.pool.Exec(context.Background(), "DROP PUBLICATION IF EXISTS "+slot)
+		}()
+	}
+	f := env.config(configfile.Connector{Name: "bench", Type: "postgres", Direction: policy.ToWorkspace, Schedule: schedule, Workers: 8,
+		Settings: settings}, configfile.Webhooks{}, "warn")
+	cfg := filepath.Join(env.Dir, "syncd.yaml")
+	if err := f.Write(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := env.RunOnce(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("initial sync: %w", err)
+	}
+	if got := len(env.Emu.Contacts()); got != n {
+		return nil, fmt.Errorf("initial sync made %d contacts, want %d", got, n)
+	}
+	daemon, err := startChild(ctx, binary, "run", "--config", cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _, _ = daemon.terminate(30 * time.Second) }()
+	time.Sleep(2 * time.Second) // the start-up pass
+
+	// Steady edits; a watcher reads the workspace every 10 ms.
+	var (
+		mu        sync.Mutex
+		committed = map[string]time.Time{} // last name -> commit
+		latencies []time.Duration
+	)
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			now := time.Now()
+			contacts := env.Emu.Contacts()
+			mu.Lock()
+			for _, c := range contacts {
+				if c.DefaultFields.LastName == nil {
+					continue
+				}
+				if at, ok := committed[*c.DefaultFields.LastName]; ok {
+					latencies = append(latencies, now.Sub(at))
+					delete(committed, *c.DefaultFields.LastName)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	tick := time.NewTicker(time.Second / EditRate)
+	edits := int(dur.Seconds() * EditRate)
+	for k := range edits {
+		<-tick.C
+		id := 1 + rand.IntN(n)
+		name := fmt.Sprintf("Edit%d-%d", k, id)
+		if _, err := table.pool.Exec(ctx, "UPDATE "+table.Name+" SET last_name = $1 WHERE id = $2", name, id); err != nil {
+			tick.Stop()
+			close(stop)
+			return nil, err
+		}
+		at := time.Now()
+		mu.Lock()
+		committed[name] = at
+		mu.Unlock()
+	}
+	tick.Stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		left := len(committed)
+		mu.Unlock()
+		if left == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	<-watched
+	mu.Lock()
+	lost := len(committed)
+	lat := slices.Clone(latencies)
+	mu.Unlock()
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	scn := fmt.Sprintf("edits (%s), %d edits/s for %v, %d rows", mode, EditRate, dur, n)
+	figs := []Figure{
+		fig(scn, "commit to contact p50", pct(0.5).Round(time.Millisecond).String(), "<= 500ms (logical)", mode != "logical" || pct(0.5) <= 500*time.Millisecond),
+		fig(scn, "commit to contact p99", pct(0.99).Round(time.Millisecond).String(), "<= 2s (logical)", mode != "logical" || pct(0.99) <= 2*time.Second),
+		fig(scn, "edits not seen within 30 s", fmt.Sprint(lost), "0", lost == 0),
+	}
+
+	// One transaction updating every row.
+	if _, err := table.pool.Exec(ctx, "UPDATE "+table.Name+" SET last_name = 'Tx-' || id"); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	target := time.Duration(float64(n)/rate*float64(time.Second)) + 2*time.Second
+	var took time.Duration
+	for {
+		done := 0
+		for _, c := range env.Emu.Contacts() {
+			if c.DefaultFields.LastName != nil && strings.HasPrefix(*c.DefaultFields.LastName, "Tx-") {
+				done++
+			}
+		}
+		took = time.Since(start)
+		if done == n || took > target+time.Minute {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	scn = fmt.Sprintf("one transaction of %d rows (%s), workspace at %.0f writes/s", n, mode, rate)
+	figs = append(figs, fig(scn, "commit to every contact written", took.Round(10*time.Millisecond).String(),
+		"<= "+target.String()+" (logical)", mode != "logical" || took <= target))
+	return figs, nil
+}
