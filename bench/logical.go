@@ -75,6 +75,7 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 	var (
 		mu        sync.Mutex
 		committed = map[string]time.Time{} // last name -> commit
+		lastName  = map[int]string{}       // id -> its last edit's name
 		latencies []time.Duration
 	)
 	stop := make(chan struct{})
@@ -115,6 +116,10 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 		}
 		at := time.Now()
 		mu.Lock()
+		if prev, ok := lastName[id]; ok {
+			delete(committed, prev) // superseded before it was seen: not measured
+		}
+		lastName[id] = name
 		committed[name] = at
 		mu.Unlock()
 	}

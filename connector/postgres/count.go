@@ -16,6 +16,17 @@ func (s *Source) Count(ctx context.Context, checkpoint string, snapshot bool) (c
 	if err := s.usable(ctx); err != nil {
 		return connector.Total{}, err
 	}
+	if _, ok, err := checkpointLSN(checkpoint); !snapshot && err == nil && ok {
+		if s.logical != nil {
+			// What the slot holds for the table is not known before it
+			// is decoded.
+			return connector.Total{}, nil
+		}
+		checkpoint = "" // back to poll: the next read reads every row
+	}
+	if s.logical != nil && !snapshot && checkpoint == "" {
+		snapshot = true // the first pass reads the table in the slot's snapshot
+	}
 	return sqlkit.Count(ctx, pager{s: s}, s.tbl.name, checkpoint, snapshot)
 }
 

@@ -167,6 +167,21 @@ func TestLogicalEveryChangeArrives(t *testing.T) {
 		}
 	})
 
+	t.Run("count", func(t *testing.T) {
+		for _, c := range []struct {
+			checkpoint string
+			want       connector.Total
+		}{
+			{"", connector.Total{N: 3, Known: true}}, // the first pass reads the table
+			{cp, connector.Total{}},                  // the slot's content is unknown
+		} {
+			got, err := src.Count(context.Background(), c.checkpoint, false)
+			if err != nil || got != c.want {
+				t.Errorf("Count(%q) = %+v, %v; want %+v", c.checkpoint, got, err, c.want)
+			}
+		}
+	})
+
 	t.Run("slot confirmed only what was delivered", func(t *testing.T) {
 		// The server reads the last status update after the pass ended.
 		var confirmed string
