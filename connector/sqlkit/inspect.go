@@ -25,7 +25,7 @@ type ColumnInfo struct {
 }
 
 // Assigns reports whether a trigger's body assigns the column of NEW
-// (`NEW.modified_on := now()`, `SET NEW.modified = NOW()`,
+// as a statement (`NEW.modified_on := now()`, `SET NEW.modified = NOW()`,
 // `new."Modified" = ...`, NEW.`modified` = ...). A column whose name is
 // not all lower case is matched only quoted when foldsUnquoted (as
 // PostgreSQL folds unquoted names).
@@ -35,6 +35,8 @@ func Assigns(body, column string, foldsUnquoted bool) bool {
 	if !foldsUnquoted || strings.ToLower(column) == column {
 		alts = append(alts, q(column)+`\b`)
 	}
-	re := regexp.MustCompile(`(?i)\bnew\s*\.\s*(?:` + strings.Join(alts, "|") + `)\s*:?=`)
+	// At a statement's start (after ;, BEGIN, THEN, ELSE, LOOP, SET or a
+	// SET list's comma): `IF NEW.x = OLD.x` compares and sets nothing.
+	re := regexp.MustCompile(`(?i)(?:^|;|,|\b(?:begin|then|else|loop|set))\s*new\s*\.\s*(?:` + strings.Join(alts, "|") + `)\s*:?=`)
 	return re.MatchString(body)
 }
