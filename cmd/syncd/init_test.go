@@ -309,3 +309,22 @@ func TestInitCSVToContacts(t *testing.T) {
 		}
 	}
 }
+
+// TestInitTableWithoutCursorSaysWhatToSet: a table with no timestamp that
+// moves on update: init, without a terminal, fails naming
+// updatedAtColumn and how to set it, and writes nothing.
+func TestInitTableWithoutCursorSaysWhatToSet(t *testing.T) {
+	pool := pgtest.Connect(t)
+	schema := pgtest.NewSchema(t, pool)
+	table := schema + ".people"
+	pgtest.Exec(t, pool, `CREATE TABLE `+table+` (id int PRIMARY KEY, first_name text, created_at timestamptz DEFAULT now())`)
+	e := newInitEnv(t)
+	cfg := filepath.Join(e.dir, "syncd.yaml")
+	_, _, err := e.run(nil, "init", "--type", "postgres", "--set", "dsn="+pgtest.URL(), "--set", "table="+table, "--base-url", e.emu.URL, "--out", cfg)
+	if err == nil || !strings.HasPrefix(err.Error(), "updatedAtColumn: ") || !strings.Contains(err.Error(), "--set updatedAtColumn=COLUMN") {
+		t.Fatalf("err = %v, want one naming updatedAtColumn and the --set to give", err)
+	}
+	if _, err := os.Stat(cfg); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("init wrote a file")
+	}
+}
