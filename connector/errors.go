@@ -85,3 +85,24 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Is matches ErrRefused.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// ErrSchema is matched by the error of an Open that reached the system and
+// found that the settings do not fit what is there (no such table or
+// column, a column of a type the connector cannot use): a problem of the
+// configuration that `syncd validate` reports, unlike an unreachable
+// system, which it only notes.
+var ErrSchema = errors.New("settings do not fit the source")
+
+// SchemaError marks err as an ErrSchema, keeping its message.
+func SchemaError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &schemaError{err}
+}
+
+type schemaError struct{ err error }
+
+func (e *schemaError) Error() string        { return e.err.Error() }
+func (e *schemaError) Unwrap() error        { return e.err }
+func (e *schemaError) Is(target error) bool { return target == ErrSchema }

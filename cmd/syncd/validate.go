@@ -99,6 +99,10 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 		have, names, writable, err := sourceFields(ctx, t, cc, m, func(note string) {
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: %s\n", cc.Name, note)
 		})
+		if errors.Is(err, connector.ErrSchema) {
+			problems = append(problems, fmt.Sprintf("connectors[%s].settings: %v", cc.Name, err))
+			continue
+		}
 		if err != nil {
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: mapped fields not checked against the source: %v\n", cc.Name, err)
 			continue
@@ -177,7 +181,8 @@ func (c *ValidateCommand) printFieldNames(name string, names map[string]string, 
 }
 
 // modeNoter is a source that says why it reads changes otherwise than
-// asked (a PostgreSQL connector set to changes: auto that polls).
+// asked (a PostgreSQL connector set to changes: auto that polls) or how
+// it reads what the settings leave open (MySQL DATETIME columns' zone).
 type modeNoter interface{ ModeNote() string }
 
 // sourceFields opens the connector's source for a moment and lists its

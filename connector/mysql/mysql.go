@@ -137,21 +137,9 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 	}
 	tbl, err := loadTable(ctx, db, s, cfg.DBName, loc, opts.Fields)
 	if err != nil {
-		return fail(err)
+		return fail(connector.SchemaError(err))
 	}
-	var datetimes []string
-	for _, c := range append([]column{tbl.updated}, tbl.fetch...) {
-		if c.kind == kindDatetime && !slices.Contains(datetimes, c.name) {
-			datetimes = append(datetimes, c.name)
-		}
-	}
-	if len(datetimes) > 0 {
-		// DATETIME carries no zone: say which one syncd takes, since
-		// a wrong one shifts every time it reads and writes.
-		log.WithFields(logrus.Fields{"columns": datetimes, "timeZone": loc.String()}).
-			Info("mysql DATETIME columns are read and written in the timeZone setting")
-	}
-	return &Source{
+	src := &Source{
 		guard:     sqlkit.Guard{Closed: errClosed},
 		db:        db,
 		tbl:       tbl,
@@ -160,7 +148,28 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		returning: hasReturning(version),
 		red:       red,
 		log:       log.WithField("table", tbl.name),
-	}, nil
+	}
+	if note := src.ModeNote(); note != "" {
+		src.log.WithField("timeZone", loc.String()).Info("mysql DATETIME columns are read and written in the timeZone setting")
+	}
+	return src, nil
+}
+
+// ModeNote says, when the table has DATETIME columns the connector reads
+// (they carry no zone), which zone it takes them in: `syncd validate`
+// shows it, since a wrong timeZone shifts every such time.
+func (s *Source) ModeNote() string {
+	var datetimes []string
+	for _, c := range append([]column{s.tbl.updated}, s.tbl.fetch...) {
+		if c.kind == kindDatetime && !slices.Contains(datetimes, c.name) {
+			datetimes = append(datetimes, c.name)
+		}
+	}
+	if len(datetimes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("DATETIME columns %s carry no time zone: read and written as %s (the timeZone setting); set it to the zone the application writes them in",
+		strings.Join(datetimes, ", "), s.tbl.loc)
 }
 
 // hasReturning reports whether a server of this VERSION() has INSERT ...
