@@ -45,6 +45,10 @@ func (d *Daemon) hookedConnectors() []hookedConnector {
 func (d *Daemon) mountConnectorHooks(mux *http.ServeMux, log *logrus.Entry) {
 	for _, h := range d.hookedConnectors() {
 		path := connector.WebhookPath(h.c.Name)
+		if path == d.cfg.Webhooks.Path {
+			log.WithField("connector", h.c.Name).WithField("path", path).Error("webhooks.path is the connector's webhook path; its change webhooks are not accepted")
+			continue
+		}
 		mux.Handle(path, h.handler)
 		log.WithField("connector", h.c.Name).WithField("path", path).Info("change webhooks of the connector accepted")
 	}

@@ -26,8 +26,10 @@ import (
 // HMAC-SHA256 over method + URI + body + X-HubSpot-Request-Timestamp,
 // milliseconds) beside X-HubSpot-Signature-Version v1 and
 // X-HubSpot-Signature (hex SHA-256 of client secret + body). A request
-// answered other than 2xx, or not within 5 s, is retried up to 10 times
-// with growing waits (WebhookTarget.RetryScale shortens them in tests).
+// that fails to connect, is not answered within 5 s, or is answered
+// other than 2xx and 400, 401, 403, 404, 405 is sent again, up to 10
+// times, 2 minutes later and then twice as long each time
+// (WebhookTarget.RetryScale shortens the waits in tests).
 
 // WebhookTarget is an app's webhook settings.
 type WebhookTarget struct {
@@ -64,6 +66,10 @@ type WebhookRequest struct {
 	Attempt int
 	Status  int // 0 when no answer came
 }
+
+// noRetry are the answers HubSpot does not retry: the request was
+// refused for good.
+var noRetry = map[int]bool{400: true, 401: true, 403: true, 404: true, 405: true}
 
 // The subscriptions' ids, per subscription type.
 var subscriptionIDs = map[string]int64{
@@ -201,14 +207,15 @@ func (s *Server) sendBatch(client *http.Client, t WebhookTarget, batch []Event) 
 		s.hooks.mu.Lock()
 		s.hooks.requests = append(s.hooks.requests, WebhookRequest{Events: len(batch), Attempt: attempt, Status: status})
 		s.hooks.mu.Unlock()
-		if status >= 200 && status < 300 {
+		if status >= 200 && status < 300 || noRetry[status] {
 			return
 		}
 		scale := t.RetryScale
 		if scale == 0 {
 			scale = 1
 		}
-		wait := time.Duration(float64(time.Minute<<min(attempt, 9)) * scale)
+		// The first retry 2 minutes later, then twice as long each time.
+		wait := time.Duration(float64(2*time.Minute<<attempt) * scale)
 		select {
 		case <-s.hooks.ctx.Done():
 			return
