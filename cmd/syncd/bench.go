@@ -23,7 +23,7 @@ type BenchCommand struct {
 // Run parses the flags and runs the scenarios.
 func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("bench", "bench [--scenario forward,webhooks,scan,state,mapping] [--rows N] [--rate R] [--events N] [--scan-rows N] [--state-rows N] [--out FILE]")
-	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping")
+	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping, edits-logical, edits-poll (PostgreSQL edits to contacts, issue 25)")
 	rows := fs.Int("rows", 10000, "rows of the forward scenario")
 	rate := fs.Float64("rate", 100, "the emulator's rate limit, requests per second (syncd is configured to match)")
 	maxRatio := fs.Float64("max-ratio", 1.10, "target for wall time / ideal time of the initial sync")
