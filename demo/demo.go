@@ -25,7 +25,7 @@ import (
 )
 
 // Scenarios are the demos by the name --crm takes.
-var Scenarios = []string{"csv", "hubspot", "salesforce", "pipedrive"}
+var Scenarios = []string{"csv", "hubspot", "salesforce", "pipedrive", "mysql"}
 
 // Options are what a demo takes from the command that runs it.
 type Options struct {
@@ -59,8 +59,10 @@ func Run(ctx context.Context, crm string, o Options) error {
 		return c.pipedriveDemo(ctx, o.Dir, o.Rows, o.Serve)
 	case "salesforce":
 		return c.salesforceDemo(ctx, o.Dir, o.Rows, o.Serve)
+	case "mysql":
+		return c.mysqlDemo(ctx, o.Dir, o.Rows, o.Serve)
 	}
-	return fmt.Errorf("--crm %q: use csv, hubspot, salesforce or pipedrive", crm)
+	return fmt.Errorf("--crm %q: use csv, hubspot, salesforce, pipedrive or mysql", crm)
 }
 
 // runner runs one scenario.

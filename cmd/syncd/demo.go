@@ -22,8 +22,8 @@ type DemoCommand struct {
 
 // Run parses the flags and runs the demo.
 func (c *DemoCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("demo", "demo [--crm csv|hubspot|salesforce|pipedrive] [--dir DIR] [--rows N] [--serve]")
-	crm := fs.String("crm", "csv", "the other system: csv (a CRM export, one way), or hubspot, salesforce or pipedrive (that CRM's test server, both ways)")
+	fs := c.m.newFlagSet("demo", "demo [--crm csv|hubspot|salesforce|pipedrive|mysql] [--dir DIR] [--rows N] [--serve]")
+	crm := fs.String("crm", "csv", "the other system: csv (a CRM export, one way), hubspot, salesforce or pipedrive (that CRM's test server, both ways), or mysql (a table in $SYNCD_DEMO_MYSQL_DSN's database, default root@tcp(127.0.0.1:3306)/test, both ways)")
 	dir := fs.String("dir", "", "folder for the sample files (default: a new temporary folder)")
 	rows := fs.Int("rows", 25, "rows in the sample CSV")
 	serve := fs.Bool("serve", false, "keep the emulator and the daemon running after the demo, until interrupted")

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncd-io/syncd/demo"
 	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 )
 
 // The demos are the README's first command: what they print must stay
@@ -29,6 +31,9 @@ func TestDemos(t *testing.T) {
 		// they go out in one call, or two when a loaded machine delivers
 		// the webhooks apart; never one call each.
 		batched string
+		// env, when set, gives the demo its environment (the mysql
+		// demo's server, a database of the test's own).
+		env func(t *testing.T) map[string]string
 	}{
 		{name: "csv one way", args: []string{"--rows", "25"}, connector: "crm", passes: 3, want: []string{
 			"created=25 updated=0",
@@ -64,11 +69,25 @@ func TestDemos(t *testing.T) {
 			"syncd stops a pass at 50% of them",
 			"10. Serving until interrupted",
 		}, batched: `reached Salesforce: true, in [12] sObject Collections update call\(s\)`},
+		{name: "mysql both ways", args: []string{"--crm", "mysql", "--rows", "10"}, connector: "shop", passes: 2, want: []string{
+			"created=10 updated=0",
+			"reached the table (an UPDATE each, ON UPDATE moved updated_at): true",
+			"1 create, 1 PATCH, 1 delete in the workspace",
+			"created=1 updated=1 unchanged=1 deleted=1",
+			"7. Serving until interrupted",
+		}, env: func(t *testing.T) map[string]string {
+			_, dsn := mysqltest.NewDatabase(t)
+			return map[string]string{demo.MySQLDSNEnv: dsn}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"demo", "--dir", t.TempDir(), "--serve"}, tt.args...)
-			out, page, err := serveDemo(t, args)
+			var env map[string]string
+			if tt.env != nil {
+				env = tt.env(t)
+			}
+			out, page, err := serveDemo(t, args, env)
 			if err != nil {
 				t.Fatalf("demo --serve after interruption: %v\n%s", err, out)
 			}
@@ -93,12 +112,12 @@ func TestDemos(t *testing.T) {
 // serveDemo runs `syncd demo --serve ...` until it serves, reads the
 // health page whose address it printed, then interrupts it: it returns
 // what the demo printed, the page, and the demo's error.
-func serveDemo(t *testing.T, args []string) (out, page string, err error) {
+func serveDemo(t *testing.T, args []string, env map[string]string) (out, page string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr capture.Buffer
-	m := &Main{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx, args) }()
 	url := regexp.MustCompile(`The sync health page \(progress, charts, failing records\): (http://127\.0\.0\.1:\d+/)`)
