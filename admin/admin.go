@@ -28,6 +28,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 )
@@ -96,9 +97,9 @@ type Server struct {
 
 func (s *Server) log() *logrus.Entry {
 	if s.Log == nil {
-		return logrus.NewEntry(logrus.StandardLogger()).WithField("component", "admin")
+		return logrus.NewEntry(logrus.StandardLogger()).WithField(logfield.Component, "admin")
 	}
-	return s.Log.WithField("component", "admin")
+	return s.Log.WithField(logfield.Component, "admin")
 }
 
 func (s *Server) context() context.Context {
@@ -144,12 +145,12 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.Token != "" {
 			if !s.hasBearer(r) {
-				s.log().WithFields(logrus.Fields{"path": r.URL.Path, "remote": r.RemoteAddr}).Warn("admin call refused: missing or wrong bearer token")
+				s.log().WithFields(logrus.Fields{logfield.Path: r.URL.Path, logfield.Remote: r.RemoteAddr}).Warn("admin call refused: missing or wrong bearer token")
 				writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (admin.token)")
 				return
 			}
 		} else if reason := crossOrigin(r); reason != "" {
-			s.log().WithFields(logrus.Fields{"path": r.URL.Path, "remote": r.RemoteAddr, "reason": reason}).Warn("admin call refused: not same-origin")
+			s.log().WithFields(logrus.Fields{logfield.Path: r.URL.Path, logfield.Remote: r.RemoteAddr, logfield.Reason: reason}).Warn("admin call refused: not same-origin")
 			writeError(w, http.StatusForbidden, "refused: "+reason)
 			return
 		}
@@ -223,7 +224,7 @@ func (s *Server) resync(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.log().WithFields(logrus.Fields{"connector": req.Connector, "dry_run": req.DryRun, "remote": r.RemoteAddr}).Info("resync requested")
+	s.log().WithFields(logrus.Fields{logfield.Connector: req.Connector, logfield.DryRun: req.DryRun, logfield.Remote: r.RemoteAddr}).Info("resync requested")
 	var resp ResyncResponse
 	o := reconcile.ResyncOptions{DryRun: req.DryRun, Plan: func(e reconcile.PlanEntry) { resp.Plan = append(resp.Plan, e) }}
 	sums, err := s.Daemon.Resync(r.Context(), req.Connector, o)
@@ -277,7 +278,7 @@ func (s *Server) retryDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.log().WithFields(logrus.Fields{"dead_letter": id, "remote": r.RemoteAddr}).Info("dead letter retry requested")
+	s.log().WithFields(logrus.Fields{logfield.DeadLetter: id, logfield.Remote: r.RemoteAddr}).Info("dead letter retry requested")
 	resp, err := s.Daemon.RetryDeadLetter(r.Context(), id)
 	status := http.StatusOK
 	if err != nil {
@@ -296,7 +297,7 @@ func (s *Server) dropDeadLetter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err.Error())
 		return
 	}
-	s.log().WithFields(logrus.Fields{"dead_letter": id, "remote": r.RemoteAddr}).Info("dead letter dropped")
+	s.log().WithFields(logrus.Fields{logfield.DeadLetter: id, logfield.Remote: r.RemoteAddr}).Info("dead letter dropped")
 	writeJSON(w, http.StatusOK, map[string]any{"dropped": id})
 }
 
@@ -329,7 +330,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="syncd-state.db"`)
 	n, err := s.Daemon.Backup(w)
-	log := s.log().WithFields(logrus.Fields{"bytes": n, "remote": r.RemoteAddr})
+	log := s.log().WithFields(logrus.Fields{logfield.Bytes: n, logfield.Remote: r.RemoteAddr})
 	if err != nil {
 		log.WithError(err).Error("state backup failed")
 		if n == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -89,7 +90,7 @@ func (s *Server) settleHeldDeletes(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "unknown action "+action+": approve or drop")
 		return
 	}
-	log := s.log().WithFields(logrus.Fields{"connector": conn, "action": action, "remote": r.RemoteAddr})
+	log := s.log().WithFields(logrus.Fields{logfield.Connector: conn, logfield.Action: action, logfield.Remote: r.RemoteAddr})
 	out, err := s.settle(r.Context(), hd, conn, action)
 	if err != nil {
 		log.WithError(err).Warn("held deletes could not be settled")
@@ -115,7 +116,7 @@ func (s *Server) uiHeldDeletes(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown action "+action, http.StatusNotFound)
 		return
 	}
-	log := s.log().WithFields(logrus.Fields{"connector": conn, "action": action, "remote": r.RemoteAddr})
+	log := s.log().WithFields(logrus.Fields{logfield.Connector: conn, logfield.Action: action, logfield.Remote: r.RemoteAddr})
 	if _, err := s.settle(r.Context(), hd, conn, action); err != nil {
 		log.WithError(err).Warn("held deletes from the health page could not be settled")
 		http.Error(w, err.Error(), errorStatus(err))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // With admin.token set, everything that shows records (the health page,
@@ -58,7 +59,7 @@ func (s *Server) mayRead(r *http.Request) bool {
 func (s *Server) records(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.mayRead(r) {
-			s.log().WithFields(logrus.Fields{"path": r.URL.Path, "remote": r.RemoteAddr}).Warn("admin read refused: missing or wrong bearer token")
+			s.log().WithFields(logrus.Fields{logfield.Path: r.URL.Path, logfield.Remote: r.RemoteAddr}).Warn("admin read refused: missing or wrong bearer token")
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token (admin.token): this endpoint shows records")
 			return
 		}
@@ -91,7 +92,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.tokenMatches(r.PostForm.Get("token")) {
-		s.log().WithFields(logrus.Fields{"remote": r.RemoteAddr}).Warn("health page login refused: wrong admin token")
+		s.log().WithFields(logrus.Fields{logfield.Remote: r.RemoteAddr}).Warn("health page login refused: wrong admin token")
 		s.askToken(w, true)
 		return
 	}
@@ -99,7 +100,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		Name: sessionCookie, Value: s.sessionValue(), MaxAge: int(sessionMaxAge.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
-	s.log().WithFields(logrus.Fields{"remote": r.RemoteAddr}).Info("health page opened with the admin token")
+	s.log().WithFields(logrus.Fields{logfield.Remote: r.RemoteAddr}).Info("health page opened with the admin token")
 	redirectPage(w)
 }
 

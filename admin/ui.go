@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reconcile"
 )
 
@@ -199,10 +200,10 @@ func (s *Server) formAllowed(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, "unreadable form", http.StatusBadRequest)
 		return false
 	}
-	log := s.log().WithFields(logrus.Fields{"path": r.URL.Path, "remote": r.RemoteAddr})
+	log := s.log().WithFields(logrus.Fields{logfield.Path: r.URL.Path, logfield.Remote: r.RemoteAddr})
 	if s.Token == "" {
 		if reason := crossOrigin(r); reason != "" {
-			log.WithField("reason", reason).Warn("health page action refused: not same-origin")
+			log.WithField(logfield.Reason, reason).Warn("health page action refused: not same-origin")
 			http.Error(w, "refused: "+reason+"; set admin.token to use the buttons from other hosts", http.StatusForbidden)
 			return false
 		}
@@ -212,7 +213,7 @@ func (s *Server) formAllowed(w http.ResponseWriter, r *http.Request) bool {
 		// The cookie is SameSite=Strict; refuse what a browser marks as
 		// cross-site anyway.
 		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-			log.WithField("reason", "cross-site").Warn("health page action refused: not same-origin")
+			log.WithField(logfield.Reason, "cross-site").Warn("health page action refused: not same-origin")
 			http.Error(w, "refused: cross-site request", http.StatusForbidden)
 			return false
 		}
@@ -253,7 +254,7 @@ func (s *Server) uiResync(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	log := s.log().WithFields(logrus.Fields{"connector": name, "remote": r.RemoteAddr})
+	log := s.log().WithFields(logrus.Fields{logfield.Connector: name, logfield.Remote: r.RemoteAddr})
 	log.Info("resync requested from the health page")
 	go func() {
 		sums, err := s.Daemon.Resync(s.context(), name, reconcile.ResyncOptions{})
@@ -261,7 +262,7 @@ func (s *Server) uiResync(w http.ResponseWriter, r *http.Request) {
 			log.WithError(err).Error("resync from the health page stopped early")
 			return
 		}
-		log.WithField("connectors", len(sums)).Info("resync from the health page finished")
+		log.WithField(logfield.Connectors, len(sums)).Info("resync from the health page finished")
 	}()
 	redirect(w, "resync", url.Values{"connector": {name}})
 }
@@ -271,7 +272,7 @@ func (s *Server) uiDeadLetter(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.formAllowed(w, r) {
 		return
 	}
-	log := s.log().WithFields(logrus.Fields{"dead_letter": id, "remote": r.RemoteAddr})
+	log := s.log().WithFields(logrus.Fields{logfield.DeadLetter: id, logfield.Remote: r.RemoteAddr})
 	switch action := r.PathValue("action"); action {
 	case "retry":
 		log.Info("dead letter retry requested from the health page")
@@ -281,7 +282,7 @@ func (s *Server) uiDeadLetter(w http.ResponseWriter, r *http.Request) {
 				log.WithError(err).Warn("dead letter retry from the health page failed")
 				return
 			}
-			log.WithField("resolved", res.Resolved).Info("dead letter retried from the health page")
+			log.WithField(logfield.Resolved, res.Resolved).Info("dead letter retried from the health page")
 		}()
 		redirect(w, "retry", url.Values{"id": {strconv.FormatUint(id, 10)}})
 	case "drop":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Prepare starts a Type's Open: opts.Settings must be a T (the type's
@@ -24,5 +25,5 @@ func Prepare[T Settings](opts Options, typeName string) (T, *logrus.Entry, error
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	return set, log.WithFields(logrus.Fields{"connector": opts.Name, "type": typeName}), nil
+	return set, log.WithFields(logrus.Fields{logfield.Connector: opts.Name, logfield.Type: typeName}), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // startAdmin is start-up step 1 (see Start): the admin API listens on
@@ -38,6 +39,6 @@ func (d *Daemon) startAdmin(ctx context.Context, r *Running) error {
 		serve: func(ctx context.Context) error { return serveHTTP(ctx, r.stopping, srv, ln) },
 		close: func() { _ = ln.Close() },
 	})
-	d.log.WithField("address", r.AdminAddr).Info("admin server listening")
+	d.log.WithField(logfield.Address, r.AdminAddr).Info("admin server listening")
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // A connector whose system pushes change webhooks (connector.WebhookSource)
@@ -46,11 +47,11 @@ func (d *Daemon) mountConnectorHooks(mux *http.ServeMux, log *logrus.Entry) {
 	for _, h := range d.hookedConnectors() {
 		path := connector.WebhookPath(h.c.Name)
 		if path == d.cfg.Webhooks.Path {
-			log.WithField("connector", h.c.Name).WithField("path", path).Error("webhooks.path is the connector's webhook path; its change webhooks are not accepted")
+			log.WithField(logfield.Connector, h.c.Name).WithField(logfield.Path, path).Error("webhooks.path is the connector's webhook path; its change webhooks are not accepted")
 			continue
 		}
 		mux.Handle(path, h.handler)
-		log.WithField("connector", h.c.Name).WithField("path", path).Info("change webhooks of the connector accepted")
+		log.WithField(logfield.Connector, h.c.Name).WithField(logfield.Path, path).Info("change webhooks of the connector accepted")
 	}
 }
 
@@ -86,11 +87,11 @@ func (d *Daemon) registerConnectorHooks(ctx context.Context) {
 		what, err := h.src.RegisterWebhook(ctx, false)
 		switch {
 		case errors.Is(err, connector.ErrManualWebhook):
-			h.c.log.WithField("setup", err.Error()).Info("change webhooks are set up in the system's settings")
+			h.c.log.WithField(logfield.Setup, err.Error()).Info("change webhooks are set up in the system's settings")
 		case err != nil:
 			h.c.log.WithError(err).Warn("change webhook registration failed; the schedule still runs")
 		default:
-			h.c.log.WithField("webhook", what).Info("change webhook ensured")
+			h.c.log.WithField(logfield.Webhook, what).Info("change webhook ensured")
 		}
 	}
 }
@@ -102,7 +103,7 @@ func (d *Daemon) startConnectorHooks(r *Running) error {
 	if r.Addr != "" || len(d.hookedConnectors()) == 0 {
 		return nil
 	}
-	log := logrus.NewEntry(d.log).WithField("component", "webhooks")
+	log := logrus.NewEntry(d.log).WithField(logfield.Component, "webhooks")
 	if d.cfg.Webhooks.Listen == "" {
 		log.Warn("webhooks.listen is not set: the connectors' change webhooks cannot arrive; they poll on their schedule")
 		return nil
@@ -127,6 +128,6 @@ func (d *Daemon) serveWebhooks(r *Running, mux *http.ServeMux, log *logrus.Entry
 		serve: func(ctx context.Context) error { return serveHTTP(ctx, r.stopping, srv, ln) },
 		close: func() { _ = ln.Close() },
 	})
-	log.WithField("address", r.Addr).Info("webhook receiver listening")
+	log.WithField(logfield.Address, r.Addr).Info("webhook receiver listening")
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -19,7 +20,7 @@ func (d *Daemon) loadCustomFields(ctx context.Context) ([]string, error) {
 	if err != nil || keys == nil {
 		return keys, err
 	}
-	d.log.WithField("custom_fields", len(keys)).WithField("form", d.ws.CustomFieldValues()).Info("custom field definitions loaded")
+	d.log.WithField(logfield.CustomFields, len(keys)).WithField(logfield.Form, d.ws.CustomFieldValues()).Info("custom field definitions loaded")
 	return keys, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/progress"
@@ -140,7 +141,7 @@ func WorkspaceOptions(cfg *config.Config, log *logrus.Logger) workspace.ClientOp
 		Version:       cfg.Workspace.Version,
 		RateLimit:     cfg.Workspace.RateLimit,
 		Burst:         cfg.Workspace.Burst,
-		Log:           logrus.NewEntry(log).WithField("component", "workspace"),
+		Log:           logrus.NewEntry(log).WithField(logfield.Component, "workspace"),
 		// Custom field values are written in this form, by each field's type.
 		CustomFieldValues: cfg.Workspace.CustomFieldValues,
 	}
@@ -151,7 +152,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 	if !ok {
 		return nil, fmt.Errorf("unknown connector type %q (known: %v)", cc.Type, connector.Types())
 	}
-	log := logrus.NewEntry(d.log).WithField("connector", cc.Name)
+	log := logrus.NewEntry(d.log).WithField(logfield.Connector, cc.Name)
 	m, err := CompileMapping(cc, customKeys)
 	if err != nil {
 		return nil, fmt.Errorf("mapping: %w", err)

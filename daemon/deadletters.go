@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 )
@@ -79,7 +80,7 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 	if _, gone := d.store.DeadLetter(id); errors.Is(gone, state.ErrNotFound) {
 		resp.Resolved = true
 	}
-	log := c.log.WithFields(sum.Fields()).WithFields(logrus.Fields{"dead_letter": id, "resolved": resp.Resolved})
+	log := c.log.WithFields(sum.Fields()).WithFields(logrus.Fields{logfield.DeadLetter: id, logfield.Resolved: resp.Resolved})
 	if err != nil {
 		log.WithError(err).Warn("dead letter retry stopped early")
 		return resp, err

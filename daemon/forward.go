@@ -8,6 +8,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Backoff after a failed pass: the connector is tried again sooner than
@@ -104,7 +105,7 @@ func notifyLoop(ctx context.Context, c *Connector, n connector.ChangeNotifier, t
 		}
 		failures++
 		wait := min(retryBase<<min(failures-1, 16), retryCap)
-		c.log.WithError(err).WithField("mode", n.NotifyMode()).WithField("retry_in", wait.String()).
+		c.log.WithError(err).WithField(logfield.Mode, n.NotifyMode()).WithField(logfield.RetryIn, wait.String()).
 			Warn("change notifications stopped; the schedule still runs")
 		select {
 		case <-ctx.Done():
@@ -129,7 +130,7 @@ func (d *Daemon) loop(ctx context.Context, c *Connector, trigger <-chan struct{}
 		case err != nil && !errors.Is(err, ErrBusy) && !errors.Is(err, connector.ErrBudgetSpent):
 			failures++
 			wait := min(retryBase<<min(failures-1, 16), retryCap)
-			c.log.WithField("retry_in", wait.String()).WithField("failures", failures).Warn("pass failed; retrying with backoff")
+			c.log.WithField(logfield.RetryIn, wait.String()).WithField(logfield.Failures, failures).Warn("pass failed; retrying with backoff")
 			retry = time.After(wait)
 		default:
 			failures, retry = 0, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reverse"
 	"github.com/syncd-io/syncd/webhook"
 )
@@ -61,7 +62,7 @@ func (d *Daemon) startReverse(ctx context.Context, r *Running, sched *schedule) 
 		return err
 	}
 	r.Applier = a
-	log := logrus.NewEntry(d.log).WithField("component", "reverse")
+	log := logrus.NewEntry(d.log).WithField(logfield.Component, "reverse")
 	if err := d.ensureWebhook(ctx, log); err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (d *Daemon) ensureWebhook(ctx context.Context, log *logrus.Entry) error {
 	if err != nil {
 		return fmt.Errorf("webhooks.autoRegister: %w", err)
 	}
-	log.WithFields(logrus.Fields{"webhook": reg.Webhook.ID, "created": reg.Created, "updated": reg.Updated, "rotated": reg.Rotated}).
+	log.WithFields(logrus.Fields{logfield.Webhook: reg.Webhook.ID, logfield.Created: reg.Created, logfield.Updated: reg.Updated, logfield.Rotated: reg.Rotated}).
 		Info("webhook subscription ensured")
 	return nil
 }
@@ -132,7 +133,7 @@ func (d *Daemon) startReceiver(r *Running, a *reverse.Applier, log *logrus.Entry
 	if err := d.serveWebhooks(r, mux, log); err != nil {
 		return err
 	}
-	log.WithField("path", wc.Path).Info("workspace webhooks accepted")
+	log.WithField(logfield.Path, wc.Path).Info("workspace webhooks accepted")
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reverse"
 	"github.com/syncd-io/syncd/webhook"
 )
@@ -80,7 +81,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.log.WithField("connectors", len(d.connectors)).Info("syncd running")
+	d.log.WithField(logfield.Connectors, len(d.connectors)).Info("syncd running")
 	err = r.Wait()
 	d.log.Info("all connectors stopped")
 	return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -46,7 +47,7 @@ type Registration struct {
 func RememberWebhookRoutes(st *state.Store, log *logrus.Entry) func(form string) {
 	return func(form string) {
 		if err := st.PutWebhookRoutes(form); err != nil {
-			log.WithError(err).WithField("form", form).Warn("webhook routes could not be recorded in state; found out again on the next start")
+			log.WithError(err).WithField(logfield.Form, form).Warn("webhook routes could not be recorded in state; found out again on the next start")
 		}
 	}
 }
@@ -94,7 +95,7 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 				return reg, fmt.Errorf("subscription %s created, but its secret could not be stored (run register again: it rotates the secret): %w", created.ID, err)
 			}
 			created.Key = ""
-			log.WithField("webhook", created.ID).WithField("url", url).Info("webhook subscription created")
+			log.WithField(logfield.Webhook, created.ID).WithField(logfield.URL, url).Info("webhook subscription created")
 			return Registration{Webhook: created, Created: true}, nil
 		case errors.Is(err, workspace.ErrOutcomeUnknown):
 			// The create may have been applied: look before anything else.
@@ -121,7 +122,7 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 			return reg, fmt.Errorf("update subscription: %w", err)
 		}
 		reg.Updated = true
-		log.WithField("webhook", wh.ID).Info("webhook subscription updated: events and status")
+		log.WithField(logfield.Webhook, wh.ID).Info("webhook subscription updated: events and status")
 	}
 	reg.Webhook = wh
 	has, err := hasSecret(st, wh.ID)
@@ -137,7 +138,7 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 			return reg, fmt.Errorf("store the secret of subscription %s: %w", wh.ID, err)
 		}
 		reg.Rotated = true
-		log.WithField("webhook", wh.ID).Info("webhook secret was not in state: rotated, and the new one stored")
+		log.WithField(logfield.Webhook, wh.ID).Info("webhook secret was not in state: rotated, and the new one stored")
 	}
 	return reg, nil
 }

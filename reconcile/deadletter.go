@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -81,7 +82,7 @@ func (p *pass) setAsidePayload(ctx context.Context, op, key string, dp deadPaylo
 	if !permanent {
 		d.NextTry = now.Add(retryDelay)
 	}
-	log := r.log.WithField("key", key).WithField("operation", op).WithField("permanent", permanent)
+	log := r.log.WithField(logfield.Key, key).WithField(logfield.Operation, op).WithField(logfield.Permanent, permanent)
 	if _, err := r.opts.Store.AddDeadLetter(d); err != nil {
 		log.WithError(err).Error("could not record dead letter")
 		return
@@ -91,7 +92,7 @@ func (p *pass) setAsidePayload(ctx context.Context, op, key string, dp deadPaylo
 		log.Debug("record set aside again as a dead letter, for the same reason")
 		return
 	}
-	log.WithField("reason", cause.Error()).Warn("record set aside as a dead letter")
+	log.WithField(logfield.Reason, cause.Error()).Warn("record set aside as a dead letter")
 }
 
 // setAsideInvalid sets aside a record the source could not read whole
@@ -131,7 +132,7 @@ func (p *pass) clearStaleReadLetters() {
 			continue
 		}
 		if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, opRead, d.Key); err != nil {
-			r.log.WithError(err).WithField("key", d.Key).Warn("could not clear dead letter")
+			r.log.WithError(err).WithField(logfield.Key, d.Key).Warn("could not clear dead letter")
 		}
 	}
 }
@@ -146,7 +147,7 @@ func (p *pass) clearDeadLetter(it *item) {
 		}
 		for _, op := range []string{opSync, opMap} {
 			if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, op, key); err != nil {
-				r.log.WithError(err).WithField("key", key).Warn("could not clear dead letter")
+				r.log.WithError(err).WithField(logfield.Key, key).Warn("could not clear dead letter")
 			}
 		}
 	}
@@ -175,7 +176,7 @@ func (p *pass) retryDeadLetters(ctx context.Context) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	r.log.WithField("records", len(recs)).Info("retrying dead letters")
+	r.log.WithField(logfield.Records, len(recs)).Info("retrying dead letters")
 	if err := p.batch(ctx, recs); err != nil {
 		return fmt.Errorf("retry dead letters: %w", err)
 	}

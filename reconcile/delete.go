@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -17,7 +18,7 @@ func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error
 	for _, rec := range recs {
 		ext, err := p.r.opts.Mapper.ExternalID(rec)
 		if err != nil {
-			p.r.log.WithError(err).WithField("record_id", rec.ID).Warn("deleted record has no externalId; ignored")
+			p.r.log.WithError(err).WithField(logfield.Record, rec.ID).Warn("deleted record has no externalId; ignored")
 			continue
 		}
 		l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, ext)

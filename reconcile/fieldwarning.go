@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 )
@@ -40,13 +41,13 @@ func (p *pass) noteWarnings(rec connector.Record, m mapping.Mapped) {
 	}
 	fresh, err := r.opts.Store.SetFieldWarnings(r.opts.Connector, m.ExternalID, ws)
 	if err != nil {
-		r.log.WithError(err).WithField("external_id", m.ExternalID).Error("could not record field warnings")
+		r.log.WithError(err).WithField(logfield.ExternalID, m.ExternalID).Error("could not record field warnings")
 		return
 	}
 	p.warned[m.ExternalID] = len(ws) > 0
 	for _, w := range fresh {
-		r.log.WithField("external_id", m.ExternalID).WithField("field", w.Field).WithField("from", w.From).
-			WithField("reason", w.Reason).Warn("field left out of the contact, which synced without it; fix the value at the source")
+		r.log.WithField(logfield.ExternalID, m.ExternalID).WithField(logfield.Field, w.Field).WithField(logfield.From, w.From).
+			WithField(logfield.Reason, w.Reason).Warn("field left out of the contact, which synced without it; fix the value at the source")
 	}
 }
 
@@ -58,7 +59,7 @@ func (p *pass) dropWarnings(externalID string) {
 		return
 	}
 	if _, err := p.r.opts.Store.SetFieldWarnings(p.r.opts.Connector, externalID, nil); err != nil {
-		p.r.log.WithError(err).WithField("external_id", externalID).Warn("could not drop field warnings")
+		p.r.log.WithError(err).WithField(logfield.ExternalID, externalID).Warn("could not drop field warnings")
 		return
 	}
 	delete(p.warned, externalID)

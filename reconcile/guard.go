@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Guard keeps one connector's forward passes and its write-back (the
@@ -189,6 +190,6 @@ func (p *pass) reread(ctx context.Context, recs []connector.Record) ([]connector
 		}
 		out = append(out, rec)
 	}
-	p.r.log.WithField("records", len(ids)).Debug("records written back during the pass read again")
+	p.r.log.WithField(logfield.Records, len(ids)).Debug("records written back during the pass read again")
 	return out, nil
 }

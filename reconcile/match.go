@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
@@ -264,6 +265,6 @@ func (p *pass) hold(it *item) error {
 	}
 	p.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
 	p.count(func(s *Summary) { s.Held++ })
-	r.log.WithField("external_id", it.mapped.ExternalID).WithField("reason", a.reason).Info("ambiguous match held for an operator")
+	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Reason, a.reason).Info("ambiguous match held for an operator")
 	return nil
 }

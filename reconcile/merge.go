@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -43,7 +44,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 		if !ok {
 			continue // nothing was linked to it
 		}
-		log := r.log.WithFields(map[string]any{"record_id": rec.ID, "merged_into": rec.MergedInto, "contact": l.ContactID})
+		log := r.log.WithFields(map[string]any{logfield.Record: rec.ID, logfield.MergedInto: rec.MergedInto, logfield.Contact: l.ContactID})
 		survivor, known := survivorExternalID(r.opts.Mapper, rec)
 		taken := false
 		if known {

@@ -26,6 +26,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/progress"
@@ -175,7 +176,7 @@ func New(opts Options) (*Reconciler, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	return &Reconciler{opts: opts, log: log.WithField("connector", opts.Connector)}, nil
+	return &Reconciler{opts: opts, log: log.WithField(logfield.Connector, opts.Connector)}, nil
 }
 
 // Summary counts what one run did.
@@ -206,11 +207,11 @@ func (s Summary) String() string {
 // Fields returns the summary as log fields.
 func (s Summary) Fields() logrus.Fields {
 	f := logrus.Fields{
-		"connector": s.Connector, "kind": s.Kind,
-		"created": s.Created, "updated": s.Updated, "unchanged": s.Unchanged,
-		"deleted": s.Deleted, "unlinked": s.Unlinked, "relinked": s.Relinked,
-		"adopted": s.Adopted, "held": s.Held,
-		"failed": s.Failed, "api_calls": s.APICalls, "duration": s.Duration.Round(time.Millisecond).String(),
+		logfield.Connector: s.Connector, logfield.Kind: s.Kind,
+		logfield.Created: s.Created, logfield.Updated: s.Updated, logfield.Unchanged: s.Unchanged,
+		logfield.Deleted: s.Deleted, logfield.Unlinked: s.Unlinked, logfield.Relinked: s.Relinked,
+		logfield.Adopted: s.Adopted, logfield.Held: s.Held,
+		logfield.Failed: s.Failed, logfield.APICalls: s.APICalls, logfield.Duration: s.Duration.Round(time.Millisecond).String(),
 	}
 	if s.Stopped != "" {
 		f["stopped"] = s.Stopped

@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/idset"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 )
@@ -190,7 +191,7 @@ func (p *pass) checkRekey(ctx context.Context) error {
 	}
 	limit := r.opts.MassRekeyThreshold * float64(p.linked)
 	rekeyed := float64(fresh) > limit && float64(vanished) > limit && 2*min(fresh, vanished) >= max(fresh, vanished)
-	log := r.log.WithFields(map[string]any{"new_records": fresh, "vanished_records": vanished, "linked": p.linked})
+	log := r.log.WithFields(map[string]any{logfield.NewRecords: fresh, logfield.VanishedRecords: vanished, logfield.Linked: p.linked})
 	if !rekeyed {
 		log.Info("many new records, but no mass re-key: the linked records are still in the source")
 		return nil
@@ -252,7 +253,7 @@ func (p *pass) takeOver(ctx context.Context, it *item) error {
 	}
 	it.link = &l
 	p.count(func(s *Summary) { s.Relinked++ })
-	p.r.log.WithFields(map[string]any{"external_id": it.mapped.ExternalID, "was": one.ExternalID, "contact": l.ContactID}).
+	p.r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Was: one.ExternalID, logfield.Contact: l.ContactID}).
 		Info("record took over the contact of a vanished record with the same phone or e-mail")
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -68,7 +69,7 @@ func (p *pass) relink(ctx context.Context, all bool) error {
 	}
 	p.listed = true
 	if l.dups > 0 {
-		r.log.WithField("duplicates", l.dups).Warn("workspace holds several contacts with one externalId; the oldest of each is linked")
+		r.log.WithField(logfield.Duplicates, l.dups).Warn("workspace holds several contacts with one externalId; the oldest of each is linked")
 	}
 	return nil
 }
@@ -140,7 +141,7 @@ func (l *relinker) flush() error {
 }
 
 func (p *pass) warnDuplicate(ext, kept, other string) {
-	p.r.log.WithField("external_id", ext).WithField("linked_contact", kept).WithField("duplicate_contact", other).
+	p.r.log.WithField(logfield.ExternalID, ext).WithField(logfield.LinkedContact, kept).WithField(logfield.DuplicateContact, other).
 		Warn("duplicate contact for one externalId; linking the oldest")
 }
 

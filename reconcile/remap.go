@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // A changed mapping (a field added, removed, transformed otherwise)
@@ -55,7 +56,7 @@ func (p *pass) mappingChanged(checkpoint string) (bool, error) {
 func (p *pass) readRemapped(ctx context.Context) error {
 	r := p.r
 	digest := r.opts.Mapper.Digest()
-	r.log.WithField("mapping", digest).Info("mapping changed since the last pass; reading every record once more")
+	r.log.WithField(logfield.Mapping, digest).Info("mapping changed since the last pass; reading every record once more")
 	r.opts.Progress.Reason(remapReason)
 	p.countTotal(ctx, "", true)
 	err := r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
@@ -71,6 +72,6 @@ func (p *pass) readRemapped(ctx context.Context) error {
 	if err := r.opts.Store.SetMappingDigest(r.opts.Connector, digest); err != nil {
 		return fmt.Errorf("record mapping digest: %w", err)
 	}
-	r.log.WithField("mapping", digest).Info("every record read under the changed mapping")
+	r.log.WithField(logfield.Mapping, digest).Info("every record read under the changed mapping")
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
@@ -127,7 +128,7 @@ func (r *Reconciler) dryRun(ctx context.Context, o ResyncOptions) (Summary, erro
 	opts.AllowMassDelete = true // the plan shows deletions; the breaker guards real runs
 	opts.AllowMassRekey = true  // and the records that take over a vanished one's contact
 	opts.Guard = nil            // nothing the write-back reads is written
-	dry := &Reconciler{opts: opts, log: r.log.WithField("dry_run", true)}
+	dry := &Reconciler{opts: opts, log: r.log.WithField(logfield.DryRun, true)}
 	o.DryRun = false
 	sum, err := dry.Resync(ctx, o)
 	sum.Kind = "dry-run"

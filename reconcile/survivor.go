@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // findSurvivors gives the deleted records that left no merge trace
@@ -65,7 +66,7 @@ func (p *pass) findSurvivors(ctx context.Context, recs []connector.Record) error
 		}
 		if id != "" && id != recs[i].ID {
 			recs[i].MergedInto = id
-			r.log.WithFields(map[string]any{"record_id": recs[i].ID, "merged_into": id, "contact": c.ID}).
+			r.log.WithFields(map[string]any{logfield.Record: recs[i].ID, logfield.MergedInto: id, logfield.Contact: c.ID}).
 				Info("deleted record's e-mail or phone is now the survivor's: taken as merged into it")
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -51,7 +52,7 @@ func (p *pass) write(ctx context.Context, it *item) error {
 			p.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
 			return nil
 		}
-		r.log.WithError(err).WithField("external_id", it.mapped.ExternalID).WithField("attempt", attempt).Debug("write failed, retrying")
+		r.log.WithError(err).WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Attempt, attempt).Debug("write failed, retrying")
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
@@ -224,7 +225,7 @@ func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
 	if c, ok := oldestByExternalID(found)[it.mapped.ExternalID]; ok {
 		p.setFound(it, &c)
 		it.lost, it.landed = nil, true
-		r.log.WithField("external_id", it.mapped.ExternalID).Info("create was applied although its answer was lost; adopting the contact")
+		r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("create was applied although its answer was lost; adopting the contact")
 	}
 	return false, nil
 }
@@ -272,7 +273,7 @@ func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 	if held, err := r.opts.Store.IsHeldDelete(r.opts.Connector, it.link.ContactID); err != nil {
 		return fmt.Errorf("read held deletes: %w", err)
 	} else if held {
-		r.log.WithField("external_id", it.mapped.ExternalID).Info("contact was deleted in the workspace; its record's deletion is held by the mass-delete guard")
+		r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("contact was deleted in the workspace; its record's deletion is held by the mass-delete guard")
 		return nil
 	}
 	if w, ok := r.opts.Reader.(connector.Writer); ok && it.link.RecordID != "" {
@@ -287,7 +288,7 @@ func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 	if err := r.opts.Store.DeleteLink(r.opts.Connector, it.mapped.ExternalID); err != nil {
 		return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
 	}
-	r.log.WithField("external_id", it.mapped.ExternalID).Info("contact was deleted in the workspace; record deleted per onWorkspaceDelete")
+	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("contact was deleted in the workspace; record deleted per onWorkspaceDelete")
 	p.count(func(s *Summary) { s.Unlinked++ })
 	return nil
 }

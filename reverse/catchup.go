@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -63,7 +64,7 @@ func (a *Applier) CatchUp(ctx context.Context, name string) (int, error) {
 		}
 	}
 	if n > 0 {
-		a.log.WithField("connector", name).WithField("events", n).Info("catch-up found workspace changes missed while syncd was away")
+		a.log.WithField(logfield.Connector, name).WithField(logfield.Events, n).Info("catch-up found workspace changes missed while syncd was away")
 		a.Notify()
 	}
 	return n, nil

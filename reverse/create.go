@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -54,7 +55,7 @@ func (b *batch) planCreates(groups []*group) error {
 	for _, g := range groups {
 		switch decideGroup(t, g) {
 		case vDeletedCreating:
-			r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": g.contactID, "record": g.pending.RecordID}).
+			r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: g.contactID, logfield.Record: g.pending.RecordID}).
 				Warn("contact deleted in the workspace while its record was being created; the record is left as it is")
 			r.a.count(func(s *Stats) { s.Ignored++ })
 			r.ack(g)
@@ -115,7 +116,7 @@ func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	if res.Err == nil && res.ID != "" {
 		p.RecordID = res.ID
 		if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
-			r.a.log.WithError(err).WithField("contact", g.contactID).Error("record created but its id could not be written to state")
+			r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Error("record created but its id could not be written to state")
 		}
 		b.created = append(b.created, &createJob{g: g, pending: p, sent: w.change.Fields})
 		return
@@ -127,7 +128,7 @@ func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	if d == connector.Permanent || (d == connector.Wait && !errors.Is(res.Err, connector.ErrOutcomeUnknown)) {
 		// Nothing was created: a later round may try again.
 		if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
-			r.a.log.WithError(err).WithField("contact", g.contactID).Error("pending create could not be removed")
+			r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Error("pending create could not be removed")
 		}
 		r.failed(t, g, opCreate, res.Err, d)
 		return
@@ -228,7 +229,7 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 			r.res.Acked++
 		}
 	}
-	r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": j.g.contactID, "record": rec.ID, "external_id": ext}).
+	r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: j.g.contactID, logfield.Record: rec.ID, logfield.ExternalID: ext}).
 		Info("record created for a contact made in the workspace")
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -90,8 +91,8 @@ func (b *batch) guardDeletes(dels []*group) ([]*group, error) {
 		r.ack(g)
 	}
 	a.count(func(s *Stats) { s.HeldDeletes += int64(len(dels)) })
-	a.log.WithFields(map[string]any{"connector": t.Name, "held": held + len(dels), "deleted_within_window": recent,
-		"linked": linked, "threshold": threshold}).
+	a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Held: held + len(dels), logfield.DeletedWithinWindow: recent,
+		logfield.Linked: linked, logfield.Threshold: threshold}).
 		Warn("contacts deleted in the workspace over massDeleteThreshold: their records' deletions are held; approve with `syncd deletes approve` or drop with `syncd deletes drop`")
 	return nil, nil
 }
@@ -174,7 +175,7 @@ func (a *Applier) ApproveHeldDeletes(ctx context.Context, conn string) (int, err
 			return done, err
 		}
 	}
-	a.log.WithFields(map[string]any{"connector": conn, "deleted": done, "failed": len(errs)}).Warn("held deletes approved by an operator")
+	a.log.WithFields(map[string]any{logfield.Connector: conn, logfield.Deleted: done, logfield.Failed: len(errs)}).Warn("held deletes approved by an operator")
 	return done, errors.Join(errs...)
 }
 
@@ -214,6 +215,6 @@ func (a *Applier) DropHeldDeletes(conn string) (int, error) {
 	if err := st.DropHeldDeletes(conn, ids); err != nil {
 		return 0, err
 	}
-	a.log.WithFields(map[string]any{"connector": conn, "dropped": len(held)}).Warn("held deletes dropped by an operator; the records stay")
+	a.log.WithFields(map[string]any{logfield.Connector: conn, logfield.Dropped: len(held)}).Warn("held deletes dropped by an operator; the records stay")
 	return len(held), nil
 }

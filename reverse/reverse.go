@@ -60,6 +60,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
@@ -231,7 +232,7 @@ func New(opts Options) (*Applier, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	a := &Applier{opts: opts, log: log.WithField("component", "reverse"), wake: make(chan struct{}, 1), targets: map[string]*Target{}, deletes: map[string][]time.Time{}}
+	a := &Applier{opts: opts, log: log.WithField(logfield.Component, "reverse"), wake: make(chan struct{}, 1), targets: map[string]*Target{}, deletes: map[string][]time.Time{}}
 	for _, t := range opts.Targets {
 		if t.Name == "" || t.Source == "" || t.Mapper == nil {
 			return nil, errors.New("reverse: every target needs a name, a source and a mapper")
@@ -292,7 +293,7 @@ func (a *Applier) Run(ctx context.Context) error {
 			backoff = min(max(backoff*2, minBackoff), maxBackoff)
 			wait = backoff
 			if err != nil {
-				a.log.WithError(err).WithField("retry_in", wait.String()).Warn("reverse round failed")
+				a.log.WithError(err).WithField(logfield.RetryIn, wait.String()).Warn("reverse round failed")
 			}
 		case res.Read >= a.opts.BatchSize:
 			backoff = 0

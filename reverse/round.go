@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
@@ -392,7 +393,7 @@ func (r *round) failed(t *Target, g *group, op string, err error, d connector.Di
 		r.a.count(func(s *Stats) { s.Retried++ })
 		var whole *wholeCallError
 		if !errors.As(err, &whole) { // a failed call is reported by the round
-			r.a.log.WithError(err).WithFields(map[string]any{"connector": t.Name, "contact": g.contactID}).
+			r.a.log.WithError(err).WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: g.contactID}).
 				Warn("write-back waits: the other system takes no writes now; the event stays in the inbox")
 		}
 		return
@@ -402,12 +403,12 @@ func (r *round) failed(t *Target, g *group, op string, err error, d connector.Di
 		for _, e := range g.events {
 			e.Attempts = attempts
 			if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
-				r.a.log.WithError(uerr).WithField("event", e.ID).Warn("could not count a failed attempt")
+				r.a.log.WithError(uerr).WithField(logfield.Event, e.ID).Warn("could not count a failed attempt")
 			}
 		}
 		r.res.Retry++
 		r.a.count(func(s *Stats) { s.Retried++ })
-		r.a.log.WithError(err).WithFields(map[string]any{"connector": t.Name, "contact": g.contactID, "attempt": attempts}).
+		r.a.log.WithError(err).WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: g.contactID, logfield.Attempt: attempts}).
 			Warn("write-back failed; the event stays in the inbox")
 		return
 	}
@@ -442,7 +443,7 @@ func (r *round) putOff(t *Target, g *group, recordID string, err error) {
 	for _, e := range g.events {
 		e.PutOffs = n
 		if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
-			r.a.log.WithError(uerr).WithField("event", e.ID).Warn("could not count a put-off write-back")
+			r.a.log.WithError(uerr).WithField(logfield.Event, e.ID).Warn("could not count a put-off write-back")
 		}
 	}
 	r.res.Retry++
@@ -459,7 +460,7 @@ func (r *round) putOff(t *Target, g *group, recordID string, err error) {
 // (the event is acknowledged all the same: it cannot be applied).
 func (a *Applier) deadLetter(conn, op, key string, payload []byte, reason string) {
 	_, err := a.opts.Store.AddDeadLetter(state.DeadLetter{Connector: conn, Operation: op, Key: key, Payload: payload, Reason: reason})
-	entry := a.log.WithFields(map[string]any{"connector": conn, "operation": op, "key": key, "reason": reason})
+	entry := a.log.WithFields(map[string]any{logfield.Connector: conn, logfield.Operation: op, logfield.Key: key, logfield.Reason: reason})
 	if err != nil {
 		entry.WithError(err).Error("dead letter could not be recorded")
 		return

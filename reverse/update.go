@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
@@ -236,7 +237,7 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 	m := mergeUpdate(t, u, rec)
 	if cf := m.conflict; cf != nil {
 		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
-		r.a.log.WithFields(map[string]any{"connector": t.Name, "contact": u.g.contactID, "policy": t.Conflict, "winner": cf.Winner}).
+		r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.Policy: t.Conflict, logfield.Winner: cf.Winner}).
 			Info("both sides changed since the last sync; conflict settled by policy")
 	}
 	fields, err := t.Mapper.RecordChanges(m.cur, m.want)

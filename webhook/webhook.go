@@ -37,6 +37,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/signature"
@@ -145,7 +146,7 @@ func New(opts Options) (*Receiver, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	r := &Receiver{opts: opts, types: map[string]bool{}, log: log.WithField("component", "webhook")}
+	r := &Receiver{opts: opts, types: map[string]bool{}, log: log.WithField(logfield.Component, "webhook")}
 	for _, t := range opts.Types {
 		r.types[t] = true
 	}
@@ -216,7 +217,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	if !r.types[ev.Type] {
 		r.ignored.Add(1)
-		r.log.WithField("type", ev.Type).WithField("webhook_id", id).Debug("webhook event of an unhandled type dropped")
+		r.log.WithField(logfield.Type, ev.Type).WithField(logfield.WebhookID, id).Debug("webhook event of an unhandled type dropped")
 		writeAnswer(w, http.StatusOK, answer{Status: "ignored", Reason: "event type not handled"})
 		return
 	}
@@ -225,7 +226,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Body: body, ReceivedAt: r.opts.Now(),
 	})
 	if err != nil {
-		r.log.WithError(err).WithField("webhook_id", id).Error("webhook event could not be written to the inbox")
+		r.log.WithError(err).WithField(logfield.WebhookID, id).Error("webhook event could not be written to the inbox")
 		r.fail(w, req, http.StatusServiceUnavailable, "event could not be stored; deliver again later")
 		return
 	}
@@ -285,7 +286,7 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, status int, 
 			r.refusedBy[i].Add(1)
 		}
 	}
-	fields := logrus.Fields{"status": status, "reason": why.reason, "refusal": why.label, "remote": req.RemoteAddr}
+	fields := logrus.Fields{logfield.Status: status, logfield.Reason: why.reason, logfield.Refusal: why.label, logfield.Remote: req.RemoteAddr}
 	if why.missing != "" {
 		fields["missing"] = why.missing
 	}
@@ -296,7 +297,7 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, status int, 
 // fail answers a 5xx: the delivery is fine, syncd is not.
 func (r *Receiver) fail(w http.ResponseWriter, req *http.Request, status int, reason string) {
 	r.failed.Add(1)
-	r.log.WithFields(logrus.Fields{"status": status, "reason": reason, "remote": req.RemoteAddr}).Warn("webhook delivery not accepted")
+	r.log.WithFields(logrus.Fields{logfield.Status: status, logfield.Reason: reason, logfield.Remote: req.RemoteAddr}).Warn("webhook delivery not accepted")
 	writeAnswer(w, status, answer{Status: "error", Reason: reason})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/time/rate"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
@@ -179,7 +180,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if c.log == nil {
 		c.log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	c.log = c.log.WithField("component", "workspace")
+	c.log = c.log.WithField(logfield.Component, "workspace")
 	c.rc = remote.New(remote.Options{
 		Name:      "workspace api",
 		BaseURL:   c.baseURL,

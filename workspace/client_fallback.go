@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Routes where the spec and the service's published OpenAPI document
@@ -31,7 +32,7 @@ func (c *Client) CheckAccess(ctx context.Context) (string, error) {
 			return RouteOrganization, err
 		}
 		if !c.routes.noOrganization.Swap(true) {
-			c.log.WithField("route", RouteOrganization).WithField("instead", RouteCustomFields).
+			c.log.WithField(logfield.Route, RouteOrganization).WithField(logfield.Instead, RouteCustomFields).
 				Warn("workspace api answered 404 to the organization route (a version without it): the API key is checked with the custom-field list instead")
 		}
 	}
@@ -91,9 +92,9 @@ func (c *Client) webhookRoutes(ctx context.Context, stale string) (form string, 
 		if whs == nil {
 			whs = []Webhook{}
 		}
-		log := c.log.WithFields(logrus.Fields{"form": f, "route": route})
+		log := c.log.WithFields(logrus.Fields{logfield.Form: f, logfield.Route: route})
 		if stale != "" {
-			log = log.WithField("previous", stale)
+			log = log.WithField(logfield.Previous, stale)
 		}
 		log.Info("workspace api webhook routes found")
 		c.routes.webhookForm = f

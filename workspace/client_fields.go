@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // customFields is what the client knows of the workspace's custom fields:
@@ -139,6 +141,6 @@ func (c *Client) refreshAfter(ctx context.Context, err error, fs []CustomFieldVa
 	for i, f := range fs {
 		changed = changed || c.CustomFieldType(f.Key) != before[i]
 	}
-	c.log.WithField("changed", changed).Info("custom field definitions reloaded after a refusal naming a custom field")
+	c.log.WithField(logfield.Changed, changed).Info("custom field definitions reloaded after a refusal naming a custom field")
 	return changed
 }

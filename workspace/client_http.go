@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
@@ -83,7 +84,7 @@ func (c *Client) judge(a remote.Answer) remote.Verdict {
 	case a.Status == http.StatusTooManyRequests:
 		v := remote.Throttled(a.Header, c.maxRetryAfter, c.briefPause(), err)
 		if !v.Backoff {
-			c.log.WithFields(logrus.Fields{"route": a.Route, "retry_after": v.Pause.Round(time.Millisecond)}).
+			c.log.WithFields(logrus.Fields{logfield.Route: a.Route, logfield.RetryAfter: v.Pause.Round(time.Millisecond)}).
 				Info("workspace api rate limited: pausing every caller of the key")
 		}
 		return v

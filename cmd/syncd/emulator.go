@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -103,7 +104,7 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	log := logrus.New()
 	log.SetOutput(c.m.Stderr)
 	log.SetLevel(level)
-	entry := log.WithField("component", "emulator")
+	entry := log.WithField(logfield.Component, "emulator")
 
 	srv, err := emulator.Listen(*listen, emulator.Options{
 		APIKey: *apiKey, ReadOnlyKey: *readOnly,
@@ -117,8 +118,8 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
-	entry.WithField("url", srv.URL).WithField("rate", *rate).WithField("fault_rate", *faultRate).
-		WithField("custom_fields", len(fields)).WithField("custom_field_values", *values).Info("emulator listening")
+	entry.WithField(logfield.URL, srv.URL).WithField(logfield.Rate, *rate).WithField(logfield.FaultRate, *faultRate).
+		WithField(logfield.CustomFields, len(fields)).WithField(logfield.CustomFieldValues, *values).Info("emulator listening")
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

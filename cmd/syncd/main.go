@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -79,7 +80,7 @@ var signalLogger atomic.Pointer[logrus.Logger]
 
 func notifySignal(sig os.Signal, msg string) {
 	if log := signalLogger.Load(); log != nil {
-		log.WithField("signal", sig.String()).Warn(msg)
+		log.WithField(logfield.Signal, sig.String()).Warn(msg)
 		return
 	}
 	fmt.Fprintf(os.Stderr, "syncd: %s: %s\n", sig, msg)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/progress"
 )
 
@@ -288,9 +289,9 @@ func barText(name string, s progress.Snapshot) string {
 // progressFields are the figures of a pass as log fields.
 func progressFields(name string, s progress.Snapshot) logrus.Fields {
 	f := logrus.Fields{
-		"connector": name, "kind": s.Kind, "phase": s.Phase, "done": s.Done,
-		"total": "unknown", "total_is_estimate": s.TotalIsEstimate,
-		"rate_per_second": fmt.Sprintf("%.1f", s.RatePerSecond), "eta_seconds": "unknown", "api_calls": s.APICalls,
+		logfield.Connector: name, logfield.Kind: s.Kind, logfield.Phase: s.Phase, logfield.Done: s.Done,
+		logfield.Total: "unknown", logfield.TotalIsEstimate: s.TotalIsEstimate,
+		logfield.RatePerSecond: fmt.Sprintf("%.1f", s.RatePerSecond), logfield.EtaSeconds: "unknown", logfield.APICalls: s.APICalls,
 	}
 	if s.Total != nil {
 		f["total"] = *s.Total

@@ -13,6 +13,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -81,7 +82,7 @@ func workspaceClient(cfg *config.Config, log *logrus.Logger, st *state.Store, wr
 		BaseURL: cfg.Workspace.BaseURL, APIKey: cfg.Workspace.APIKey,
 		VersionHeader: cfg.Workspace.VersionHeader, Version: cfg.Workspace.Version,
 		RateLimit: cfg.Workspace.RateLimit, Burst: cfg.Workspace.Burst,
-		Log: logrus.NewEntry(log).WithField("component", "workspace"),
+		Log: logrus.NewEntry(log).WithField(logfield.Component, "workspace"),
 	}
 	if st != nil {
 		form, err := st.WebhookRoutes()

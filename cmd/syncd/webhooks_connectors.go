@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // registerConnectors registers the change webhook of every connector
@@ -22,7 +23,7 @@ func (c *WebhooksCommand) registerConnectors(ctx context.Context, cfg *config.Co
 		if !ok || !t.Has(connector.CapWebhook) {
 			continue
 		}
-		src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Log: logrus.NewEntry(log).WithField("connector", cc.Name)})
+		src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Log: logrus.NewEntry(log).WithField(logfield.Connector, cc.Name)})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("connector %s: open: %w", cc.Name, err))
 			continue

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // MaxBody is the largest delivery read: HubSpot sends at most 100
@@ -139,7 +140,7 @@ func Handler(verify Verifier, hint *Hint, now func() time.Time, log *logrus.Entr
 			return
 		}
 		if err := verify(r, body, arrived); err != nil {
-			log.WithError(err).WithField("remote", r.RemoteAddr).Warn("change webhook refused")
+			log.WithError(err).WithField(logfield.Remote, r.RemoteAddr).Warn("change webhook refused")
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // TypeName is the connector's `type:` in the configuration.
@@ -69,7 +70,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		watch:     s.Watch,
 		settle:    cmp.Or(s.Settle, DefaultSettle),
 		fields:    append([]string(nil), opts.Fields...),
-		log:       log.WithField("path", s.Path),
+		log:       log.WithField(logfield.Path, s.Path),
 	}, nil
 }
 

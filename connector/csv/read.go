@@ -17,6 +17,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/idset"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Fields returns the header's names.
@@ -249,7 +250,7 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 			return err
 		}
 	}
-	s.log.WithFields(logrus.Fields{"rows": rows, "invalid": invalid, "duration": time.Since(start)}).Debug("csv file read")
+	s.log.WithFields(logrus.Fields{logfield.Rows: rows, logfield.Invalid: invalid, logfield.Duration: time.Since(start)}).Debug("csv file read")
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // NotifyMode implements connector.ChangeNotifier.
@@ -72,7 +73,7 @@ func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
 				// gone (a replacement is on its way) or back as it was
 			default:
 				notified = now
-				s.log.WithField("path", s.path).WithField("size", now.st.size).Info("csv file changed; starting a pass")
+				s.log.WithField(logfield.Path, s.path).WithField(logfield.Size, now.st.size).Info("csv file changed; starting a pass")
 				changed()
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 const (
@@ -111,7 +112,7 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 			return cp.Search, err
 		}
 	}
-	log := s.log.WithFields(logrus.Fields{"since": cur.Since, "until": cur.Until})
+	log := s.log.WithFields(logrus.Fields{logfield.Since: cur.Since, logfield.Until: cur.Until})
 	pages, read := 0, 0
 	for {
 		var ans searchAnswer
@@ -153,7 +154,7 @@ func (s *Source) readWindow(ctx context.Context, cp checkpoint, emit func([]conn
 			return cur, err
 		}
 		if done {
-			log.WithFields(logrus.Fields{"pages": pages, "contacts": read}).Debug("hubspot window read")
+			log.WithFields(logrus.Fields{logfield.Pages: pages, logfield.Contacts: read}).Debug("hubspot window read")
 			return cur, nil
 		}
 	}
@@ -179,7 +180,7 @@ func (s *Source) openWindow(ctx context.Context, cur searchCursor) (searchCursor
 				return cur, false, err
 			}
 			counted = true
-			s.log.WithFields(logrus.Fields{"from": cur.Tail.From, "seen": seen, "reread": !skip}).Debug("hubspot look-back span counted")
+			s.log.WithFields(logrus.Fields{logfield.From: cur.Tail.From, logfield.Seen: seen, logfield.Reread: !skip}).Debug("hubspot look-back span counted")
 		}
 		if !skip {
 			// The window re-reads the span: what it counts starts afresh.
@@ -304,7 +305,7 @@ func (s *Source) scanArchived(ctx context.Context, cp checkpoint, emit func([]co
 			return err
 		}
 		if done {
-			s.log.WithFields(logrus.Fields{"archived": total, "new": emitted}).Debug("hubspot archived contacts scanned")
+			s.log.WithFields(logrus.Fields{logfield.Archived: total, logfield.New: emitted}).Debug("hubspot archived contacts scanned")
 			return nil
 		}
 		after = ans.Paging.Next.After

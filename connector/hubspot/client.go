@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/time/rate"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
@@ -106,7 +107,7 @@ func (c *client) judge(a remote.Answer) remote.Verdict {
 			return remote.Verdict{Action: remote.Fail, Err: herr}
 		}
 		if a.Waits+1 < maxLimitAttempts {
-			c.log.WithFields(logrus.Fields{"route": a.Route, "status": a.Status, "policy": herr.PolicyName, "delay": d}).
+			c.log.WithFields(logrus.Fields{logfield.Route: a.Route, logfield.Status: a.Status, logfield.Policy: herr.PolicyName, logfield.Delay: d}).
 				Info("hubspot rate limited, waiting")
 		}
 		return remote.Verdict{Action: remote.Wait, After: d, Err: herr}

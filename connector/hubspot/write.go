@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 const (
@@ -253,7 +254,7 @@ func (w *writeRun) sendUpdates(ctx context.Context, idx []int) error {
 		return fmt.Errorf("update %d contacts: %w", len(idx), err)
 	}
 	w.settle(idx, ans, status, cl.route())
-	w.s.log.WithFields(logrus.Fields{"op": "update", "inputs": len(idx), "errors": len(ans.Errors)}).Debug("hubspot batch written")
+	w.s.log.WithFields(logrus.Fields{logfield.Operation: "update", logfield.Inputs: len(idx), logfield.Errors: len(ans.Errors)}).Debug("hubspot batch written")
 	return nil
 }
 
@@ -326,7 +327,7 @@ func (w *writeRun) sendArchives(ctx context.Context, idx []int) error {
 		return fmt.Errorf("archive %d contacts: %w", len(archive.Inputs), err)
 	}
 	w.settle(idx, ans, status, cl.route())
-	w.s.log.WithFields(logrus.Fields{"op": "archive", "inputs": len(archive.Inputs), "missing": len(idx) - len(archive.Inputs)}).Debug("hubspot batch written")
+	w.s.log.WithFields(logrus.Fields{logfield.Operation: "archive", logfield.Inputs: len(archive.Inputs), logfield.Missing: len(idx) - len(archive.Inputs)}).Debug("hubspot batch written")
 	return nil
 }
 
@@ -390,7 +391,7 @@ func (w *writeRun) sendCreates(ctx context.Context, idx []int) error {
 		w.succeed(i, unmatched[best].ID)
 		unmatched[best].ID = ""
 	}
-	w.s.log.WithFields(logrus.Fields{"op": "create", "inputs": len(idx), "errors": len(ans.Errors)}).Debug("hubspot batch written")
+	w.s.log.WithFields(logrus.Fields{logfield.Operation: "create", logfield.Inputs: len(idx), logfield.Errors: len(ans.Errors)}).Debug("hubspot batch written")
 	return nil
 }
 

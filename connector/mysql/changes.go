@@ -9,6 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/sqlkit"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Changes reads the rows after checkpoint (a sqlkit.Position) in
@@ -27,7 +28,7 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	if err != nil {
 		return err
 	}
-	s.log.WithFields(logrus.Fields{"rows": rows, "batches": batches, "duration": time.Since(start)}).Debug("mysql changes read")
+	s.log.WithFields(logrus.Fields{logfield.Rows: rows, logfield.Batches: batches, logfield.Duration: time.Since(start)}).Debug("mysql changes read")
 	return nil
 }
 

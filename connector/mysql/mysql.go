@@ -49,6 +49,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/sqlkit"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // TypeName is the connector's `type:` in the configuration.
@@ -147,10 +148,10 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		batchSize: s.BatchSize,
 		returning: hasReturning(version),
 		red:       red,
-		log:       log.WithField("table", tbl.name),
+		log:       log.WithField(logfield.Table, tbl.name),
 	}
 	if note := src.ModeNote(); note != "" {
-		src.log.WithField("timeZone", loc.String()).Info("mysql DATETIME columns are read and written in the timeZone setting")
+		src.log.WithField(logfield.TimeZone, loc.String()).Info("mysql DATETIME columns are read and written in the timeZone setting")
 	}
 	return src, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // The id scan finds deleted persons by what Pipedrive documents: a deleted
@@ -113,7 +114,7 @@ func (s *Source) scanIDs(ctx context.Context, cp checkpoint, fn connector.BatchF
 		}
 	}
 	if len(recs) > 0 {
-		s.log.WithField("deleted", len(recs)).Info("id scan found persons no longer in Pipedrive")
+		s.log.WithField(logfield.Deleted, len(recs)).Info("id scan found persons no longer in Pipedrive")
 		s.survivors.merge(idx) // for Survivor, while the deletions are handled
 	}
 	cp.Known = idScanCursor{IDs: encodeIDs(live), At: s.now().UnixMilli()}

@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/sqlkit"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // position is a place in the (cursor, id) order (see sqlkit.Position).
@@ -41,7 +42,7 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	if err != nil {
 		return err
 	}
-	s.log.WithFields(logrus.Fields{"rows": rows, "batches": batches, "duration": time.Since(start)}).Debug("postgres changes read")
+	s.log.WithFields(logrus.Fields{logfield.Rows: rows, logfield.Batches: batches, logfield.Duration: time.Since(start)}).Debug("postgres changes read")
 	return nil
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Change modes (the changes setting).
@@ -130,7 +131,7 @@ func (s *Source) chooseMode(ctx context.Context, st *Settings, name string) erro
 			return fmt.Errorf("changes: logical: %s", reason)
 		}
 		s.modeNote = "changes: auto polls: " + reason
-		s.log.WithField("reason", reason).Warn("logical replication not available; polling instead")
+		s.log.WithField(logfield.Reason, reason).Warn("logical replication not available; polling instead")
 		return nil
 	}
 	if st.Publication == "" {
@@ -147,7 +148,7 @@ func (s *Source) chooseMode(ctx context.Context, st *Settings, name string) erro
 	cfg.RuntimeParams["replication"] = "database"
 	l.replConfig = cfg
 	s.logical = l
-	s.log = s.log.WithField("slot", l.slot)
+	s.log = s.log.WithField(logfield.Slot, l.slot)
 	return nil
 }
 
@@ -319,7 +320,7 @@ func (s *Source) createSlot(ctx context.Context, fn connector.BatchFunc) (pglogr
 	if err != nil {
 		return 0, fmt.Errorf("create slot %s: %w", s.logical.slot, err)
 	}
-	s.log.WithField("lsn", start.String()).Info("replication slot created; reading the table in its snapshot")
+	s.log.WithField(logfield.Lsn, start.String()).Info("replication slot created; reading the table in its snapshot")
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return 0, s.readError(ctx, err)

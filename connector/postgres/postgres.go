@@ -44,6 +44,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/sqlkit"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // TypeName is the connector's `type:` in the configuration.
@@ -141,7 +142,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		q:         buildQueries(tbl),
 		batchSize: s.BatchSize,
 		red:       red,
-		log:       log.WithField("table", tbl.name),
+		log:       log.WithField(logfield.Table, tbl.name),
 	}
 	if err := src.chooseMode(ctx, s, opts.Name); err != nil {
 		pool.Close()

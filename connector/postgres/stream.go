@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // ErrColumnGone is returned (wrapped) when the table lost a column the
@@ -148,8 +149,8 @@ func (s *Source) streamChanges(ctx context.Context, checkpoint string, fn connec
 	s.logical.mu.Lock()
 	s.logical.reached = max(s.logical.reached, reached)
 	s.logical.mu.Unlock()
-	s.log.WithFields(logrus.Fields{"rows": st.rows, "batches": st.batches, "lsn": reached.String(),
-		"duration": time.Since(started)}).Debug("postgres changes streamed")
+	s.log.WithFields(logrus.Fields{logfield.Rows: st.rows, logfield.Batches: st.batches, logfield.Lsn: reached.String(),
+		logfield.Duration: time.Since(started)}).Debug("postgres changes streamed")
 	return nil
 }
 
@@ -175,10 +176,10 @@ func (s *Source) checkSlot(ctx context.Context, at pglogrepl.LSN) error {
 	s.logical.mu.Unlock()
 	switch {
 	case !si.exists:
-		s.log.WithField("checkpoint", at.String()).Error("replication slot is gone; recreating it and resyncing the connector")
+		s.log.WithField(logfield.Checkpoint, at.String()).Error("replication slot is gone; recreating it and resyncing the connector")
 		return fmt.Errorf("slot %s does not exist: %w", s.logical.slot, connector.ErrResyncNeeded)
 	case si.lost:
-		s.log.WithField("checkpoint", at.String()).Error("replication slot was invalidated (its WAL was removed, see max_slot_wal_keep_size); recreating it and resyncing the connector")
+		s.log.WithField(logfield.Checkpoint, at.String()).Error("replication slot was invalidated (its WAL was removed, see max_slot_wal_keep_size); recreating it and resyncing the connector")
 		return fmt.Errorf("slot %s was invalidated: %w", s.logical.slot, connector.ErrResyncNeeded)
 	case si.plugin != "pgoutput":
 		return fmt.Errorf("slot %s uses plugin %q, not pgoutput: drop it or name another slot", s.logical.slot, si.plugin)
@@ -187,7 +188,7 @@ func (s *Source) checkSlot(ctx context.Context, at pglogrepl.LSN) error {
 	case si.confirmed > at && si.confirmed != recreated:
 		// syncd confirms only what it stored: a slot ahead of the
 		// checkpoint was made by someone else.
-		s.log.WithFields(logrus.Fields{"checkpoint": at.String(), "slot_lsn": si.confirmed.String()}).
+		s.log.WithFields(logrus.Fields{logfield.Checkpoint: at.String(), logfield.SlotLsn: si.confirmed.String()}).
 			Error("replication slot is ahead of the checkpoint (recreated behind syncd's back); resyncing the connector")
 		return fmt.Errorf("slot %s confirmed %s, past the checkpoint %s: %w", s.logical.slot, si.confirmed, at, connector.ErrResyncNeeded)
 	}

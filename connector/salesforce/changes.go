@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // soqlTime is SOQL's dateTime literal; soqlTimeMillis the same with
@@ -147,7 +148,7 @@ func (s *Source) closeWindow(ctx context.Context, c checkpoint, recs []connector
 	if errors.Is(scanErr, connector.ErrBudgetSpent) || ctx.Err() != nil {
 		return scanErr // the pass stops; the window's records are recorded
 	}
-	s.log.WithError(scanErr).WithField("since", c.Del).
+	s.log.WithError(scanErr).WithField(logfield.Since, c.Del).
 		Warn("salesforce deletion scan failed; the window's records are recorded and the next window lists these deletions")
 	return nil
 }
@@ -209,7 +210,7 @@ func (s *Source) refusedMillis(err error, c checkpoint) bool {
 		return false
 	}
 	s.secondLiterals.Store(true)
-	s.log.WithField("reason", e.Message).Info("salesforce refused a dateTime with milliseconds in SOQL; sending whole seconds from now on")
+	s.log.WithField(logfield.Reason, e.Message).Info("salesforce refused a dateTime with milliseconds in SOQL; sending whole seconds from now on")
 	return true
 }
 

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
@@ -63,7 +64,7 @@ func (c *client) api(ctx context.Context) (*remote.Client, error) {
 			return "", err
 		}
 		if t.InstanceURL != c.instance {
-			c.log.WithField("instance", t.InstanceURL).Warn("salesforce answered a new instance_url; it is used from the next start")
+			c.log.WithField(logfield.Instance, t.InstanceURL).Warn("salesforce answered a new instance_url; it is used from the next start")
 		}
 		c.log.Info("salesforce session renewed")
 		return t.AccessToken, nil

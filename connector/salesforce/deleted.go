@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // deleteLogDays is how far back getDeleted lists deletions: no more
@@ -50,7 +51,7 @@ func (s *Source) purged(ctx context.Context, from, until time.Time, seen map[str
 	}
 	y, m, d := s.now().UTC().Date()
 	if oldest := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -deleteLogDays); from.Before(oldest) {
-		s.log.WithFields(map[string]any{"since": from, "from": oldest}).
+		s.log.WithFields(map[string]any{logfield.Since: from, logfield.From: oldest}).
 			Error("deletions older than 15 days cannot be listed by Salesforce; run a full resync (syncd resync) to find the records deleted meanwhile")
 		from = oldest
 	}
@@ -63,14 +64,14 @@ func (s *Source) purged(ctx context.Context, from, until time.Time, seen map[str
 	if err := s.c.do(ctx, call{method: http.MethodGet, path: "/sobjects/" + s.object + "/deleted/", query: q}, &ans); err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Code == "INVALID_REPLICATION_DATE" {
-			s.log.WithFields(map[string]any{"start": start, "end": end, "reason": e.Message}).
+			s.log.WithFields(map[string]any{logfield.Start: start, logfield.End: end, logfield.Reason: e.Message}).
 				Error("Salesforce refused to list the deletions of this range (as it does when its delete log was purged past the start; its reason is logged): records deleted and purged from the Recycle Bin meanwhile cannot be listed; run a full resync (syncd resync) to find them")
 			return nil, end, nil
 		}
 		return nil, from, fmt.Errorf("list deleted %s records: %w", s.object, err)
 	}
 	if earliest, err := parseTime(ans.EarliestDateAvailable); err == nil && earliest.After(start) {
-		s.log.WithFields(map[string]any{"since": start, "earliestDateAvailable": earliest}).
+		s.log.WithFields(map[string]any{logfield.Since: start, "earliestDateAvailable": earliest}).
 			Error("Salesforce purged its delete log past the last deletion scan: deletions in between cannot be listed; run a full resync (syncd resync) to find them")
 	}
 	next := end

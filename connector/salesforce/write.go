@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // maxCollection is the most records one sObject Collections call takes.
@@ -231,7 +232,7 @@ func (w *writeRun) run(ctx context.Context, idx []int, send func(context.Context
 			}
 		}
 		if len(locked) > 0 {
-			w.s.log.WithField("records", len(locked)).Info("salesforce records locked by another transaction; sending them again")
+			w.s.log.WithField(logfield.Records, len(locked)).Info("salesforce records locked by another transaction; sending them again")
 			if err := w.s.c.sleep(ctx, time.Duration(round)*lockWait); err != nil {
 				return err
 			}

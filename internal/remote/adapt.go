@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"golang.org/x/time/rate"
 )
 
@@ -148,8 +149,8 @@ func (g *Gate) observe(l *rate.Limiter, name string, status int, log *logrus.Ent
 			l.SetLimit(next)
 			l.SetBurst(adaptedBurst(next, a.burst))
 			a.cuts++
-			log.WithFields(logrus.Fields{"api": a.name, "rate": round(next), "was": round(cur), "configured": round(a.ceiling),
-				"throttled": n, "of_last": len(a.recent)}).Warn("api answers 429 again and again; rate lowered")
+			log.WithFields(logrus.Fields{logfield.API: a.name, logfield.Rate: round(next), logfield.Was: round(cur), logfield.Configured: round(a.ceiling),
+				logfield.Throttled: n, logfield.OfLast: len(a.recent)}).Warn("api answers 429 again and again; rate lowered")
 		}
 		a.lastCut, a.lastStep = now, now
 		a.recent = a.recent[:0]
@@ -170,7 +171,7 @@ func (g *Gate) observe(l *rate.Limiter, name string, status int, log *logrus.Ent
 	l.SetLimit(next)
 	l.SetBurst(adaptedBurst(next, a.burst))
 	if next >= a.ceiling {
-		log.WithFields(logrus.Fields{"api": a.name, "rate": round(next)}).Info("api rate back at its configured limit")
+		log.WithFields(logrus.Fields{logfield.API: a.name, logfield.Rate: round(next)}).Info("api rate back at its configured limit")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"golang.org/x/time/rate"
 )
 
@@ -112,7 +113,7 @@ func (c *Client) Do(ctx context.Context, r Request, out any) (int, error) {
 	if len(r.Query) > 0 {
 		u += "?" + r.Query.Encode()
 	}
-	log := c.opts.Log.WithFields(logrus.Fields{"api": c.opts.Name, "route": r.Route})
+	log := c.opts.Log.WithFields(logrus.Fields{logfield.API: c.opts.Name, logfield.Route: r.Route})
 	var t tries
 	for {
 		t.attempt++
@@ -154,7 +155,7 @@ func (c *Client) Do(ctx context.Context, r Request, out any) (int, error) {
 		if s.wait {
 			level = logrus.DebugLevel
 		}
-		log.WithFields(logrus.Fields{"status": status, "attempt": t.attempt, "delay": s.delay.Round(time.Millisecond)}).
+		log.WithFields(logrus.Fields{logfield.Status: status, logfield.Attempt: t.attempt, logfield.Delay: s.delay.Round(time.Millisecond)}).
 			Log(level, "api call failed, retrying")
 		if err := c.opts.Sleep(ctx, s.delay); err != nil {
 			return status, fmt.Errorf("%s %s: backoff: %w", c.opts.Name, r.Route, err)

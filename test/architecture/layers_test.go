@@ -17,7 +17,7 @@ var layers = []struct {
 	rank     int
 	prefixes []string
 }{
-	{0, []string{"policy", "progress", "state", "internal/idset", "internal/remote", "workspace/signature", "internal/testkit/"}},
+	{0, []string{"policy", "progress", "state", "internal/idset", "internal/logfield", "internal/remote", "workspace/signature", "internal/testkit/"}},
 	{1, []string{"workspace", "connector"}},
 	{2, []string{"connector/", "workspace/emulator", "mapping/mappingtest"}},
 	{3, []string{"mapping", "config", "connector/all", "discover"}},

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/signature"
 )
@@ -298,19 +299,19 @@ func (d *deliverer) attempt(wid string, dl *deliveryRec, round int) {
 	default:
 		dl.d.LastError = fmt.Sprintf("receiver answered %d", status)
 	}
-	log := e.opts.Log.WithField("webhook", wid).WithField("event", dl.d.EventID).WithField("attempt", tries)
+	log := e.opts.Log.WithField(logfield.Webhook, wid).WithField(logfield.Event, dl.d.EventID).WithField(logfield.Attempt, tries)
 	if dl.round != round || d.ctx.Err() != nil {
 		return
 	}
 	if tries >= e.opts.MaxAttempts {
 		dl.d.Status = DeliveryFailed
-		log.WithField("error", dl.d.LastError).Info("emulator webhook delivery failed for good")
+		log.WithField(logfield.Error, dl.d.LastError).Info("emulator webhook delivery failed for good")
 		return
 	}
 	wait := e.backoff(tries)
 	next := e.now().Add(wait)
 	dl.d.NextAttemptAt = &next
-	log.WithField("error", dl.d.LastError).WithField("retry_in", wait).Debug("emulator webhook delivery failed, will retry")
+	log.WithField(logfield.Error, dl.d.LastError).WithField(logfield.RetryIn, wait).Debug("emulator webhook delivery failed, will retry")
 	d.later(wait, wid, dl, round)
 }
 

@@ -1,5 +1,7 @@
 package emulator
 
+import "github.com/syncd-io/syncd/internal/logfield"
+
 // FaultHeader names the injected fault ("500", "429", "latency") on the
 // answer that met it, for tests; the service sends no such header.
 const FaultHeader = "Emulator-Fault"
@@ -40,6 +42,6 @@ func (e *Emulator) drawFault(route string) fault {
 	e.stats.Faults++
 	e.stats.FaultsByKind[f.String()]++
 	e.statsMu.Unlock()
-	e.opts.Log.WithField("route", route).WithField("fault", f.String()).Debug("emulator fault injected")
+	e.opts.Log.WithField(logfield.Route, route).WithField(logfield.Fault, f.String()).Debug("emulator fault injected")
 	return f
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // Server is an Emulator listening on a local address, like
@@ -47,7 +49,7 @@ func Listen(addr string, opts Options) (*Server, error) {
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			e.opts.Log.WithField("error", err.Error()).Error("emulator server stopped")
+			e.opts.Log.WithField(logfield.Error, err.Error()).Error("emulator server stopped")
 		}
 	}()
 	return s, nil
