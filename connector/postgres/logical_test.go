@@ -451,6 +451,9 @@ func TestLogicalNotifies(t *testing.T) {
 	if slot, bytes, ok := src.ReplicationLag(); !ok || slot != s.Slot || bytes <= 0 {
 		t.Errorf("ReplicationLag() = %s, %d, %v; want the slot holding the insert's WAL", slot, bytes, ok)
 	}
+	if mode := src.NotifyMode(); !strings.HasPrefix(mode, "logical, slot "+s.Slot+", ") || !strings.HasSuffix(mode, " behind") {
+		t.Errorf("NotifyMode() = %q, want the slot and how far behind", mode)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("NotifyChanges: %v", err)
@@ -504,6 +507,9 @@ func TestLogicalModeChoice(t *testing.T) {
 			ps := src.(*postgres.Source)
 			if !strings.HasPrefix(ps.Mode(), tc.wantMode) {
 				t.Errorf("mode %q, want %s", ps.Mode(), tc.wantMode)
+			}
+			if notify := ps.NotifyMode(); (tc.wantMode == "poll") != (notify == "") {
+				t.Errorf("NotifyMode() = %q in %s mode", notify, tc.wantMode)
 			}
 			if note := ps.ModeNote(); (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
 				t.Errorf("note %q, want one naming %q", note, tc.wantNote)

@@ -10,12 +10,31 @@ import (
 	"github.com/syncd-io/syncd/connector"
 )
 
-// NotifyMode implements connector.ChangeNotifier.
+// NotifyMode implements connector.ChangeNotifier: "logical, slot
+// syncd_crm, 12 kB behind" (the WAL the slot holds, once seen), or empty
+// when polling.
 func (s *Source) NotifyMode() string {
 	if s.logical == nil {
-		return "none (poll)"
+		return ""
 	}
-	return "logical replication, slot " + s.logical.slot
+	mode := "logical, slot " + s.logical.slot
+	if _, lag, ok := s.ReplicationLag(); ok {
+		mode += ", " + byteSize(lag) + " behind"
+	}
+	return mode
+}
+
+// byteSize writes n bytes as 980 B, 12 kB, 3.4 MB or 1.2 GB.
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", max(n, 0))
+	case n < 1000*1000:
+		return fmt.Sprintf("%d kB", n/1000)
+	case n < 1000*1000*1000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }
 
 // notifyEvery is how often NotifyChanges looks at the server's WAL.
