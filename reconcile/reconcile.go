@@ -30,7 +30,6 @@ import (
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/progress"
-	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -64,7 +63,7 @@ type Options struct {
 	// Mapper maps records to contacts.
 	Mapper *mapping.Mapper
 	// Store is syncd's state.
-	Store *state.Store
+	Store Store
 	// Workspace is the workspace API.
 	Workspace Workspace
 	// Workers is how many records are written at once (default 4); they

@@ -63,7 +63,6 @@ import (
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
-	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -138,7 +137,7 @@ const DefaultGather = 150 * time.Millisecond
 
 // Options configure an Applier.
 type Options struct {
-	Store     *state.Store
+	Store     Store
 	Workspace Workspace
 	Targets   []*Target
 	// BatchSize is the number of inbox events one round reads.
