@@ -97,6 +97,9 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 			continue // reported by Validate already
 		}
 		have, names, writable, err := sourceFields(ctx, t, cc, m, func(note string) {
+			if note == webhookNote(cc.Name) && cfg.Webhooks.Listen == "" {
+				note = "settings.webhooks is set but webhooks.listen is not: the change webhooks cannot arrive (the connector polls on its schedule); set webhooks.listen"
+			}
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: %s\n", cc.Name, note)
 		})
 		if errors.Is(err, connector.ErrSchema) {
@@ -200,6 +203,9 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 	if mn, ok := src.(modeNoter); ok && mn.ModeNote() != "" {
 		note(mn.ModeNote())
 	}
+	if ws, ok := src.(connector.WebhookSource); ok && ws.Webhook() != nil {
+		note(webhookNote(cc.Name))
+	}
 	fl, ok := src.(connector.FieldLister)
 	if !ok {
 		return nil, nil, nil, nil
@@ -218,4 +224,9 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 		}
 	}
 	return have, names, writable, nil
+}
+
+// webhookNote says where a connector's change webhooks arrive.
+func webhookNote(name string) string {
+	return "change webhooks are taken at " + connector.WebhookPath(name) + " on webhooks.listen; a verified one starts a pass"
 }

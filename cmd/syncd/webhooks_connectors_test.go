@@ -76,3 +76,42 @@ func TestWebhooksRegisterConnectors(t *testing.T) {
 		t.Errorf("a workspace subscription was made without webhooks.publicURL: %+v", emu.Webhooks())
 	}
 }
+
+// validate says when a connector's webhooks cannot arrive.
+func TestValidateNotesConnectorWebhooks(t *testing.T) {
+	emu := emulator.NewServer(emulator.Options{Rate: -1})
+	t.Cleanup(emu.Close)
+	hs := hubspottest.NewServer(hubspottest.Options{})
+	t.Cleanup(hs.Close)
+	for _, tc := range []struct {
+		name   string
+		listen string
+		want   string
+	}{
+		{"listening", "127.0.0.1:0", "change webhooks are taken at /webhooks/connectors/hs"},
+		{"no listener", "", "webhooks.listen is not: the change webhooks cannot arrive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := configfile.File{
+				Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: "emulator-key"},
+				State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+				Webhooks:  configfile.Webhooks{Listen: tc.listen},
+				Connectors: []configfile.Connector{{Name: "hs", Type: "hubspot", Settings: map[string]any{"token": hs.Token(), "baseURL": hs.URL,
+					"webhooks": map[string]any{"clientSecret": "app-secret", "url": "https://syncd.example.com/webhooks/connectors/hs"}},
+					Mapping: configfile.Mapping{ExternalID: "hs_object_id", Fields: map[string]configfile.Field{"firstName": configfile.From("firstname")}}}},
+			}
+			cfg := filepath.Join(dir, "syncd.yaml")
+			if err := f.Write(cfg); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, err := runMain(t, "validate", "--config", cfg)
+			if err != nil {
+				t.Fatalf("validate: %v\n%s", err, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("validate's notes lack %q:\n%s", tc.want, errOut)
+			}
+		})
+	}
+}
