@@ -46,6 +46,10 @@ type Options struct {
 	Store *state.Store
 	// Version is the running build's, for the status and the metrics.
 	Version string
+	// Gather is how long the reverse direction's applier, idle and then
+	// notified, waits for more of a person's edits before its round
+	// (reverse.Options.Gather; 0 means its default).
+	Gather time.Duration
 }
 
 // Daemon is a configured syncd.
@@ -57,6 +61,7 @@ type Daemon struct {
 	ws         *workspace.Client
 	connectors []*Connector
 	ops        *ops // metrics and health, see ops.go
+	gather     time.Duration
 }
 
 // Connector is one configured connector with its reconciler.
@@ -87,7 +92,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	d = &Daemon{cfg: cfg, log: log, store: opts.Store, ops: newOps(opts.Version)}
+	d = &Daemon{cfg: cfg, log: log, store: opts.Store, ops: newOps(opts.Version), gather: opts.Gather}
 	opened := d // the returns below set d to nil
 	defer func() {
 		if err != nil {

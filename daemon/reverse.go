@@ -47,7 +47,7 @@ func (d *Daemon) NewApplier() (*reverse.Applier, error) {
 	if len(targets) == 0 {
 		return nil, nil
 	}
-	return reverse.New(reverse.Options{Store: d.store, Workspace: d.ws, Targets: targets, Log: logrus.NewEntry(d.log)})
+	return reverse.New(reverse.Options{Store: d.store, Workspace: d.ws, Targets: targets, Log: logrus.NewEntry(d.log), Gather: d.gather})
 }
 
 // startReverse is start-up step 2 (see Start): with autoRegister, the

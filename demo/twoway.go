@@ -6,10 +6,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
 )
+
+// editsGather is how long the demos' applier waits for more of a
+// person's edits: the demos make three edits in the app one after the
+// other and show them reaching the CRM together, which the default
+// 150 ms does not promise on a loaded machine.
+const editsGather = time.Second
 
 // twoWayDemo is the daemon of a demo that syncs both ways: its
 // configuration written to a folder, its admin server (the health page)
@@ -63,7 +70,7 @@ connectors:
 	if err != nil {
 		return nil, err
 	}
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: c.o.Log})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: c.o.Log, Gather: editsGather})
 	if err != nil {
 		return nil, err
 	}
