@@ -205,3 +205,16 @@ func waitFor(d time.Duration, ok func() bool) bool {
 	}
 	return ok()
 }
+
+// editThreeCompanies does what a person does in the workspace's app:
+// sets the company of the first three contacts to "Head of Sales N".
+func editThreeCompanies(ctx context.Context, emu *demoEmulator) error {
+	contacts := emu.Contacts()
+	for i := 0; i < 3 && i < len(contacts); i++ {
+		role := workspace.Some(fmt.Sprintf("Head of Sales %d", i+1))
+		if _, err := (emulator.App{BaseURL: emu.URL}).UpdateContact(ctx, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: role}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

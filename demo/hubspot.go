@@ -7,7 +7,6 @@ import (
 
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/workspace"
-	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // hubspotDemo shows the two-way sync with HubSpot: an in-process HubSpot
@@ -43,14 +42,10 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 	fmt.Fprintf(out, "3. Forward pass: every HubSpot contact becomes a workspace contact (source custom-hubspot)\n   %s\n", sums[0])
 
 	// A person edits three contacts in the workspace's app.
-	contacts := emu.Contacts()
 	before := hs.Stats()
 	start := time.Now()
-	for i := 0; i < 3 && i < len(contacts); i++ {
-		role := fmt.Sprintf("Head of Sales %d", i+1)
-		if _, err := (emulator.App{BaseURL: emu.URL}).UpdateContact(ctx, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: workspace.Some(role)}}); err != nil {
-			return err
-		}
+	if err := editThreeCompanies(ctx, emu); err != nil {
+		return err
 	}
 	reached := waitFor(10*time.Second, func() bool {
 		n := 0

@@ -10,7 +10,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/syncd-io/syncd/workspace"
-	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // MySQLDSNEnv names the environment variable holding the MariaDB or MySQL
@@ -70,13 +69,9 @@ func (c *runner) mysqlDemo(ctx context.Context, dir string, rows int, serve bool
 	fmt.Fprintf(out, "3. Forward pass: every row becomes a workspace contact (source custom-mysql)\n   %s\n", sums[0])
 
 	// A person edits three contacts in the workspace's app.
-	contacts := emu.Contacts()
 	start := time.Now()
-	for i := 0; i < 3 && i < len(contacts); i++ {
-		role := fmt.Sprintf("Head of Sales %d", i+1)
-		if _, err := (emulator.App{BaseURL: emu.URL}).UpdateContact(ctx, contacts[i].ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: workspace.Some(role)}}); err != nil {
-			return err
-		}
+	if err := editThreeCompanies(ctx, emu); err != nil {
+		return err
 	}
 	reached := waitFor(10*time.Second, func() bool {
 		var n int
