@@ -17,13 +17,18 @@ import (
 // EditRate is the steady rate of table edits of the edits scenarios.
 const EditRate = 50
 
+// patchRoute is the emulator's counter of contact updates.
+const patchRoute = "PATCH /v1/contacts/{id}"
+
 // Edits measures the time from an UPDATE's commit in PostgreSQL to its
 // contact in the workspace holding the new value, while a running
 // `syncd run` follows a table of n rows at a steady EditRate edits per
 // second for dur, changes read as mode says ("logical": the replication
 // stream; "poll": keyset reads every second, the shortest schedule).
 // Then one transaction updates every row: the time until every contact
-// holds its new value, against n / the workspace's write rate + 2 s.
+// holds its new value, against n / the workspace's configured write rate
+// + 2 s, and against the time syncd's PATCHes of that apply took (from
+// the first to the last, that is n at the rate it reached) + 2 s.
 func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mode string) ([]Figure, error) {
 	table, err := newPGTable(ctx, PostgresURL(), n)
 	if err != nil {
@@ -154,13 +159,22 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 		fig(scn, "edits not seen within 30 s", fmt.Sprint(lost), "0", lost == 0),
 	}
 
-	// One transaction updating every row.
+	// One transaction updating every row. Its target is the time the
+	// writes themselves take plus 2 s: n at the workspace's configured
+	// rate, and n at the PATCH rate syncd reached during this apply (the
+	// emulator's PATCHes from the first to the last), which on a loaded
+	// machine is far below the configured one.
+	before := env.Emu.Stats().Requests[patchRoute]
 	if _, err := table.pool.Exec(ctx, "UPDATE "+table.Name+" SET last_name = 'Tx-' || id"); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	target := time.Duration(float64(n)/rate*float64(time.Second)) + 2*time.Second
-	var took time.Duration
+	var (
+		took                  time.Duration
+		patches               int
+		firstPatch, lastPatch time.Time
+	)
 	for {
 		done := 0
 		for _, c := range env.Emu.Contacts() {
@@ -168,14 +182,32 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 				done++
 			}
 		}
-		took = time.Since(start)
+		now := time.Now()
+		if p := env.Emu.Stats().Requests[patchRoute] - before; p > patches {
+			if patches == 0 {
+				firstPatch = now
+			}
+			patches, lastPatch = p, now
+		}
+		took = now.Sub(start)
 		if done == n || took > target+time.Minute {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	writing := lastPatch.Sub(firstPatch)
+	achieved := 0.0
+	if writing > 0 {
+		achieved = float64(patches) / writing.Seconds()
+	}
+	reached := writing + 2*time.Second
 	scn = fmt.Sprintf("one transaction of %d rows (%s), workspace at %.0f writes/s", n, mode, rate)
-	figs = append(figs, fig(scn, "commit to every contact written", took.Round(10*time.Millisecond).String(),
-		"<= "+target.String()+" (logical)", mode != "logical" || took <= target))
+	figs = append(figs,
+		fig(scn, "commit to every contact written, against the configured rate", took.Round(10*time.Millisecond).String(),
+			fmt.Sprintf("<= %d / %.0f + 2 s = %v (logical)", n, rate, target), mode != "logical" || took <= target),
+		fig(scn, "PATCHes syncd sent during the apply, first to last", fmt.Sprintf("%d in %v (%.0f/s)", patches, writing.Round(10*time.Millisecond), achieved), "", true),
+		fig(scn, "commit to every contact written, against the rate reached", took.Round(10*time.Millisecond).String(),
+			fmt.Sprintf("<= %d / %.0f + 2 s = %v (logical)", patches, achieved, reached.Round(10*time.Millisecond)),
+			mode != "logical" || (patches > 0 && took <= reached)))
 	return figs, nil
 }
