@@ -226,7 +226,9 @@ func NewServer(opts Options) *Server {
 
 // Close stops the server and its webhook deliveries.
 func (s *Server) Close() {
+	s.hooks.mu.Lock() // no delivery starts once stopped (notifyLocked)
 	s.hooks.stop()
+	s.hooks.mu.Unlock()
 	s.hooks.wg.Wait()
 	s.http.Close()
 }
