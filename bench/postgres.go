@@ -99,10 +99,12 @@ func (t *pgTable) listen(ctx context.Context) (*pgxpool.Conn, error) {
 }
 
 // postgresConfig writes a configuration of one postgres connector
-// synced both ways, with the webhook receiver on listen.
+// synced both ways, with the webhook receiver on listen. It polls
+// (changes: poll), as the figures of BENCHMARKS.md's postgres scenarios
+// were measured; edits-logical measures streaming (logical.go).
 func (e *Env) postgresConfig(dsn, table, listen string) (string, error) {
 	f := e.config(configfile.Connector{Name: "bench", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h", Workers: 8,
-		Settings: map[string]any{"dsn": dsn, "table": table, "batchSize": 1000}},
+		Settings: map[string]any{"dsn": dsn, "table": table, "batchSize": 1000, "changes": "poll"}},
 		configfile.Webhooks{Listen: listen, Path: "/webhooks/workspace"}, "info")
 	path := filepath.Join(e.Dir, "syncd.yaml")
 	return path, f.Write(path)

@@ -185,6 +185,11 @@ type Options struct {
 	Limiter *rate.Limiter
 	// Log is the connector's logger.
 	Log *logrus.Entry
+	// Inspect is set when the source is opened only to be looked at
+	// (syncd init's sampling): it leaves nothing behind on the source's
+	// side (no replication slot or publication) and reads as it would
+	// when polling.
+	Inspect bool
 }
 
 // Type describes one kind of connector.

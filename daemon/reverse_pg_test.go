@@ -94,7 +94,7 @@ func newPGEnvWith(t *testing.T, rows int, emuOpts emulator.Options, batchSize in
 		State:     configfile.State{Path: filepath.Join(t.TempDir(), "syncd.db")},
 		Webhooks:  configfile.Webhooks{Listen: "127.0.0.1:0", Path: "/hooks/workspace"},
 		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h",
-			Settings: map[string]any{"dsn": pgtest.URL(), "table": table, "batchSize": batchSize},
+			Settings: map[string]any{"dsn": pgtest.URL(), "table": table, "batchSize": batchSize, "changes": "poll"},
 			Mapping:  configfile.Names(),
 		}},
 	}

@@ -247,7 +247,7 @@ var errEnough = errors.New("enough records")
 func (in *inspection) read(ctx context.Context, t connector.Type) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	src, err := t.Open(ctx, connector.Options{Name: "init", Settings: in.settings})
+	src, err := t.Open(ctx, connector.Options{Name: "init", Settings: in.settings, Inspect: true})
 	if err != nil {
 		return fmt.Errorf("open %s: %w", t.Name, err)
 	}

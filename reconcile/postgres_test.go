@@ -60,6 +60,7 @@ func (e *pgEnv) reconciler() *Reconciler {
 	settings.DSN = pgtest.URL()
 	settings.Table = e.table
 	settings.BatchSize = 64
+	settings.Changes = postgres.ChangesPoll
 	src, err := typ.Open(context.Background(), connector.Options{Name: "crm", Settings: settings, Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)

@@ -48,7 +48,7 @@ func TestIDsDifferingByWhitespaceAreRefusedAsDuplicates(t *testing.T) {
 		t.Helper()
 		typ, _ := connector.Lookup(postgres.TypeName)
 		settings := postgres.NewSettings()
-		settings.DSN, settings.Table = pgtest.URL(), table
+		settings.DSN, settings.Table, settings.Changes = pgtest.URL(), table, postgres.ChangesPoll
 		src, err := typ.Open(context.Background(), connector.Options{Name: "crm", Settings: settings, Log: quietLog()})
 		if err != nil {
 			t.Fatal(err)

@@ -64,7 +64,7 @@ func newPGWorld(t *testing.T, opts Options) *pgWorld {
 	}
 	typ, _ := connector.Lookup(postgres.TypeName)
 	set := postgres.NewSettings()
-	set.DSN, set.Table = pgtest.URL(), w.table
+	set.DSN, set.Table, set.Changes = pgtest.URL(), w.table, postgres.ChangesPoll
 	if w.src, err = typ.Open(context.Background(), connector.Options{Name: "pg", Settings: set, Fields: m.SourceFields(), Log: quietLog()}); err != nil {
 		t.Fatal(err)
 	}

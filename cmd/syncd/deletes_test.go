@@ -37,7 +37,7 @@ func TestDeletesCommand(t *testing.T) {
 		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
 		Log:       configfile.Log{Level: "error"},
 		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, OnWorkspaceDelete: policy.DeleteRemove,
-			Settings: map[string]any{"dsn": pgtest.URL(), "table": table},
+			Settings: map[string]any{"dsn": pgtest.URL(), "table": table, "changes": "poll"},
 			Mapping:  configfile.Mapping{Fields: map[string]configfile.Field{"firstName": configfile.From("first_name")}}}},
 	}
 	cfgPath := filepath.Join(dir, "syncd.yaml")

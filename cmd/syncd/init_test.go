@@ -123,26 +123,38 @@ func TestInitPostgresTableToContacts(t *testing.T) {
 		('Alan', 'Turing', 'alan@example.org', '07700 900456', 'Bletchley Park', 'Cryptanalyst', 'silver', NULL),
 		('Grace', 'Hopper', 'grace@example.net', '+44 7700 900789', 'Navy', 'Rear Admiral', 'gold', 'COBOL')`)
 
-	initTableToContacts(t, "postgres", pgtest.URL(), table, []string{
+	// The file does not set changes, so the connector streams (changes:
+	// auto); its slot and publication are the test's own and dropped.
+	name := strings.TrimPrefix(pgtest.Slot(t, pool), "syncd_")
+	initTableToContacts(t, "postgres", pgtest.URL(), table, name, []string{
 		"dsn: ${POSTGRES_DSN}", "idColumn: customer_no # the primary key",
 		"updatedAtColumn: modified_on # timestamp with time zone, set by trigger customers_touch on every update",
 	})
 }
 
-// initTableToContacts runs init on a table of the customers shape, checks
-// the file, validates it, syncs once and checks every contact's fields.
-func initTableToContacts(t *testing.T, typ, dsn, table string, wantLines []string) {
+// initTableToContacts runs init on a table of the customers shape (with
+// --name name unless empty), checks the file, validates it, syncs once
+// and checks every contact's fields.
+func initTableToContacts(t *testing.T, typ, dsn, table, name string, wantLines []string) {
 	t.Helper()
 	e := newInitEnv(t, workspace.CustomFieldDefinition{Name: "Loyalty tier", Key: "loyaltyTier", Type: workspace.FieldString})
 	cfg := filepath.Join(e.dir, "syncd.yaml")
-	out := e.must(nil, "init", "--type", typ, "--set", "dsn="+dsn, "--set", "table="+table,
-		"--base-url", e.emu.URL, "--out", cfg)
+	args := []string{"init", "--type", typ, "--set", "dsn=" + dsn, "--set", "table=" + table, "--base-url", e.emu.URL, "--out", cfg}
+	if name != "" {
+		args = append(args, "--name", name)
+	}
+	out := e.must(nil, args...)
 	data, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	file := string(data)
 	t.Logf("init wrote:\n%s\nand said:\n%s", file, out)
+	if typ == "postgres" {
+		// init only looked: no publication (nor the slot named like it)
+		// was left for the table it sampled.
+		assertNoPublication(t, table)
+	}
 	for _, want := range append(wantLines,
 		"apiKey: ${WORKSPACE_API_KEY}", `firstName: given_name # "given_name" is a usual name for the first name`,
 		"lastName: family_name", "company: org", "role: job_title",
@@ -261,7 +273,7 @@ func TestInitMySQLTableToContacts(t *testing.T) {
 		('Ada', 'Lovelace', 'ada@example.com', '07700 900123', 'Analytical Engines', 'Programmer', 'gold', 'likes tea', NOW(6) - INTERVAL 1 HOUR, NOW(6) - INTERVAL 1 HOUR),
 		('Alan', 'Turing', 'alan@example.org', '07700 900456', 'Bletchley Park', 'Cryptanalyst', 'silver', NULL, NOW(6) - INTERVAL 1 HOUR, NOW(6) - INTERVAL 1 HOUR),
 		('Grace', 'Hopper', 'grace@example.net', '+44 7700 900789', 'Navy', 'Rear Admiral', 'gold', 'COBOL', NOW(6) - INTERVAL 1 HOUR, NOW(6) - INTERVAL 1 HOUR)`)
-	initTableToContacts(t, "mysql", dsn, "customers", []string{
+	initTableToContacts(t, "mysql", dsn, "customers", "", []string{
 		"dsn: ${MYSQL_DSN}", "idColumn: customer_no # the primary key",
 		"updatedAtColumn: modified_on # timestamp(6), set by ON UPDATE CURRENT_TIMESTAMP on every update",
 	})
@@ -326,5 +338,31 @@ func TestInitTableWithoutCursorSaysWhatToSet(t *testing.T) {
 	}
 	if _, err := os.Stat(cfg); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("init wrote a file")
+	}
+}
+
+// assertNoPublication fails the test when a publication of the
+// PostgreSQL table (schema.name) exists.
+func assertNoPublication(t *testing.T, table string) {
+	t.Helper()
+	pool := pgtest.Connect(t)
+	var pubs []string
+	rows, err := pool.Query(context.Background(),
+		`SELECT pubname FROM pg_publication_tables WHERE schemaname || '.' || tablename = $1`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		pubs = append(pubs, p)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pubs) > 0 {
+		t.Errorf("publications %v of %s after init: init must leave nothing on the server", pubs, table)
 	}
 }

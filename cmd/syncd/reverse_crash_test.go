@@ -69,7 +69,7 @@ func TestKilledMidBurstAppliesEveryEventOnce(t *testing.T) {
 		Webhooks:  configfile.Webhooks{Listen: fmt.Sprintf("127.0.0.1:%d", port), Path: "/hooks", PublicURL: hook, AutoRegister: true},
 		Log:       configfile.Log{Level: "info"},
 		Connectors: []configfile.Connector{{Name: "db", Type: "postgres", Direction: policy.Both, Schedule: "@every 1h",
-			Settings: map[string]any{"dsn": pgtest.URL(), "table": table},
+			Settings: map[string]any{"dsn": pgtest.URL(), "table": table, "changes": "poll"},
 			Mapping:  configfile.Names(),
 		}},
 	}

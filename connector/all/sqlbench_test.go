@@ -35,7 +35,7 @@ var sqlBenchTables = []struct {
 		pgtest.Exec(b, pool, `CREATE INDEX ON `+schema+`.contacts (updated_at, id)`)
 		pgtest.Exec(b, pool, `ANALYZE `+schema+`.contacts`)
 		s := postgres.NewSettings()
-		s.DSN, s.Table = pgtest.URL(), schema+".contacts"
+		s.DSN, s.Table, s.Changes = pgtest.URL(), schema+".contacts", postgres.ChangesPoll
 		return s
 	}, postgres.TypeName},
 	{"mysql", func(b *testing.B) connector.Settings {

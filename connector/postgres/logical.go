@@ -44,8 +44,9 @@ const (
 	ChangesAuto    = "auto"
 	ChangesLogical = "logical"
 	ChangesPoll    = "poll"
-	// DefaultChanges stays poll until auto has been proven in the field.
-	DefaultChanges = ChangesPoll
+	// DefaultChanges is auto: a table streams when the server allows it
+	// and polls, with a note saying why, when it does not.
+	DefaultChanges = ChangesAuto
 )
 
 // slotName is what PostgreSQL accepts as a replication slot name.
@@ -112,7 +113,7 @@ type logicalState struct {
 // chooseMode applies the changes setting: logical when asked (failing
 // when the server does not allow it), logical or poll for auto.
 func (s *Source) chooseMode(ctx context.Context, st *Settings, name string) error {
-	if st.Changes == ChangesPoll || st.Changes == "" {
+	if st.Changes == ChangesPoll {
 		return nil
 	}
 	l := &logicalState{slot: st.Slot, publication: st.Publication}

@@ -144,7 +144,14 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		red:       red,
 		log:       log.WithField(logfield.Table, tbl.name),
 	}
-	if err := src.chooseMode(ctx, s, opts.Name); err != nil {
+	mode := s
+	if opts.Inspect {
+		// A look at the table creates no slot nor publication.
+		poll := *s
+		poll.Changes = ChangesPoll
+		mode = &poll
+	}
+	if err := src.chooseMode(ctx, mode, opts.Name); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres connector %s: %w", opts.Name, red.redact(err))
 	}

@@ -39,11 +39,14 @@ func openErr(t *testing.T, s *postgres.Settings, fields ...string) (connector.So
 }
 
 // settings returns settings on the test server for table, with no
-// look-back (an exact cursor) unless changed.
+// look-back (an exact cursor) and polling unless changed: a test of
+// logical replication sets changes and a slot of its own (logicalTable),
+// which it drops at its end.
 func settings(table string, mod ...func(*postgres.Settings)) *postgres.Settings {
 	s := postgres.NewSettings()
 	s.DSN = pgtest.URL()
 	s.Table = table
+	s.Changes = postgres.ChangesPoll
 	zero := time.Duration(0)
 	s.Lookback = &zero
 	for _, m := range mod {

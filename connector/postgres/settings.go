@@ -35,7 +35,8 @@ type Settings struct {
 	Lookback *time.Duration `yaml:"lookback"`
 	// Changes is how changes are read: poll (the keyset reads of
 	// changes.go), logical (the server's logical replication stream, see
-	// logical.go) or auto (logical when the server allows it, else poll).
+	// logical.go) or auto (logical when the server allows it, else poll);
+	// empty means DefaultChanges (auto).
 	Changes string `yaml:"changes"`
 	// Slot is the logical replication slot; empty means syncd_<connector
 	// name>. It always contains "syncd".

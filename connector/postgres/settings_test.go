@@ -25,7 +25,7 @@ func TestRegisteredType(t *testing.T) {
 	if !typ.Writable || !typ.Incremental || !typ.SoftDelete {
 		t.Errorf("postgres type is Writable=%v Incremental=%v SoftDelete=%v, want all true", typ.Writable, typ.Incremental, typ.SoftDelete)
 	}
-	want := &postgres.Settings{IDColumn: "id", UpdatedAtColumn: "updated_at", BatchSize: 500, Changes: postgres.ChangesPoll}
+	want := &postgres.Settings{IDColumn: "id", UpdatedAtColumn: "updated_at", BatchSize: 500, Changes: postgres.ChangesAuto}
 	if got := typ.NewSettings(); !reflect.DeepEqual(got, want) {
 		t.Errorf("NewSettings() = %#v, want %#v", got, want)
 	}

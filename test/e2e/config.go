@@ -51,6 +51,8 @@ type ConfigOptions struct {
 	BatchSize int
 	Workers   int
 	// Settings are more connector settings (changes: logical, slot...).
+	// The table polls (changes: poll) unless they set changes: a test that
+	// streams sets a slot of its own too, and drops it at its end.
 	Settings map[string]any
 }
 
@@ -87,8 +89,9 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 		Name: Connector, Type: "postgres", Direction: o.Direction,
 		Conflict: policy.NewestWins, OnSourceDelete: policy.DeleteRemove, MassDeleteThreshold: 1,
 		Workers: o.Workers, BatchSize: o.BatchSize,
-		Settings: map[string]any{"dsn": DSN(), "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize},
-		Mapping:  configfile.People(),
+		Settings: map[string]any{"dsn": DSN(), "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize,
+			"changes": "poll"},
+		Mapping: configfile.People(),
 	}
 	for k, v := range o.Settings {
 		cc.Settings[k] = v

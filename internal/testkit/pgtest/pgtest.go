@@ -144,3 +144,35 @@ func Exec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) pgconn.Comm
 	}
 	return tag
 }
+
+// Slot returns a unique replication slot name for the test (it contains
+// "syncd", as the connector requires) and, at the test's end, drops the
+// slot and the publication of the same name (the connector's default
+// publication), so that no test leaves a slot holding the server's WAL.
+// A connector named strings.TrimPrefix(slot, "syncd_") has this slot by
+// default.
+func Slot(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	slot := Name(t, "syncd_")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for {
+			_, err := pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "55006" && ctx.Err() == nil {
+				// object_in_use: the walsender of a closed connection is ending.
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if err != nil {
+				t.Errorf("drop slot %s: %v", slot, err)
+			}
+			break
+		}
+		if _, err := pool.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
+			t.Errorf("drop publication %s: %v", slot, err)
+		}
+	})
+	return slot
+}
