@@ -186,16 +186,8 @@ func (s *Source) logicalBlocker(ctx context.Context, l *logicalState, named bool
 	if err := s.pool.QueryRow(ctx, blockerQuery, s.tbl.oid).Scan(&walLevel, &mayReplicate, &key, &identity); err != nil {
 		return "", err
 	}
-	switch {
-	case walLevel != "logical":
-		return fmt.Sprintf("the server's wal_level is %s: set it with ALTER SYSTEM SET wal_level = logical and restart PostgreSQL", walLevel), nil
-	case !mayReplicate:
-		return "the role may not replicate: ALTER ROLE <role> REPLICATION (or, on a managed service, grant its replication role)", nil
-	case !key:
-		return fmt.Sprintf("%s has no primary key, so deletes carry no id: add one on %s, or ALTER TABLE %s REPLICA IDENTITY FULL", s.tbl.name, s.tbl.id.name, s.tbl.name), nil
-	}
-	if identity == "n" {
-		return fmt.Sprintf("%s has REPLICA IDENTITY NOTHING: ALTER TABLE %s REPLICA IDENTITY DEFAULT", s.tbl.name, s.tbl.name), nil
+	if reason := serverBlocker(s.tbl.name, s.tbl.id.name, walLevel, mayReplicate, key, identity); reason != "" {
+		return reason, nil
 	}
 	var exists, includes bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1),
@@ -211,6 +203,23 @@ func (s *Source) logicalBlocker(ctx context.Context, l *logicalState, named bool
 		return fmt.Sprintf("publication %q does not include %s: ALTER PUBLICATION %s ADD TABLE %s", l.publication, s.tbl.name, pgx.Identifier{l.publication}.Sanitize(), s.tbl.name), nil
 	}
 	return "", nil
+}
+
+// serverBlocker says what in the server's settings, the role or the
+// table keeps logical replication from reading table (whose primary key
+// column is idColumn), with what to change, or "" when nothing does.
+func serverBlocker(table, idColumn, walLevel string, mayReplicate, key bool, identity string) string {
+	switch {
+	case walLevel != "logical":
+		return fmt.Sprintf("the server's wal_level is %s: set it with ALTER SYSTEM SET wal_level = logical and restart PostgreSQL", walLevel)
+	case !mayReplicate:
+		return "the role may not replicate: ALTER ROLE <role> REPLICATION (or, on a managed service, grant its replication role)"
+	case !key:
+		return fmt.Sprintf("%s has no primary key, so deletes carry no id: add one on %s, or ALTER TABLE %s REPLICA IDENTITY FULL", table, idColumn, table)
+	case identity == "n":
+		return fmt.Sprintf("%s has REPLICA IDENTITY NOTHING: ALTER TABLE %s REPLICA IDENTITY DEFAULT", table, table)
+	}
+	return ""
 }
 
 // ensurePublication creates the publication of the table unless it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -484,6 +485,9 @@ func TestLogicalModeChoice(t *testing.T) {
 		{"named publication missing", func(t *testing.T, pool *pgxpool.Pool, s *postgres.Settings) {
 			s.Publication = s.Slot + "_dba"
 		}, postgres.ChangesAuto, "poll", "CREATE PUBLICATION"},
+		{"auto as a role that may not replicate", func(t *testing.T, pool *pgxpool.Pool, s *postgres.Settings) {
+			s.DSN = roleWithoutReplication(t, pool, s.Table)
+		}, postgres.ChangesAuto, "poll", "ALTER ROLE <role> REPLICATION"},
 		{"poll", nil, postgres.ChangesPoll, "poll", ""},
 	}
 	for _, tc := range cases {
@@ -547,4 +551,27 @@ func TestLogicalSettings(t *testing.T) {
 	if got := postgres.DefaultSlot("CRM-main"); got != "syncd_crm_main" {
 		t.Errorf("DefaultSlot = %q", got)
 	}
+}
+
+// roleWithoutReplication makes a login role that may read and write
+// table but neither replicate nor act as a superuser, dropped at the
+// test's end, and returns the test server's URL for it.
+func roleWithoutReplication(t *testing.T, pool *pgxpool.Pool, table string) string {
+	t.Helper()
+	role := pgtest.Name(t, "r_")
+	schema, _, _ := strings.Cut(table, ".")
+	pgtest.Exec(t, pool, `CREATE ROLE `+role+` LOGIN NOSUPERUSER NOREPLICATION`)
+	t.Cleanup(func() {
+		pgtest.Exec(t, pool, `DROP OWNED BY `+role)
+		pgtest.Exec(t, pool, `DROP ROLE `+role)
+	})
+	pgtest.Exec(t, pool, `GRANT USAGE ON SCHEMA `+schema+` TO `+role)
+	pgtest.Exec(t, pool, `GRANT ALL ON `+table+` TO `+role)
+	pgtest.Exec(t, pool, `GRANT ALL ON ALL SEQUENCES IN SCHEMA `+schema+` TO `+role)
+	u, err := url.Parse(pgtest.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	return u.String()
 }
