@@ -148,3 +148,38 @@ func Handler(verify Verifier, hint *Hint, now func() time.Time, log *logrus.Entr
 		w.WriteHeader(http.StatusOK)
 	})
 }
+
+// Endpoint is a connector's change webhook: the handler of the vendor's
+// deliveries and the hint they raise. Embedded in a connector's Source it
+// gives NotifyChanges and NotifyMode (connector.ChangeNotifier) and
+// Webhook (connector.WebhookSource); its zero value is webhooks off,
+// which notifies nothing and serves no handler.
+type Endpoint struct {
+	handler http.Handler
+	hint    Hint
+}
+
+// Open turns the endpoint on: a delivery that verify accepts starts a
+// pass at once, and a burst's trailing pass follows settle after it.
+func (e *Endpoint) Open(verify Verifier, settle time.Duration, log *logrus.Entry) {
+	e.hint.Settle = settle
+	e.handler = Handler(verify, &e.hint, nil, log)
+}
+
+// NotifyChanges calls changed after each verified delivery, until ctx
+// ends (connector.ChangeNotifier). With webhooks off it only waits.
+func (e *Endpoint) NotifyChanges(ctx context.Context, changed func()) error {
+	return e.hint.Wait(ctx, changed)
+}
+
+// NotifyMode is "webhooks", or "" when webhooks are off.
+func (e *Endpoint) NotifyMode() string {
+	if e.handler == nil {
+		return ""
+	}
+	return "webhooks"
+}
+
+// Webhook returns the handler of the deliveries, nil when webhooks are
+// off (connector.WebhookSource).
+func (e *Endpoint) Webhook() http.Handler { return e.handler }

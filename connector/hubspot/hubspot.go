@@ -171,8 +171,11 @@ type Source struct {
 	archivedInterval time.Duration
 	log              *logrus.Entry
 	// now is the clock that opens read windows.
-	now  func() time.Time
-	hook hook // the app's change webhooks (webhooks.go)
+	now func() time.Time
+	// The app's change webhooks (webhooks.go): off unless the settings
+	// have webhooks; hookURL is the target URL entered in the app.
+	changehook.Endpoint
+	hookURL string
 }
 
 var (
@@ -217,9 +220,8 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 		now:              time.Now,
 	}
 	if w := set.Webhooks; w != nil {
-		s.hook.url = w.URL
-		s.hook.hint.Settle = webhookSettle
-		s.hook.handler = changehook.Handler(verifier(strings.TrimSpace(w.ClientSecret.Reveal()), w.URL), &s.hook.hint, nil, log)
+		s.hookURL = w.URL
+		s.Endpoint.Open(verifier(strings.TrimSpace(w.ClientSecret.Reveal()), w.URL), webhookSettle, log)
 	}
 	// The search endpoint refuses bodies over 3,000 characters; a long
 	// property list is the only thing that can make ours that long.

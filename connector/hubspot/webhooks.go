@@ -106,41 +106,15 @@ func verifier(secret, target string) changehook.Verifier {
 // the rest at the next scheduled pass.
 const webhookSettle = 3 * time.Second
 
-// hook is a connector's webhook state; nil handler when off.
-type hook struct {
-	handler http.Handler
-	hint    changehook.Hint
-	url     string
-}
-
-// NotifyChanges calls changed after each verified webhook delivery,
-// until ctx ends (connector.ChangeNotifier). Without webhooks settings
-// it only waits.
-func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
-	return s.hook.hint.Wait(ctx, changed)
-}
-
-// NotifyMode is "webhooks", or "" when the settings enable none.
-func (s *Source) NotifyMode() string {
-	if s.hook.handler == nil {
-		return ""
-	}
-	return "webhooks"
-}
-
-// Webhook returns the handler of the app's deliveries, nil without
-// webhooks settings (connector.WebhookSource).
-func (s *Source) Webhook() http.Handler { return s.hook.handler }
-
 // RegisterWebhook cannot register: a HubSpot app's webhook target URL
 // and subscriptions are set in the app's settings. The error says what
 // to enter.
 func (s *Source) RegisterWebhook(context.Context, bool) (string, error) {
-	if s.hook.handler == nil {
+	if s.Webhook() == nil {
 		return "", connector.ErrWebhooksOff
 	}
 	return "", fmt.Errorf("%w: in HubSpot, the app's Webhooks settings: target URL %s; subscriptions contact.creation, contact.deletion, contact.merge, contact.restore and contact.propertyChange of each property the mapping reads; and the app's client secret as webhooks.clientSecret",
-		connector.ErrManualWebhook, s.hook.url)
+		connector.ErrManualWebhook, s.hookURL)
 }
 
 var _ connector.WebhookSource = (*Source)(nil)

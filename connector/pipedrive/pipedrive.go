@@ -110,6 +110,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/changehook"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
@@ -144,8 +145,11 @@ type Source struct {
 	orgMu             sync.Mutex
 	orgs              map[int64]string // organization names read
 	// now is the clock that opens read windows.
-	now  func() time.Time
-	hook hook // the person webhooks (webhooks.go)
+	now func() time.Time
+	// The person webhooks (webhooks.go): off unless the settings have
+	// webhooks.
+	changehook.Endpoint
+	hook hook
 }
 
 var (

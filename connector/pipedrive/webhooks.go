@@ -74,10 +74,9 @@ func verifier(user, password string) changehook.Verifier {
 	}
 }
 
-// hook is a connector's webhook state; nil handler when off.
+// hook is where the person webhooks go and the credentials they bring;
+// the endpoint itself is the Source's changehook.Endpoint.
 type hook struct {
-	handler  http.Handler
-	hint     changehook.Hint
 	url      string
 	user     string
 	password connector.Secret
@@ -95,28 +94,8 @@ func (s *Source) openHook(w *Webhooks) {
 	// A read window ends lookback before the clock, on a whole second
 	// (changes.go): the pass a delivery starts at once may not see its
 	// change yet; the trailing one, this much later, does.
-	s.hook.hint.Settle = s.lookback + 1250*time.Millisecond
-	s.hook.handler = changehook.Handler(verifier(s.hook.user, s.hook.password.Reveal()), &s.hook.hint, nil, s.log)
+	s.Endpoint.Open(verifier(s.hook.user, s.hook.password.Reveal()), s.lookback+1250*time.Millisecond, s.log)
 }
-
-// NotifyChanges calls changed after each verified webhook delivery,
-// until ctx ends (connector.ChangeNotifier). Without webhooks settings
-// it only waits.
-func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
-	return s.hook.hint.Wait(ctx, changed)
-}
-
-// NotifyMode is "webhooks", or "" when the settings enable none.
-func (s *Source) NotifyMode() string {
-	if s.hook.handler == nil {
-		return ""
-	}
-	return "webhooks"
-}
-
-// Webhook returns the handler of Pipedrive's deliveries, nil without
-// webhooks settings (connector.WebhookSource).
-func (s *Source) Webhook() http.Handler { return s.hook.handler }
 
 // webhook is a webhook as GET /v1/webhooks lists it.
 type webhook struct {
@@ -154,7 +133,7 @@ func active(v any) bool {
 // with their Basic credentials: POST /v1/webhooks. One that is already
 // right is kept (unless replace); others to the same URL are deleted.
 func (s *Source) RegisterWebhook(ctx context.Context, replace bool) (string, error) {
-	if s.hook.handler == nil {
+	if s.Webhook() == nil {
 		return "", connector.ErrWebhooksOff
 	}
 	var list struct {
