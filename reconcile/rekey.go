@@ -44,13 +44,16 @@ var ErrMassRekey = errors.New("mass re-key refused")
 // rekeyGuard is what a pass knows of a re-key.
 type rekeyGuard struct {
 	checked bool
-	// linkedKeys holds the hashed identity keys of the linked contacts
-	// (nil until needed); identities counts the would-be creates that
-	// share one, identified whether the mapping maps a phone or e-mail.
-	linkedKeys map[uint64]struct{}
+	// linkedKeys maps the hashed identity keys of the linked contacts to
+	// the record of one link that carries it (nil until needed);
+	// identities counts the would-be creates that share one, identified
+	// whether the mapping maps a phone or e-mail; sharers are the records
+	// of links whose identity a create shares (at most maxSharers).
+	linkedKeys map[uint64]string
 	seed       maphash.Seed
 	identities int
 	identified bool
+	sharers    map[string]struct{}
 	// byKey maps a match key to the vanished links that carry it (only
 	// when the re-key is allowed); taken are the links moved already.
 	byKey map[string][]state.Link
@@ -93,6 +96,10 @@ func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
 			p.rekey.checked = true
 			return work, nil
 		}
+		if p.sharersLive(ctx) {
+			p.rekey.checked = true
+			return work, nil
+		}
 		if err := p.checkRekey(ctx); err != nil {
 			return nil, err
 		}
@@ -113,13 +120,13 @@ func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
 func (p *pass) countIdentities(creates []*item) error {
 	g := &p.rekey
 	if g.linkedKeys == nil {
-		g.linkedKeys, g.seed = map[uint64]struct{}{}, maphash.MakeSeed()
+		g.linkedKeys, g.seed, g.sharers = map[uint64]string{}, maphash.MakeSeed(), map[string]struct{}{}
 		for _, t := range p.r.opts.Mapper.ForwardTargets() {
 			g.identified = g.identified || strings.HasPrefix(t, "phoneNumbers.") || strings.HasPrefix(t, "emails.")
 		}
 		err := p.r.opts.Store.ForEachLink(p.r.opts.Connector, func(l state.Link) error {
 			for _, k := range p.identityKeys(mapping.Fields(l.Fields)) {
-				g.linkedKeys[maphash.String(g.seed, k)] = struct{}{}
+				g.linkedKeys[maphash.String(g.seed, k)] = l.RecordID
 			}
 			return nil
 		})
@@ -129,13 +136,57 @@ func (p *pass) countIdentities(creates []*item) error {
 	}
 	for _, it := range creates {
 		for _, k := range p.identityKeys(it.fields) {
-			if _, ok := g.linkedKeys[maphash.String(g.seed, k)]; ok {
+			if rec, ok := g.linkedKeys[maphash.String(g.seed, k)]; ok {
 				g.identities++
+				if len(g.sharers) < maxSharers && rec != "" {
+					g.sharers[rec] = struct{}{}
+				}
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// maxSharers bounds the linked records sharersLive asks the source for:
+// one or two calls of any connector's Get.
+const maxSharers = 200
+
+// sharersLive reports whether most of the linked records whose phone or
+// e-mail the new records share are still in the source, asked by ID
+// through the connector's Getter: then the new records are new people
+// who share a switchboard number or a mailbox with linked ones, and no
+// re-key, and the whole source need not be read again to tell (a
+// resumed first sync of a CRM whose records share phones would otherwise
+// read everything twice). A re-key leaves those records gone. Without a
+// Getter, or when the look-up fails, it reports false and the full check
+// decides.
+func (p *pass) sharersLive(ctx context.Context) bool {
+	getter, ok := p.r.opts.Reader.(connector.Getter)
+	if !ok || len(p.rekey.sharers) == 0 {
+		return false
+	}
+	ids := make([]string, 0, len(p.rekey.sharers))
+	for id := range p.rekey.sharers {
+		ids = append(ids, id)
+	}
+	recs, err := getter.Get(ctx, ids)
+	if err != nil {
+		p.r.log.WithError(err).Warn("could not read the linked records that new records share a phone or e-mail with; reading the source to check for a mass re-key")
+		return false
+	}
+	live := 0
+	for _, rec := range recs {
+		if !rec.Deleted {
+			live++
+		}
+	}
+	if 2*live < len(ids) {
+		return false
+	}
+	p.r.log.WithFields(map[string]any{logfield.NewRecords: p.rekey.identities, logfield.Linked: p.linked, logfield.Live: live, logfield.Asked: len(ids)}).
+		Info("many new records share a phone or e-mail with linked ones, but those are still in the source: no mass re-key")
+	return true
 }
 
 // checkRekey reads the source and the links once and stops the pass on a

@@ -18,6 +18,8 @@ const (
 	APICalls = "api_calls"
 	// Archived is the field "archived".
 	Archived = "archived"
+	// Asked is the field "asked".
+	Asked = "asked"
 	// Attempt is the field "attempt".
 	Attempt = "attempt"
 	// Batches is the field "batches".
@@ -120,6 +122,8 @@ const (
 	MergedInto = "merged_into"
 	// Missing is the field "missing".
 	Missing = "missing"
+	// Live is the field "live".
+	Live = "live"
 	// Mode is the field "mode".
 	Mode = "mode"
 	// New is the field "new".
