@@ -21,6 +21,10 @@ const (
 	kindBool
 	kindInt
 	kindFloat
+	// kindFloat4 is a real: read as the float64 of its shortest text
+	// (0.1, as the server prints it), never the widened float32
+	// (0.10000000149011612), so that every reader gives the same value.
+	kindFloat4
 	kindTimestamptz
 	kindTimestamp
 	kindDate
@@ -37,6 +41,10 @@ type column struct {
 	kind    kind
 	notNull bool
 	json    bool
+	// padded is set for character(n) (bpchar) values and arrays of them,
+	// whose text form keeps trailing blanks that a cast to text drops:
+	// every reader drops them.
+	padded bool
 }
 
 // The column as sqlkit sees it.
@@ -126,6 +134,7 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 		}
 		c.ident = pgx.Identifier{c.name}.Sanitize()
 		c.kind, c.json = kindOf(typname, category)
+		c.padded = typname == "bpchar" || typname == "_bpchar"
 		t.columns = append(t.columns, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -147,7 +156,9 @@ func kindOf(typname, category string) (k kind, json bool) {
 		return kindBool, false
 	case "int2", "int4", "int8":
 		return kindInt, false
-	case "float4", "float8":
+	case "float4":
+		return kindFloat4, false
+	case "float8":
 		return kindFloat, false
 	case "timestamptz":
 		return kindTimestamptz, false

@@ -90,7 +90,7 @@ func buildQueries(t *table) queries {
 // selectExpr is how a record column is selected.
 func selectExpr(c column) string {
 	switch c.kind {
-	case kindBool, kindInt, kindFloat, kindTimestamptz, kindTimestamp, kindDate:
+	case kindBool, kindInt, kindFloat, kindFloat4, kindTimestamptz, kindTimestamp, kindDate:
 		return ref(c)
 	case kindArray:
 		return ref(c) + "::text[]"

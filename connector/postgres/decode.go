@@ -60,6 +60,7 @@ func (d *decoder) relation(m *pglogrepl.RelationMessage) error {
 			// The stream's own type: a column retyped since Open is read
 			// as it is now.
 			sc.col.kind = k
+			sc.col.padded = c.DataType == pgtype.BPCharOID || c.DataType == pgtype.BPCharArrayOID
 		}
 		sc.id = c.Name == t.id.name
 		sc.updated = c.Name == t.updated.name
@@ -136,7 +137,7 @@ func (d *decoder) deleted(id string, old *pglogrepl.TupleData) connector.Record 
 		if i >= len(d.cols) || !d.cols[i].fetched || c.DataType != pglogrepl.TupleDataTypeText {
 			continue
 		}
-		if v, err := d.value(d.cols[i].col.kind, c.Data); err == nil {
+		if v, err := d.value(d.cols[i].col, c.Data); err == nil {
 			rec.Fields[d.cols[i].name] = v
 		}
 	}
@@ -146,7 +147,7 @@ func (d *decoder) deleted(id string, old *pglogrepl.TupleData) connector.Record 
 func (d *decoder) idOf(t *pglogrepl.TupleData) (string, bool) {
 	for i, c := range t.Columns {
 		if i < len(d.cols) && d.cols[i].id && c.DataType == pglogrepl.TupleDataTypeText {
-			return string(c.Data), true
+			return unpad(d.cols[i].col, string(c.Data)).(string), true
 		}
 	}
 	return "", false
@@ -170,7 +171,7 @@ func (d *decoder) record(t *pglogrepl.TupleData) (connector.Record, error) {
 		var v any
 		if c.DataType == pglogrepl.TupleDataTypeText {
 			var err error
-			if v, err = d.value(sc.col.kind, c.Data); err != nil {
+			if v, err = d.value(sc.col, c.Data); err != nil {
 				return rec, fmt.Errorf("read %s: column %s: %w", d.s.tbl.name, sc.name, err)
 			}
 		}
@@ -180,7 +181,7 @@ func (d *decoder) record(t *pglogrepl.TupleData) (connector.Record, error) {
 			if sc.col.kind != kindText {
 				s = string(c.Data)
 			}
-			rec.ID = s
+			rec.ID = unpad(sc.col, s).(string)
 		case sc.dead:
 			if b, ok := v.(bool); ok {
 				rec.Deleted = b
@@ -208,18 +209,20 @@ func (d *decoder) record(t *pglogrepl.TupleData) (connector.Record, error) {
 	return rec, nil
 }
 
-// value decodes the text form of a column of kind k as the poll reads
+// value decodes the text form of a value of column c as the poll reads
 // do.
-func (d *decoder) value(k kind, data []byte) (any, error) {
+func (d *decoder) value(c column, data []byte) (any, error) {
 	var oid uint32
+	k := c.kind
 	switch k {
 	case kindText:
-		return string(data), nil
+		return unpad(c, string(data)), nil
 	case kindBool:
 		oid = pgtype.BoolOID
 	case kindInt:
 		oid = pgtype.Int8OID
-	case kindFloat:
+	case kindFloat, kindFloat4:
+		// A real's text is its shortest form: as float4Value reads it.
 		oid = pgtype.Float8OID
 	case kindTimestamptz:
 		oid = pgtype.TimestamptzOID
@@ -231,10 +234,13 @@ func (d *decoder) value(k kind, data []byte) (any, error) {
 		oid = pgtype.TextArrayOID
 	}
 	dst := newScanValue(k)
+	if k == kindFloat4 {
+		dst = new(pgtype.Float8)
+	}
 	if err := d.types.Scan(oid, pgtype.TextFormatCode, data, dst); err != nil {
 		return nil, err
 	}
-	return goValue(dst), nil
+	return unpad(c, goValue(dst)), nil
 }
 
 // complete fills in the values the stream left out (unchanged TOASTed
@@ -282,7 +288,9 @@ func builtinKind(oid uint32) (kind, bool) {
 		return kindBool, true
 	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
 		return kindInt, true
-	case pgtype.Float4OID, pgtype.Float8OID:
+	case pgtype.Float4OID:
+		return kindFloat4, true
+	case pgtype.Float8OID:
 		return kindFloat, true
 	case pgtype.TimestamptzOID:
 		return kindTimestamptz, true

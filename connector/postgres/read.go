@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -87,6 +89,8 @@ func newScanValue(k kind) any {
 		return new(pgtype.Int8)
 	case kindFloat:
 		return new(pgtype.Float8)
+	case kindFloat4:
+		return new(pgtype.Float4)
 	case kindTimestamptz:
 		return new(pgtype.Timestamptz)
 	case kindTimestamp:
@@ -117,6 +121,10 @@ func goValue(v any) any {
 		if v.Valid {
 			return v.Float64
 		}
+	case *pgtype.Float4:
+		if v.Valid {
+			return float4Value(v.Float32)
+		}
 	case *pgtype.Timestamptz:
 		if v.Valid {
 			return timeValue(v.Time, v.InfinityModifier)
@@ -146,6 +154,10 @@ func goValue(v any) any {
 	return nil
 }
 
+// timeValue is a time in UTC (pgx gives timestamptz values in the
+// process's zone, or in the offset of their text), so that every reader
+// gives the same value whatever the zones of the server, the session
+// and the process.
 func timeValue(t time.Time, inf pgtype.InfinityModifier) any {
 	switch inf {
 	case pgtype.Infinity:
@@ -153,5 +165,34 @@ func timeValue(t time.Time, inf pgtype.InfinityModifier) any {
 	case pgtype.NegativeInfinity:
 		return "-infinity"
 	}
-	return t
+	return t.UTC()
+}
+
+// float4Value is a real as the float64 of its shortest text, which is
+// how the server prints it (extra_float_digits >= 1, the default since
+// PostgreSQL 12 and what the connector's sessions set) and so what the
+// stream carries: 0.1, not the widened 0.10000000149011612.
+func float4Value(f float32) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	if err != nil {
+		return float64(f)
+	}
+	return v
+}
+
+// unpad drops the trailing blanks of a character(n) value, as its cast
+// to text does.
+func unpad(c column, v any) any {
+	if !c.padded {
+		return v
+	}
+	switch v := v.(type) {
+	case string:
+		return strings.TrimRight(v, " ")
+	case []string:
+		for i, e := range v {
+			v[i] = strings.TrimRight(e, " ")
+		}
+	}
+	return v
 }
