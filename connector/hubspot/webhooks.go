@@ -34,8 +34,9 @@ type Webhooks struct {
 	ClientSecret Secret `yaml:"clientSecret"`
 	// URL is the target URL entered in the app's webhook settings, as
 	// HubSpot calls it: the webhook listener's public address followed by
-	// /webhooks/connectors/<connector name>. The signature covers it, so
-	// it must be exactly the URL HubSpot calls.
+	// /webhooks/connectors/<connector name>, with its query string if it
+	// was entered with one. The signature covers it, so it must be
+	// exactly the URL HubSpot calls.
 	URL string `yaml:"url"`
 }
 
@@ -72,9 +73,21 @@ func SignV3(secret, method, uri string, body []byte, timestamp string) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
-// verifier checks HubSpot's v3 signature of a delivery to the URL of the
-// settings (with the request's query string), and refuses a timestamp
-// more than MaxRequestAge from the clock either way.
+// signedURI is the URI HubSpot signed: the target URL it called, which
+// is webhooks.url as entered in the app's settings, query string
+// included. Only when webhooks.url has no query string and the request
+// came with one (a target URL entered with a query that webhooks.url
+// left out) is the request's query added to it.
+func signedURI(target string, r *http.Request) string {
+	if strings.Contains(target, "?") || r.URL.RawQuery == "" {
+		return target
+	}
+	return target + "?" + r.URL.RawQuery
+}
+
+// verifier checks HubSpot's v3 signature of a delivery to the target URL
+// of the settings (signedURI), and refuses a timestamp more than
+// MaxRequestAge from the clock either way.
 func verifier(secret, target string) changehook.Verifier {
 	return func(r *http.Request, body []byte, now time.Time) error {
 		sig, ts := r.Header.Get(SignatureHeader), r.Header.Get(TimestampHeader)
@@ -88,11 +101,7 @@ func verifier(secret, target string) changehook.Verifier {
 		if age := now.Sub(time.UnixMilli(ms)); age > MaxRequestAge || age < -MaxRequestAge {
 			return fmt.Errorf("%w: timestamp %s old, over %s", changehook.ErrRefused, age.Round(time.Second), MaxRequestAge)
 		}
-		uri := target
-		if r.URL.RawQuery != "" {
-			uri += "?" + r.URL.RawQuery
-		}
-		want := SignV3(secret, r.Method, uri, body, ts)
+		want := SignV3(secret, r.Method, signedURI(target, r), body, ts)
 		if !hmac.Equal([]byte(sig), []byte(want)) {
 			return fmt.Errorf("%w: the v3 signature does not match (is webhooks.clientSecret the app's, and webhooks.url the target URL it calls?)", changehook.ErrRefused)
 		}

@@ -2,8 +2,10 @@ package hubspot
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,7 +62,7 @@ func TestVerifierV3(t *testing.T) {
 		{"4 minutes old", "", target, ms(-4 * time.Minute), true},
 		{"6 minutes old", "", target, ms(-6 * time.Minute), false},
 		{"6 minutes ahead", "", target, ms(6 * time.Minute), false},
-		{"query string", "a=b%3Ac", target + "?a=b:c", ms(0), true},
+		{"query string added to the target", "a=b%3Ac", target + "?a=b:c", ms(0), true},
 		{"another URL", "", "https://other.example.com/webhooks/connectors/hs", ms(0), false},
 		{"not milliseconds", "", target, "yesterday", false},
 	} {
@@ -77,5 +79,64 @@ func TestVerifierV3(t *testing.T) {
 				t.Errorf("verify: %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// vector is a signature HubSpot's Python client library computed
+// (hubspottest/testdata/signature-vectors.py).
+type vector struct {
+	Name, Version, Method, Secret, Body, Timestamp, Signature, Target string
+}
+
+// The verifier accepts the v3 signatures HubSpot's own client library
+// computes, webhooks.url being the target URL as entered in HubSpot (its
+// query string and encoded characters included), and refuses each when
+// the body, the timestamp or the secret differs. Before the fix, a
+// target URL with a query string had the query twice in the signed URI
+// and every genuine delivery was refused.
+func TestVerifierHubSpotLibraryVectors(t *testing.T) {
+	b, err := os.ReadFile("hubspottest/testdata/signature-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct{ Vectors []vector }
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range f.Vectors {
+		if v.Version != "v3" {
+			continue
+		}
+		n++
+		t.Run(v.Name, func(t *testing.T) {
+			ms, err := strconv.ParseInt(v.Timestamp, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.UnixMilli(ms).Add(2 * time.Second) // delivered 2 s after it was signed
+			deliver := func(secret, body, ts string) error {
+				target := v.Target
+				r := httptest.NewRequest(v.Method, target, strings.NewReader(body))
+				r.Header.Set(SignatureHeader, v.Signature)
+				r.Header.Set(TimestampHeader, ts)
+				return verifier(secret, target)(r, []byte(body), at)
+			}
+			if err := deliver(v.Secret, v.Body, v.Timestamp); err != nil {
+				t.Errorf("HubSpot's signature refused: %v", err)
+			}
+			for name, err := range map[string]error{
+				"another body":      deliver(v.Secret, v.Body+" ", v.Timestamp),
+				"another timestamp": deliver(v.Secret, v.Body, strconv.FormatInt(ms+1, 10)),
+				"another secret":    deliver("zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", v.Body, v.Timestamp),
+			} {
+				if err == nil {
+					t.Errorf("%s: accepted", name)
+				}
+			}
+		})
+	}
+	if n < 3 {
+		t.Fatalf("%d v3 vectors, want the library's and the query-string ones", n)
 	}
 }

@@ -240,8 +240,7 @@ func post(ctx context.Context, client *http.Client, t WebhookTarget, body []byte
 	req.Header.Set("X-HubSpot-Request-Timestamp", ts)
 	req.Header.Set("X-HubSpot-Signature-v3", SignatureV3(t.ClientSecret, http.MethodPost, t.URL, body, ts))
 	req.Header.Set("X-HubSpot-Signature-Version", "v1")
-	v1 := sha256.Sum256(append([]byte(t.ClientSecret), body...))
-	req.Header.Set("X-HubSpot-Signature", hex.EncodeToString(v1[:]))
+	req.Header.Set("X-HubSpot-Signature", SignatureV1(t.ClientSecret, body))
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0
@@ -250,15 +249,35 @@ func post(ctx context.Context, client *http.Client, t WebhookTarget, body []byte
 	return resp.StatusCode
 }
 
+// decodedURI is uri with the percent-encoded characters of the
+// "Validating requests" page's table decoded, as the v3 signature
+// covers it.
+var decodedURI = strings.NewReplacer("%3A", ":", "%2F", "/", "%3F", "?", "%40", "@", "%21", "!", "%24", "$",
+	"%27", "'", "%28", "(", "%29", ")", "%2A", "*", "%2C", ",", "%3B", ";").Replace
+
+// SignatureV1 is HubSpot's v1 signature (X-HubSpot-Signature with
+// X-HubSpot-Signature-Version v1, sent with webhooks API requests): the
+// hex SHA-256 of client secret + body.
+func SignatureV1(secret string, body []byte) string {
+	sum := sha256.Sum256(append([]byte(secret), body...))
+	return hex.EncodeToString(sum[:])
+}
+
+// SignatureV2 is HubSpot's v2 signature (X-HubSpot-Signature-Version
+// v2, sent with workflow and CRM card requests): the hex SHA-256 of
+// client secret + method + URI + body, the URI exactly as called.
+func SignatureV2(secret, method, uri string, body []byte) string {
+	sum := sha256.Sum256(append([]byte(secret+method+uri), body...))
+	return hex.EncodeToString(sum[:])
+}
+
 // SignatureV3 is HubSpot's v3 signature of a request: base64 of
 // HMAC-SHA256 with the client secret over method + URI + body +
 // timestamp, the URI with the characters the documentation lists
 // decoded.
 func SignatureV3(secret, method, uri string, body []byte, timestamp string) string {
-	decoded := strings.NewReplacer("%3A", ":", "%2F", "/", "%3F", "?", "%40", "@", "%21", "!", "%24", "$",
-		"%27", "'", "%28", "(", "%29", ")", "%2A", "*", "%2C", ",", "%3B", ";").Replace(uri)
 	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(method + decoded))
+	m.Write([]byte(method + decodedURI(uri)))
 	m.Write(body)
 	m.Write([]byte(timestamp))
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))

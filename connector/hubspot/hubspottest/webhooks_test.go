@@ -18,6 +18,7 @@ type receiver struct {
 	got      [][]Event
 	headers  []http.Header
 	bodies   [][]byte
+	queries  []string
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -26,9 +27,18 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &evs)
 	rc.mu.Lock()
 	rc.got, rc.headers, rc.bodies = append(rc.got, evs), append(rc.headers, r.Header.Clone()), append(rc.bodies, body)
+	rc.queries = append(rc.queries, r.URL.RawQuery)
 	st := rc.statuses[min(len(rc.got)-1, len(rc.statuses)-1)]
 	rc.mu.Unlock()
 	w.WriteHeader(st)
+}
+
+// newHook serves rc and returns its URL.
+func newHook(t *testing.T, rc *receiver) string {
+	t.Helper()
+	hook := httptest.NewServer(rc)
+	t.Cleanup(hook.Close)
+	return hook.URL
 }
 
 func (rc *receiver) requests() int { rc.mu.Lock(); defer rc.mu.Unlock(); return len(rc.got) }
