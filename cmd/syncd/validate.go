@@ -10,6 +10,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 	"github.com/syncd-io/syncd/mapping"
 )
 
@@ -96,7 +97,7 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 		if err != nil {
 			continue // reported by Validate already
 		}
-		have, names, writable, err := sourceFields(ctx, t, cc, m, func(note string) {
+		facts, err := sourceFields(ctx, t, cc, m, func(note string) {
 			if note == webhookNote(cc.Name) && cfg.Webhooks.Listen == "" {
 				note = "settings.webhooks is set but webhooks.listen is not: the change webhooks cannot arrive (the connector polls on its schedule); set webhooks.listen"
 			}
@@ -110,6 +111,8 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: mapped fields not checked against the source: %v\n", cc.Name, err)
 			continue
 		}
+		problems = append(problems, idColumnProblems(cc, m, facts.id)...)
+		have, names, writable := facts.have, facts.names, facts.writable
 		if have == nil {
 			continue
 		}
@@ -188,16 +191,25 @@ func (c *ValidateCommand) printFieldNames(name string, names map[string]string, 
 // it reads what the settings leave open (MySQL DATETIME columns' zone).
 type modeNoter interface{ ModeNote() string }
 
+// sourceFacts are what a source says of its fields: their names, their
+// names where the source has them, those a write may set where it tells
+// (nil when the source cannot list them), and its id column where it is
+// a table's.
+type sourceFacts struct {
+	have     []string
+	names    map[string]string
+	writable []string
+	id       *sqlkit.IDColumn
+}
+
 // sourceFields opens the connector's source for a moment and lists its
-// fields, their names where the source has them, and those a write may
-// set where it tells; nil when the source cannot list them. The source's
-// mode note, if any, goes to note.
-func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper, note func(string)) (have []string, names map[string]string, writable []string, err error) {
+// fields (sourceFacts). The source's mode note, if any, goes to note.
+func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper, note func(string)) (f sourceFacts, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields()})
 	if err != nil {
-		return nil, nil, nil, err
+		return f, err
 	}
 	defer src.Close()
 	if mn, ok := src.(modeNoter); ok && mn.ModeNote() != "" {
@@ -206,24 +218,29 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 	if ws, ok := src.(connector.WebhookSource); ok && ws.Webhook() != nil {
 		note(webhookNote(cc.Name))
 	}
+	if ic, ok := src.(idColumnChecker); ok {
+		if f.id, err = ic.IDColumnCheck(ctx); err != nil {
+			return f, err
+		}
+	}
 	fl, ok := src.(connector.FieldLister)
 	if !ok {
-		return nil, nil, nil, nil
+		return f, nil
 	}
-	if have, err = fl.Fields(ctx); err != nil {
-		return nil, nil, nil, err
+	if f.have, err = fl.Fields(ctx); err != nil {
+		return f, err
 	}
 	if fd, ok := src.(connector.FieldDescriber); ok {
-		if names, err = fd.FieldNames(ctx); err != nil {
-			return nil, nil, nil, err
+		if f.names, err = fd.FieldNames(ctx); err != nil {
+			return f, err
 		}
 	}
 	if wl, ok := src.(connector.WritableFieldLister); ok {
-		if writable, err = wl.WritableFields(ctx); err != nil {
-			return nil, nil, nil, err
+		if f.writable, err = wl.WritableFields(ctx); err != nil {
+			return f, err
 		}
 	}
-	return have, names, writable, nil
+	return f, nil
 }
 
 // webhookNote says where a connector's change webhooks arrive.
