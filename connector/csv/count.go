@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync/atomic"
 
+	"golang.org/x/text/transform"
+
 	"github.com/syncd-io/syncd/connector"
 )
 
@@ -46,7 +48,11 @@ func (s *Source) Count(ctx context.Context, _ string, _ bool) (connector.Total, 
 		limit = exactScanMax
 	}
 	if st.Size() <= limit {
-		n, _, err := countRows(ctx, f, -1)
+		var text io.Reader = f
+		if s.enc != nil {
+			text = transform.NewReader(f, s.enc.NewDecoder())
+		}
+		n, _, err := countRows(ctx, text, -1)
 		if err != nil {
 			return connector.Total{}, err
 		}

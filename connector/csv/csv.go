@@ -16,6 +16,13 @@
 // rows is right cannot be told), and so does a file that changes while
 // it is read (torn.go: ErrFileChanged): since such a read does not
 // complete, no deletion is inferred from it.
+//
+// A file without an id column (an address book export) may derive each
+// row's ID from its e-mail or phone columns (idFrom, key.go); there a
+// repeated ID is reported on its line and the read goes on. Files in
+// UTF-16 or a single-byte code page are read through a decoder
+// (encoding.go); empty names at the end of the header (a spreadsheet's
+// trailing empty columns) are left out.
 package csv
 
 import (
@@ -27,6 +34,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/text/encoding"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -58,6 +66,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		return nil, fmt.Errorf("open csv connector %s: %w", opts.Name, errors.Join(errs...))
 	}
 	delim, _ := s.delimiter()
+	enc, _ := lookupEncoding(s.Encoding)
 	log := opts.Log
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
@@ -66,6 +75,8 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		path:      s.Path,
 		delim:     delim,
 		idColumn:  s.IDColumn,
+		idFrom:    append([]string(nil), s.IDFrom...),
+		enc:       enc,
 		batchSize: s.BatchSize,
 		watch:     s.Watch,
 		settle:    cmp.Or(s.Settle, DefaultSettle),
@@ -84,9 +95,14 @@ var errClosed = errors.New("csv source is closed")
 
 // Source reads one CSV file.
 type Source struct {
-	path      string
-	delim     rune
-	idColumn  string
+	path     string
+	delim    rune
+	idColumn string
+	// idFrom, when set, are the columns the row ID is derived from
+	// (key.go); idColumn is then not used.
+	idFrom []string
+	// enc decodes the file; nil for UTF-8.
+	enc       encoding.Encoding
 	batchSize int
 	// watch and settle: see Settings.
 	watch  bool

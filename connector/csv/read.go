@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/text/transform"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/idset"
@@ -40,11 +41,20 @@ func (s *Source) Fields(ctx context.Context) ([]string, error) {
 // header is a file's validated header line.
 type header struct {
 	names []string
-	// idIndex is the index of the ID column.
+	// idIndex is the index of the ID column (-1 with idFrom).
 	idIndex int
+	// keyIndex are the indexes of idFrom's columns.
+	keyIndex []int
+	// width is the header's field count, with trailing empty columns.
+	width int
 }
 
+// newReader reads the CSV text of f: decoded from the file's encoding,
+// without a byte order mark.
 func (s *Source) newReader(f io.Reader) *csv.Reader {
+	if s.enc != nil {
+		f = transform.NewReader(f, s.enc.NewDecoder())
+	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	// A byte order mark is not part of the first column's name.
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
@@ -68,11 +78,20 @@ func (s *Source) header(r *csv.Reader) (header, error) {
 	if err != nil {
 		return header{}, s.parseError(err)
 	}
-	h := header{names: make([]string, len(rec)), idIndex: -1}
+	// A spreadsheet saves the empty columns after the last one named: a
+	// row still has their fields, the records do not.
+	named := len(rec)
+	for named > 0 && strings.TrimSpace(rec[named-1]) == "" {
+		named--
+	}
+	if named == 0 {
+		return header{}, fmt.Errorf("read %s line 1: the header names no column", s.path)
+	}
+	h := header{names: make([]string, named), idIndex: -1, width: len(rec)}
 	seen := make(map[string]int, len(rec))
-	for i, name := range rec {
+	for i, name := range rec[:named] {
 		if !utf8.ValidString(name) {
-			return header{}, fmt.Errorf("read %s line 1: header column %d is not valid UTF-8", s.path, i+1)
+			return header{}, fmt.Errorf("read %s line 1: header column %d is not valid UTF-8%s", s.path, i+1, s.encodingHint())
 		}
 		if strings.TrimSpace(name) == "" {
 			return header{}, fmt.Errorf("read %s line 1: header column %d has no name", s.path, i+1)
@@ -86,8 +105,18 @@ func (s *Source) header(r *csv.Reader) (header, error) {
 			h.idIndex = i
 		}
 	}
+	if len(s.idFrom) > 0 {
+		for _, c := range s.idFrom {
+			i, ok := seen[c]
+			if !ok {
+				return header{}, fmt.Errorf("read %s line 1: no column %q (idFrom) in header", s.path, c)
+			}
+			h.keyIndex = append(h.keyIndex, i)
+		}
+		return h, nil
+	}
 	if h.idIndex < 0 {
-		return header{}, fmt.Errorf("read %s line 1: no id column %q in header", s.path, s.idColumn)
+		return header{}, fmt.Errorf("read %s line 1: no id column %q in header%s", s.path, s.idColumn, nearName(h.names, s.idColumn))
 	}
 	return h, nil
 }
@@ -168,6 +197,9 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 	rr := &rowReader{s: s, f: f, w: w}
 	rr.r = s.newReader(w.reader(s.pos.track(f)))
 	if rr.bom, err = s.hasBOM(f); err != nil {
+		return err
+	}
+	if err := s.checkUTF16(f); err != nil {
 		return err
 	}
 	h, err := s.header(rr.r)
@@ -261,8 +293,11 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 func (s *Source) record(h header, cols []column, row []string, line int, seen *idset.Set) (rec connector.Record, bad, err error) {
 	for i, v := range row {
 		if !utf8.ValidString(v) {
-			return rec, fmt.Errorf("column %q is not valid UTF-8", h.names[i]), nil
+			return rec, fmt.Errorf("column %q is not valid UTF-8%s", columnName(h, i), s.encodingHint()), nil
 		}
+	}
+	if len(s.idFrom) > 0 {
+		return s.keyedRecord(h, cols, row, line, seen)
 	}
 	raw := row[h.idIndex]
 	id := connector.NormalizeID(raw)
@@ -293,6 +328,64 @@ func (s *Source) record(h header, cols []column, row []string, line int, seen *i
 	return connector.Record{ID: id, Fields: fields}, nil, nil
 }
 
+// keyedRecord is record for a file read with idFrom: the ID derived from
+// the row, and a repeated one refused on its line (bad), not the read.
+func (s *Source) keyedRecord(h header, cols []column, row []string, line int, seen *idset.Set) (rec connector.Record, bad, err error) {
+	id, col := s.derivedID(h, row)
+	id = connector.NormalizeID(id)
+	if id == "" {
+		return rec, s.noKey(), nil
+	}
+	maybe, err := seen.Add(hashID(id))
+	if err != nil {
+		return rec, nil, err
+	}
+	if maybe {
+		first, err := s.lineOf(h, id, line)
+		if err != nil {
+			return rec, nil, err
+		}
+		if first > 0 {
+			return rec, &repeatedKey{id: id, column: col, first: first}, nil
+		}
+	}
+	fields := make(map[string]any, len(cols))
+	for _, c := range cols {
+		fields[c.name] = row[c.index]
+	}
+	return connector.Record{ID: id, Fields: fields}, nil, nil
+}
+
+// columnName is the name of a row's column i, also past the named ones.
+func columnName(h header, i int) string {
+	if i < len(h.names) {
+		return h.names[i]
+	}
+	return fmt.Sprintf("column %d", i+1)
+}
+
+// encodingHint is what a file that is not UTF-8 should set.
+func (s *Source) encodingHint() string {
+	if s.enc != nil {
+		return ""
+	}
+	return " (a file saved by Excel on Windows is often windows-1252: set encoding)"
+}
+
+// nearName names a header column that differs from want only in case,
+// spaces, quotes or a byte order mark, as a hint.
+func nearName(names []string, want string) string {
+	norm := func(s string) string {
+		return strings.ToLower(strings.TrimSpace(strings.Trim(strings.TrimPrefix(s, "\uFEFF"), `"' `)))
+	}
+	for _, n := range names {
+		if norm(n) == norm(want) {
+			return fmt.Sprintf(" (the header has %q: write idColumn: %q)", n, n)
+		}
+	}
+	return ""
+}
+
 // trimmedNote explains a repeat that only whitespace hid.
 func trimmedNote(raw string) string {
 	if raw == connector.NormalizeID(raw) {
@@ -307,7 +400,14 @@ func trimmedNote(raw string) string {
 func (s *Source) invalidRecord(h header, row []string, line int, bad error) connector.Record {
 	rec := connector.Record{ID: fmt.Sprintf("line %d", line),
 		Invalid: fmt.Errorf("%s line %d: %w", s.path, line, bad)}
-	if h.idIndex < len(row) {
+	if len(s.idFrom) > 0 {
+		// A repeated id stays the line's: its id is the other row's.
+		if id := connector.NormalizeID(s.rowID(h, row)); id != "" && utf8.ValidString(id) && !isRepeatedKey(bad) {
+			rec.ID = id
+		}
+		return rec
+	}
+	if h.idIndex >= 0 && h.idIndex < len(row) {
 		if id := connector.NormalizeID(row[h.idIndex]); id != "" && utf8.ValidString(id) {
 			rec.ID = id
 			rec.Fields = map[string]any{s.idColumn: id}
@@ -332,9 +432,13 @@ func (s *Source) cutShort(f *os.File, size int64) (bool, error) {
 // hasBOM reports whether the file starts with a byte order mark (which
 // newReader skips), for the offsets a recovery seeks to.
 func (s *Source) hasBOM(f *os.File) (bool, error) {
+	var r io.Reader = io.NewSectionReader(f, 0, 3*4)
+	if s.enc != nil {
+		r = transform.NewReader(r, s.enc.NewDecoder())
+	}
 	b := make([]byte, 3)
-	n, err := f.ReadAt(b, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	n, err := io.ReadFull(r, b)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return false, err
 	}
 	return n == 3 && string(b) == "\uFEFF", nil
@@ -362,7 +466,7 @@ func (s *Source) lineOf(h header, id string, before int) (int, error) {
 		if line >= before {
 			return 0, nil
 		}
-		if row[h.idIndex] == id {
+		if connector.NormalizeID(s.rowID(h, row)) == id {
 			return line, nil
 		}
 	}

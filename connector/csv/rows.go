@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"golang.org/x/text/transform"
 )
 
 // rowReader yields a file's rows after the header, with their line
@@ -67,7 +69,11 @@ func (rr *rowReader) restartAfterLine(consumed int64, line int) error {
 	if rr.offset == 0 && rr.bom {
 		off += 3
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(rr.f, off, 1<<62), 64<<10)
+	in, err := rr.at(off)
+	if err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(in, 64<<10)
 	skipped, err := br.ReadBytes('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: %w", rr.s.path, err)
@@ -75,11 +81,28 @@ func (rr *rowReader) restartAfterLine(consumed int64, line int) error {
 	rr.offset = off + int64(len(skipped))
 	rr.base = line
 	rr.w.unhashed = true
-	rr.r = csv.NewReader(bufio.NewReaderSize(io.NewSectionReader(rr.f, rr.offset, 1<<62), 64<<10))
+	if in, err = rr.at(rr.offset); err != nil {
+		return err
+	}
+	rr.r = csv.NewReader(bufio.NewReaderSize(in, 64<<10))
 	rr.r.Comma = rr.s.delim
 	rr.r.ReuseRecord = true
-	rr.r.FieldsPerRecord = len(rr.h.names)
+	rr.r.FieldsPerRecord = rr.h.width
 	return nil
+}
+
+// at returns the file's text from offset off of it: bytes of the file
+// for UTF-8, else of its decoded text (decoded again from the start, the
+// price of a malformed line in a file that is not UTF-8).
+func (rr *rowReader) at(off int64) (io.Reader, error) {
+	if rr.s.enc == nil {
+		return io.NewSectionReader(rr.f, off, 1<<62), nil
+	}
+	r := transform.NewReader(io.NewSectionReader(rr.f, 0, 1<<62), rr.s.enc.NewDecoder())
+	if _, err := io.CopyN(io.Discard, r, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", rr.s.path, err)
+	}
+	return r, nil
 }
 
 // lineRange names lines from to to.

@@ -17,7 +17,19 @@ type Settings struct {
 	Delimiter string `yaml:"delimiter"`
 	// IDColumn is the header name of the column holding each row's ID.
 	IDColumn string `yaml:"idColumn"`
-	// Encoding must be utf-8 (a leading byte order mark is skipped).
+	// IDFrom, for a file without an id column (an address book export),
+	// derives each row's ID from these columns instead: the first value
+	// of the first of them that is not empty (a cell holding several,
+	// split at " ::: ", ";", "," or a line break, gives its first), an
+	// e-mail address lower-cased, anything else (a phone number) reduced
+	// to its digits and a leading +. The ID thus stays when rows are
+	// reordered, added or removed, and changes when that value does. Two
+	// rows with one such ID are each reported on their line; the first
+	// syncs. Set it instead of idColumn.
+	IDFrom []string `yaml:"idFrom"`
+	// Encoding is the file's: utf-8 (the default; a leading byte order
+	// mark is skipped), utf-16 (byte order from its mark), utf-16le,
+	// utf-16be, windows-1252, iso-8859-1, iso-8859-15 or macintosh.
 	Encoding string `yaml:"encoding"`
 	// BatchSize is the number of rows per batch.
 	BatchSize int `yaml:"batchSize"`
@@ -52,13 +64,26 @@ func (s *Settings) Validate() []error {
 	if _, err := s.delimiter(); err != nil {
 		errs = append(errs, fmt.Errorf("delimiter: %w", err))
 	}
-	if strings.TrimSpace(s.IDColumn) == "" {
+	switch {
+	case len(s.IDFrom) == 0 && strings.TrimSpace(s.IDColumn) == "":
 		errs = append(errs, errors.New("idColumn: required"))
+	case len(s.IDFrom) > 0 && s.IDColumn != DefaultIDColumn && s.IDColumn != "":
+		errs = append(errs, fmt.Errorf("idFrom: set with idColumn %q; keep one: idColumn names a column holding ids, idFrom the columns an id is derived from", s.IDColumn))
 	}
-	switch strings.ToLower(s.Encoding) {
-	case "utf-8", "utf8":
-	default:
-		errs = append(errs, fmt.Errorf("encoding: %q not supported, only utf-8", s.Encoding))
+	errs = append(errs, checkNames("idColumn", s.IDColumn)...)
+	seen := map[string]bool{}
+	for i, c := range s.IDFrom {
+		switch {
+		case strings.TrimSpace(c) == "":
+			errs = append(errs, fmt.Errorf("idFrom[%d]: empty column name", i))
+		case seen[c]:
+			errs = append(errs, fmt.Errorf("idFrom[%d]: %q named twice", i, c))
+		}
+		seen[c] = true
+		errs = append(errs, checkNames(fmt.Sprintf("idFrom[%d]", i), c)...)
+	}
+	if _, err := lookupEncoding(s.Encoding); err != nil {
+		errs = append(errs, fmt.Errorf("encoding: %w", err))
 	}
 	if s.Settle != 0 && (s.Settle < 100*time.Millisecond || s.Settle > time.Hour) {
 		errs = append(errs, fmt.Errorf("settle: %v not between 100ms and 1h", s.Settle))
@@ -67,6 +92,18 @@ func (s *Settings) Validate() []error {
 		errs = append(errs, fmt.Errorf("batchSize: %d not between 1 and %d", s.BatchSize, MaxBatchSize))
 	}
 	return errs
+}
+
+// checkNames refuses a column name as a header never reads: with a byte
+// order mark, or in the quotes of the file's text.
+func checkNames(key, name string) []error {
+	switch {
+	case strings.HasPrefix(name, "\uFEFF"):
+		return []error{fmt.Errorf("%s: %q starts with a byte order mark, which is not part of the column's name: write %q", key, name, strings.TrimPrefix(name, "\uFEFF"))}
+	case len(name) >= 2 && strings.HasPrefix(name, `"`) && strings.HasSuffix(name, `"`):
+		return []error{fmt.Errorf("%s: %q is quoted as in the file's text; the column's name is %q", key, name, strings.Trim(name, `"`))}
+	}
+	return nil
 }
 
 // delimiter returns the delimiter as a rune.
