@@ -272,6 +272,10 @@ func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(m
 			continue
 		}
 		hasE164 = hasE164 || st.def.name == "e164"
+		if st.def.oneWay && f.backward() && f.direction.Valid() {
+			add(fmt.Sprintf("%s has no way back, and the field flows %s", st, f.direction), "set direction: to-workspace on this field")
+			ok = false
+		}
 		f.steps = append(f.steps, st)
 	}
 	if err := checkShapes(f.steps); err != nil {

@@ -235,6 +235,9 @@ func TestCompileProblems(t *testing.T) {
 		{name: "field beyond connector", spec: "fields: {firstName: {from: f, direction: both}}", direction: ToWorkspace,
 			want: []string{"fields.firstName: direction both goes beyond the connector's direction to-workspace"}},
 		{name: "list into single", spec: "fields: {firstName: {from: f, transform: ['split:,']}}", want: []string{"fields.firstName: split makes a list"}},
+		{name: "pick from zero", spec: "fields: {firstName: f, emails.w: {from: e, transform: ['split: ::: ', 'pick:0']}}", want: []string{`fields.emails.w: transform "pick:0": position "0" is not a number from 1`}},
+		{name: "pick flowing back", spec: "fields: {firstName: f, emails.w: {from: e, transform: ['split: ::: ', 'pick:2']}}", direction: Both,
+			want: []string{"fields.emails.w: pick:2 has no way back, and the field flows both"}},
 		{name: "two joins", spec: "fields: {custom.t: {from: t, transform: ['join:,', 'join:;']}, firstName: f}", want: []string{"fields.custom.t: join:; follows a join"}},
 		{name: "bad region", spec: "fields: {firstName: f, phoneNumbers.m: {from: p, region: XX}}", want: []string{`fields.phoneNumbers.m: unknown region "XX"`}},
 		{name: "region on a name", spec: "fields: {firstName: {from: f, region: US}}", want: []string{"fields.firstName: region applies only to phone numbers"}},
@@ -268,6 +271,36 @@ func TestCompileProblems(t *testing.T) {
 				if p.Hint == "" {
 					t.Errorf("problem %q has no hint", p)
 				}
+			}
+		})
+	}
+}
+
+// TestPickGivesEachValueOfACellATarget: Google Contacts writes two
+// numbers of one label in one cell ("a ::: b"); split and pick give each
+// its own phone target, and a cell with one value leaves the second
+// target empty.
+func TestPickGivesEachValueOfACellATarget(t *testing.T) {
+	m := mustCompile(t, `fields:
+  firstName: name
+  phoneNumbers.mobile: {from: phones, transform: ["split: ::: ", "pick:1"], region: US}
+  phoneNumbers.mobile2: {from: phones, transform: ["split: ::: ", "pick:2"], region: US}
+  emails.home: {from: mails, transform: ["split: ::: ", "pick:1"]}`, ToWorkspace)
+	tests := []struct {
+		name, phones, mails string
+		want                Fields
+	}{
+		{"two numbers, one address", "+1 646-555-0142 ::: (917) 555-0133", "Ada@Example.com", Fields{"firstName": "Ada", "phoneNumbers.mobile": "+16465550142", "phoneNumbers.mobile2": "+19175550133", "emails.home": "ada@example.com"}},
+		{"one number", "646-555-0142", "", Fields{"firstName": "Ada", "phoneNumbers.mobile": "+16465550142"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := m.ToContact(connector.Record{ID: "1", Fields: map[string]any{"name": "Ada", "phones": tt.phones, "mails": tt.mails}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Fields.Equal(tt.want) {
+				t.Fatalf("fields %v, want %v", got.Fields, tt.want)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package mapping
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -15,6 +16,10 @@ import (
 //	                                 back unchanged
 //	split:<sep>                      string to list; back: join:<sep>
 //	join:<sep>                       list to string; back: split:<sep>
+//	pick:<n>                         the n-th value of a list (1 is the
+//	                                 first), none when it is shorter;
+//	                                 only to the workspace: the way back
+//	                                 could not put the others back
 //	default:<value>                  <value> when empty; back: nothing
 type transformDef struct {
 	name string
@@ -27,6 +32,11 @@ type transformDef struct {
 	// shape is the value's shape after the transform: shapeSame keeps it.
 	shape shape
 	apply func(v value, arg, region string) (value, error)
+	// check, when set, checks the argument.
+	check func(arg string) error
+	// oneWay is true when the transform has no way back at all: a field
+	// using it may flow to the workspace only.
+	oneWay bool
 }
 
 // shape is what a value is known to be at a point of a transform chain.
@@ -47,6 +57,7 @@ var transformDefs = map[string]transformDef{
 	"split":   {name: "split", arg: "separator", reverse: "join", shape: shapeList, apply: applySplit},
 	"join":    {name: "join", arg: "separator", reverse: "split", shape: shapeScalar, apply: applyJoin},
 	"default": {name: "default", arg: "value", apply: applyDefault},
+	"pick":    {name: "pick", arg: "position", shape: shapeScalar, apply: applyPick, check: checkPick, oneWay: true},
 }
 
 // transformNames lists the known transforms for messages.
@@ -87,6 +98,11 @@ func parseTransform(spec string) (step, error) {
 	}
 	if def.arg != "" && arg == "" {
 		return step{}, fmt.Errorf("transform %q needs a %s: write %s:<%s>", name, def.arg, name, def.arg)
+	}
+	if def.check != nil {
+		if err := def.check(arg); err != nil {
+			return step{}, fmt.Errorf("transform %q: %w", spec, err)
+		}
 	}
 	return step{def: def, arg: arg}, nil
 }
@@ -195,4 +211,25 @@ func applyDefault(v value, def, _ string) (value, error) {
 		return scalar(def), nil
 	}
 	return v, nil
+}
+
+// checkPick accepts a position from 1.
+func checkPick(arg string) error {
+	if n, err := strconv.Atoi(arg); err != nil || n < 1 {
+		return fmt.Errorf("position %q is not a number from 1 (pick:1 is the first value)", arg)
+	}
+	return nil
+}
+
+// applyPick is the arg-th non-empty value of a list (a string is a list
+// of one), "" when there are fewer: so that one cell holding several
+// e-mail addresses or phone numbers (Google Contacts' "a ::: b") can
+// give each to a target of its own.
+func applyPick(v value, arg, _ string) (value, error) {
+	n, _ := strconv.Atoi(arg)
+	e := v.each()
+	if n < 1 || n > len(e) {
+		return scalar(""), nil
+	}
+	return scalar(e[n-1]), nil
 }

@@ -33,6 +33,9 @@ func TestTransforms(t *testing.T) {
 		{name: "default on empty", chain: []string{"default:Unknown"}, in: scalar("  "), want: scalar("Unknown")},
 		{name: "default keeps value", chain: []string{"default:Unknown"}, in: scalar("Ann"), want: scalar("Ann")},
 		{name: "default value may hold colons", chain: []string{"default:a:b"}, in: scalar(""), want: scalar("a:b")},
+		{name: "pick the second", chain: []string{"split: ::: ", "pick:2"}, in: scalar("a ::: b ::: c"), want: scalar("b")},
+		{name: "pick beyond the list", chain: []string{"split: ::: ", "pick:2"}, in: scalar("a"), want: scalar("")},
+		{name: "pick the first of a string", chain: []string{"pick:1"}, in: scalar("a"), want: scalar("a")},
 		{name: "chain in order", chain: []string{"trim", "split:/", "upper", "join:+"}, in: scalar(" a/b "), want: scalar("A+B")},
 	}
 	for _, tt := range tests {
@@ -64,7 +67,7 @@ func TestTransforms(t *testing.T) {
 
 func TestParseTransformErrors(t *testing.T) {
 	tests := []struct{ spec, want string }{
-		{"lowr", `unknown transform "lowr" (known: default:<value>, e164, email, join:<separator>, lower, split:<separator>, trim, upper)`},
+		{"lowr", `unknown transform "lowr" (known: default:<value>, e164, email, join:<separator>, lower, pick:<position>, split:<separator>, trim, upper)`},
 		{"split", `transform "split" needs a separator`},
 		{"join:", `transform "join" needs a separator`},
 		{"default:", `transform "default" needs a value`},
