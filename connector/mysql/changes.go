@@ -24,7 +24,27 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 		return fmt.Errorf("read %s: %w", s.tbl.name, err)
 	}
 	start := time.Now()
-	rows, batches, err := sqlkit.ReadChanges(ctx, pager{s}, "mysql batch of "+s.tbl.name, pos, s.batchSize, fn)
+	var p sqlkit.Pager = pager{s}
+	if pos != nil && s.tbl.updated.kind.isTime() && s.tbl.lookback > 0 {
+		safe, err := p.SafeBound(ctx)
+		if err != nil {
+			return err
+		}
+		p = boundPager{pager{s}, safe}
+		if pos.U > safe {
+			// A checkpoint is never later than the bound when it is
+			// taken, and the bound only moves forward: this one was
+			// taken from times stamped in another zone (by syncd's
+			// session at +00:00 before it wrote in the DATETIME values'
+			// zone, or a timeZone changed since). Read on from the
+			// bound, or the edits stamped in the zone until the clock
+			// reaches the checkpoint would be passed over.
+			s.log.WithFields(logrus.Fields{logfield.Checkpoint: pos.U, logfield.TimeZone: s.zone.loc.String()}).
+				Warn("mysql checkpoint is ahead of the server's clock in the cursor's zone; reading from the clock minus lookback")
+			pos = &sqlkit.Position{U: safe}
+		}
+	}
+	rows, batches, err := sqlkit.ReadChanges(ctx, p, "mysql batch of "+s.tbl.name, pos, s.batchSize, fn)
 	if err != nil {
 		return err
 	}
@@ -34,6 +54,14 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 
 // pager is the table's sqlkit.Pager.
 type pager struct{ s *Source }
+
+// boundPager is a pager whose SafeBound is already read.
+type boundPager struct {
+	pager
+	safe string
+}
+
+func (p boundPager) SafeBound(context.Context) (string, error) { return p.safe, nil }
 
 func (p pager) ChangesPage(ctx context.Context, pos *sqlkit.Position, limit int) ([]connector.Record, sqlkit.Position, error) {
 	switch {
@@ -53,7 +81,8 @@ func (p pager) SnapshotPage(ctx context.Context, after *string, limit int) ([]co
 }
 
 // SafeBound is the server's UTC clock minus lookback, in the cursor's
-// zone (UTC for TIMESTAMP, timeZone for DATETIME and DATE).
+// zone (UTC for TIMESTAMP, the DATETIME values' zone for DATETIME and
+// DATE, at the smaller offset when that zone's clocks go back soon).
 func (p pager) SafeBound(ctx context.Context) (string, error) {
 	t := p.s.tbl
 	if t.lookback <= 0 {
@@ -67,11 +96,10 @@ func (p pager) SafeBound(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read %s: server clock %q: %w", t.name, now, err)
 	}
-	loc := time.UTC
-	if t.updated.kind != kindTimestamp {
-		loc = t.loc
+	if t.updated.kind == kindTimestamp {
+		return tm.Add(-t.lookback).Format(cursorText), nil
 	}
-	return tm.Add(-t.lookback).In(loc).Format(cursorText), nil
+	return wallBound(t.loc, tm.Add(-t.lookback)), nil
 }
 
 // After compares time cursors by their fixed-width text, which orders as

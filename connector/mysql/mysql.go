@@ -14,10 +14,13 @@
 // checkpoints behind the server's clock so that a transaction committing
 // late is read by the next run.
 //
-// The session's time_zone is UTC: TIMESTAMP values (stored in UTC) are
-// read and written in UTC. DATETIME values carry no zone: they are read
-// and written in the timeZone setting (default UTC). tinyint(1) columns
-// are booleans. A zero date (0000-00-00) in a record's column makes that
+// Reads run in a session at +00:00: TIMESTAMP values (stored in UTC) are
+// read and compared in UTC. DATETIME values carry no zone: they are read
+// and written in the timeZone setting, by default the server's global
+// time_zone, and writes run in a session of that zone (zone.go), so that
+// what DEFAULT and ON UPDATE CURRENT_TIMESTAMP stamp for syncd is in the
+// zone the application's sessions stamp in. tinyint(1) columns are
+// booleans. A zero date (0000-00-00) in a record's column makes that
 // record Invalid (a dead letter naming the column), not the read fail.
 //
 // With deletedAtColumn, rows whose column is set (a time) or not 0 (a
@@ -41,7 +44,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -78,7 +80,12 @@ var errClosed = errors.New("mysql source is closed")
 
 // Source reads and writes one table or view.
 type Source struct {
-	db        *sql.DB
+	// db reads, in a session at +00:00; wdb writes, in a session of the
+	// DATETIME values' zone (db itself when that is +00:00 or the table
+	// has no DATETIME or DATE column).
+	db, wdb   *sql.DB
+	zone      zone
+	zoneNote  string
 	tbl       *table
 	q         queries
 	batchSize int
@@ -92,6 +99,9 @@ type Source struct {
 // Close closes the connections.
 func (s *Source) Close() error {
 	if s.guard.Close() {
+		if s.wdb != s.db {
+			_ = s.wdb.Close()
+		}
 		return s.db.Close()
 	}
 	return nil
@@ -113,7 +123,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		return nil, fmt.Errorf("open mysql connector %s: dsn: %w", opts.Name, red.Redact(err))
 	}
 	red.Add(cfg.Passwd)
-	loc, _ := s.location()
+	given, _ := s.location()
 	// Values are parsed here, in the zones the settings give, and
 	// UPDATE reports the rows it matched, not only those it changed.
 	cfg.ParseTime = false
@@ -136,13 +146,26 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
 		return fail(fmt.Errorf("connect: %w", err))
 	}
-	tbl, err := loadTable(ctx, db, s, cfg.DBName, loc, opts.Fields)
+	z, err := resolveZone(ctx, db, given)
+	if err != nil {
+		return fail(err)
+	}
+	tbl, err := loadTable(ctx, db, s, cfg.DBName, z.loc, opts.Fields)
 	if err != nil {
 		return fail(connector.SchemaError(err))
+	}
+	wdb, err := openWriter(cfg, z, tbl)
+	if err != nil {
+		return fail(err)
+	}
+	if wdb == nil {
+		wdb = db
 	}
 	src := &Source{
 		guard:     sqlkit.Guard{Closed: errClosed},
 		db:        db,
+		wdb:       wdb,
+		zone:      z,
 		tbl:       tbl,
 		q:         buildQueries(tbl),
 		batchSize: s.BatchSize,
@@ -150,28 +173,43 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		red:       red,
 		log:       log.WithField(logfield.Table, tbl.name),
 	}
-	if note := src.ModeNote(); note != "" {
-		src.log.WithField(logfield.TimeZone, loc.String()).Info("mysql DATETIME columns are read and written in the timeZone setting")
+	if err := src.checkZone(ctx); err != nil {
+		_ = src.Close()
+		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, red.Redact(err))
 	}
 	return src, nil
 }
 
-// ModeNote says, when the table has DATETIME columns the connector reads
-// (they carry no zone), which zone it takes them in: `syncd validate`
-// shows it, since a wrong timeZone shifts every such time.
-func (s *Source) ModeNote() string {
-	var datetimes []string
-	for _, c := range append([]column{s.tbl.updated}, s.tbl.fetch...) {
-		if c.kind == kindDatetime && !slices.Contains(datetimes, c.name) {
-			datetimes = append(datetimes, c.name)
-		}
+// openWriter opens the pool writes run on when their session must be in
+// another zone than the reads' +00:00: the table has DATETIME or DATE
+// columns, which DEFAULT and ON UPDATE CURRENT_TIMESTAMP, or a trigger's
+// NOW(), fill in the session's zone. It returns nil when the read pool
+// will do.
+func openWriter(cfg *mysql.Config, z zone, t *table) (*sql.DB, error) {
+	if z.utc() || !t.hasLocalTimes() {
+		return nil, nil
 	}
-	if len(datetimes) == 0 {
-		return ""
+	wcfg := cfg.Clone()
+	lifetime, err := z.sessionParams(wcfg)
+	if err != nil {
+		return nil, fmt.Errorf("write session time zone: %w", err)
 	}
-	return fmt.Sprintf("DATETIME columns %s carry no time zone: read and written as %s (the timeZone setting); set it to the zone the application writes them in",
-		strings.Join(datetimes, ", "), s.tbl.loc)
+	conn, err := mysql.NewConnector(wcfg)
+	if err != nil {
+		return nil, fmt.Errorf("dsn: %w", err)
+	}
+	wdb := sql.OpenDB(conn)
+	if lifetime > 0 {
+		wdb.SetConnMaxLifetime(lifetime)
+	}
+	return wdb, nil
 }
+
+// ModeNote says, when the table has DATETIME columns the connector reads
+// (they carry no zone), which zone it takes them in, and whether that
+// zone looks wrong: `syncd validate` shows it, since a wrong zone shifts
+// every such time and can make the checkpoint pass over edits.
+func (s *Source) ModeNote() string { return s.zoneNote }
 
 // hasReturning reports whether a server of this VERSION() has INSERT ...
 // RETURNING: MariaDB from 10.5; no MySQL release.

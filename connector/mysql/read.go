@@ -119,8 +119,9 @@ func (t *table) goValue(c column, v sql.NullString) (any, error) {
 	return v.String, nil
 }
 
-// parseTime reads a time column's text: TIMESTAMP in UTC (the session's
-// zone), DATETIME in the timeZone setting, DATE as midnight UTC.
+// parseTime reads a time column's text: TIMESTAMP in UTC (the read
+// session's zone), DATETIME in the DATETIME values' zone, DATE as
+// midnight UTC.
 func (t *table) parseTime(c column, text string) (time.Time, error) {
 	if strings.HasPrefix(text, "0000-00-00") {
 		return time.Time{}, errZeroDate

@@ -36,9 +36,13 @@ type Settings struct {
 	// Lookback is how far behind the server's clock checkpoints stay.
 	// Unset means one minute for time cursors and 0 for others.
 	Lookback *time.Duration `yaml:"lookback"`
-	// TimeZone is the zone of the table's DATETIME values (which carry
-	// none), an IANA name such as Europe/Berlin. TIMESTAMP values are
-	// always read in UTC. Default UTC.
+	// TimeZone is the zone the table's DATETIME values (which carry
+	// none) are written in: an IANA name such as Europe/Berlin, or an
+	// offset such as +09:00. syncd's writes run in a session of this
+	// zone, so that DEFAULT and ON UPDATE CURRENT_TIMESTAMP stamp them as
+	// the application's sessions do. TIMESTAMP values are instants and
+	// need none. Unset means the server's global time_zone, read when
+	// the connector opens.
 	TimeZone string `yaml:"timeZone"`
 }
 
@@ -48,7 +52,6 @@ func NewSettings() *Settings {
 		IDColumn:        DefaultIDColumn,
 		UpdatedAtColumn: DefaultUpdatedAtColumn,
 		BatchSize:       DefaultBatchSize,
-		TimeZone:        DefaultTimeZone,
 	}
 }
 
@@ -78,14 +81,21 @@ func (s *Settings) names() sqlkit.Names {
 		DeletedAtColumn: s.DeletedAtColumn, Columns: s.Columns, BatchSize: s.BatchSize, Lookback: s.Lookback}
 }
 
-// location is the zone of DATETIME values.
+// location is the zone of DATETIME values the timeZone setting names,
+// nil when unset (the server's global zone).
 func (s *Settings) location() (*time.Location, error) {
 	if s.TimeZone == "" {
-		return time.UTC, nil
+		return nil, nil
+	}
+	if loc, ok := parseOffset(s.TimeZone); ok {
+		return loc, nil
 	}
 	loc, err := time.LoadLocation(s.TimeZone)
+	if err == nil && s.TimeZone == "Local" {
+		err = errors.New("the machine's zone is not the server's")
+	}
 	if err != nil {
-		return nil, fmt.Errorf("timeZone: %q is not a time zone name (such as UTC or Europe/Berlin): %w", s.TimeZone, err)
+		return nil, fmt.Errorf("timeZone: %q is not a time zone (an IANA name such as Europe/Berlin, an offset such as +09:00, or unset for the server's): %w", s.TimeZone, err)
 	}
 	return loc, nil
 }
@@ -96,7 +106,6 @@ const (
 	DefaultUpdatedAtColumn = "updated_at"
 	DefaultBatchSize       = 500
 	DefaultLookback        = time.Minute
-	DefaultTimeZone        = "UTC"
 	// MaxBatchSize bounds batchSize.
 	MaxBatchSize = 10000
 )

@@ -34,10 +34,10 @@ type querier interface {
 // writer is the table's sqlkit.Writer.
 type writer struct{ s *Source }
 
-func (w writer) Pool() querier { return w.s.db }
+func (w writer) Pool() querier { return w.s.wdb }
 
 func (w writer) Begin(ctx context.Context) (querier, func(context.Context) error, func(context.Context) error, error) {
-	tx, err := w.s.db.BeginTx(ctx, nil)
+	tx, err := w.s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -60,34 +60,45 @@ func (w writer) MaybeSent(err error) bool { return maybeSent(err) }
 
 func (w writer) ChangeError(c connector.Change, err error) error { return w.s.changeError(c, err) }
 
-// assignments returns the quoted columns of fields (sorted by name) and
-// their values as text.
-func (s *Source) assignments(fields map[string]any) (cols []string, args []any, err error) {
+// assignments returns the quoted columns of fields (sorted by name),
+// their placeholders and their values as text.
+func (s *Source) assignments(fields map[string]any) (cols, phs []string, args []any, err error) {
 	for _, name := range sqlkit.SortedNames(fields) {
 		c, ok := s.tbl.column(name)
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: no column %q", connector.ErrInvalidChange, name)
+			return nil, nil, nil, fmt.Errorf("%w: no column %q", connector.ErrInvalidChange, name)
 		}
 		v, err := s.tbl.textValue(fields[name], c)
 		if err != nil {
-			return nil, nil, fmt.Errorf("column %s: %w: %w", c.name, connector.ErrInvalidChange, err)
+			return nil, nil, nil, fmt.Errorf("column %s: %w: %w", c.name, connector.ErrInvalidChange, err)
 		}
 		cols = append(cols, c.ident)
+		phs = append(phs, s.wparam(c))
 		args = append(args, v)
 	}
-	return cols, args, nil
+	return cols, phs, args, nil
+}
+
+// wparam is the placeholder of a value of column c in a write. A
+// TIMESTAMP's value is UTC text: in a write session of another zone it is
+// converted to that zone, which the server converts back to UTC to store
+// it (exact but for the hour a daylight saving change repeats).
+func (s *Source) wparam(c column) string {
+	if c.kind == kindTimestamp && s.wdb != s.db {
+		return "CONVERT_TZ(?, '+00:00', @@session.time_zone)"
+	}
+	return "?"
 }
 
 // create inserts a row and returns its id: from RETURNING on MariaDB,
 // LAST_INSERT_ID() for an AUTO_INCREMENT id on MySQL, or the id the
 // change carries.
 func (s *Source) create(ctx context.Context, db querier, fields map[string]any) (string, error) {
-	cols, args, err := s.assignments(fields)
+	cols, phs, args, err := s.assignments(fields)
 	if err != nil {
 		return "", err
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", s.tbl.name, strings.Join(cols, ", "), ph)
+	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", s.tbl.name, strings.Join(cols, ", "), strings.Join(phs, ", "))
 	sent := func(err error) error {
 		if maybeSent(err) {
 			// The connection failed after the insert may have been sent:
@@ -134,7 +145,7 @@ func (s *Source) create(ctx context.Context, db querier, fields map[string]any) 
 // change time (as Get reads it), else nothing is written and the error is
 // connector.ErrChanged.
 func (s *Source) update(ctx context.Context, db querier, id string, fields map[string]any, since time.Time) error {
-	cols, args, err := s.assignments(fields)
+	cols, phs, args, err := s.assignments(fields)
 	if err != nil {
 		return err
 	}
@@ -157,10 +168,15 @@ func (s *Source) update(ctx context.Context, db querier, id string, fields map[s
 	if u := s.tbl.updated; !since.IsZero() && u.kind.isTime() {
 		cond = fmt.Sprintf(" AND %s = CAST(? AS DATETIME(6))", u.ident)
 		args = append(args, s.tbl.timeText(u, since))
+		if u.kind == kindTimestamp && s.wdb != s.db {
+			// The instant itself, whatever the session's zone.
+			cond = fmt.Sprintf(" AND UNIX_TIMESTAMP(%s) = CAST(? AS DECIMAL(20,6))", u.ident)
+			args[len(args)-1] = fmt.Sprintf("%d.%06d", since.Unix(), since.Nanosecond()/1000)
+		}
 	}
 	sets := make([]string, len(cols))
 	for i := range cols {
-		sets[i] = cols[i] + " = ?"
+		sets[i] = cols[i] + " = " + phs[i]
 	}
 	res, err := db.ExecContext(ctx, "UPDATE "+s.tbl.name+" SET "+strings.Join(sets, ", ")+where+cond, args...)
 	if err != nil {
@@ -205,7 +221,7 @@ func (s *Source) delete(ctx context.Context, db querier, id string, soft bool) e
 	}
 	_, live := deletedExpr(s.tbl)
 	live = strings.ReplaceAll(live, rowAlias+".", "")
-	res, err := db.ExecContext(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = ?"+byID+" AND "+live, mark, id)
+	res, err := db.ExecContext(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+s.wparam(*d)+byID+" AND "+live, mark, id)
 	if err != nil {
 		return err
 	}
@@ -222,8 +238,9 @@ func (s *Source) delete(ctx context.Context, db querier, id string, soft bool) e
 	return nil
 }
 
-// timeText is a time as column c takes it: TIMESTAMP in UTC (the
-// session's zone), DATETIME and DATE in the timeZone setting.
+// timeText is a time as column c takes it: TIMESTAMP in UTC (the read
+// session's zone; wparam converts it for writes), DATETIME and DATE in
+// the zone of DATETIME values.
 func (t *table) timeText(c column, tm time.Time) string {
 	if c.kind == kindTimestamp {
 		return tm.UTC().Format(cursorText)
