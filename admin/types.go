@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
@@ -35,6 +36,51 @@ type Status struct {
 	// Rates are the API rate limiters that met 429s (live daemons only):
 	// the rate each adapted to and its configured ceiling.
 	Rates []remote.RateStatus `json:"rates,omitempty"`
+	// ReplicationOrphans are the replication slots (and publications) of
+	// syncd's that no configured connector uses, as last looked at.
+	ReplicationOrphans []ReplicationOrphan `json:"replicationOrphans,omitempty"`
+}
+
+// ReplicationOrphan is a PostgreSQL replication slot of syncd's (its
+// name contains syncd), or a publication, on the database of a
+// configured postgres connector, that no configured connector uses: a
+// removed or renamed connector's, or one now set to changes: poll. A
+// slot holds WAL on the server until it is dropped.
+type ReplicationOrphan struct {
+	// Database is host:port/dbname.
+	Database string `json:"database"`
+	// Slot and Publication name what exists (a publication is named like
+	// its slot); either may be empty.
+	Slot        string `json:"slot,omitempty"`
+	Publication string `json:"publication,omitempty"`
+	// HeldBytes is the WAL the slot keeps on the server.
+	HeldBytes int64 `json:"heldBytes"`
+	// Held is HeldBytes for people (12 kB, 3.4 MB).
+	Held string `json:"held"`
+	// Active is true while a process streams from the slot.
+	Active    bool   `json:"active"`
+	WALStatus string `json:"walStatus,omitempty"`
+	// Drop is the command that drops it.
+	Drop string `json:"drop"`
+}
+
+// String says what the orphan is and holds, without the command.
+func (o ReplicationOrphan) String() string {
+	if o.Slot == "" {
+		return fmt.Sprintf("publication %s on %s is used by no configured connector", o.Publication, o.Database)
+	}
+	s := fmt.Sprintf("replication slot %s on %s holds %s of WAL", o.Slot, o.Database, o.Held)
+	if o.WALStatus != "" && o.WALStatus != "reserved" {
+		s += " (wal_status " + o.WALStatus + ")"
+	}
+	if o.Publication != "" {
+		s += ", with publication " + o.Publication + ","
+	}
+	s += " and no configured connector uses it"
+	if o.Active {
+		s += " (a process streams from it now)"
+	}
+	return s
 }
 
 // StateInfo describes the state file.

@@ -46,6 +46,9 @@ type Options struct {
 	Store *state.Store
 	// Version is the running build's, for the status and the metrics.
 	Version string
+	// ConfigPath is the configuration's file, named in the commands the
+	// status shows (syncd replication drop --config ...).
+	ConfigPath string
 	// Gather is how long the reverse direction's applier, idle and then
 	// notified, waits for more of a person's edits before its round
 	// (reverse.Options.Gather; 0 means its default).
@@ -62,6 +65,7 @@ type Daemon struct {
 	connectors []*Connector
 	ops        *ops // metrics and health, see ops.go
 	gather     time.Duration
+	configPath string
 }
 
 // Connector is one configured connector with its reconciler.
@@ -92,7 +96,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	d = &Daemon{cfg: cfg, log: log, store: opts.Store, ops: newOps(opts.Version), gather: opts.Gather}
+	d = &Daemon{cfg: cfg, log: log, store: opts.Store, ops: newOps(opts.Version), gather: opts.Gather, configPath: opts.ConfigPath}
 	opened := d // the returns below set d to nil
 	defer func() {
 		if err != nil {

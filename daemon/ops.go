@@ -33,6 +33,8 @@ type ops struct {
 	probe   probeResult
 
 	history *history // the health page's charts, see history.go
+
+	orphans orphanWatch // orphaned replication slots, see orphans.go
 }
 
 type readyCheck struct {

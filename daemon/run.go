@@ -164,6 +164,7 @@ func (d *Daemon) startParts(ctx context.Context, r *Running, parts Parts) error 
 			return err
 		}
 		d.startForward(r, sched)
+		d.startOrphanWatch(r)
 	}
 	if sched != nil {
 		if err := sched.add(r); err != nil {

@@ -111,6 +111,7 @@ func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
 	out.Webhooks = d.ops.receiver
 	d.ops.mu.Unlock()
 	out.Rates = remote.Rates()
+	out.ReplicationOrphans = d.replicationOrphans()
 	for i := range out.Connectors {
 		// A pass this process started and has not finished is running
 		// (one from before the start was interrupted).

@@ -51,6 +51,8 @@ type Metrics struct {
 	scrape *scrapeCollector
 	quotas *quotaCollector
 	lags   *lagCollector
+	// orphans are orphaned replication slots (orphans.go).
+	orphans *orphanCollector
 }
 
 // New returns syncd's metrics on a fresh registry, with the Go runtime
@@ -95,6 +97,8 @@ func New(version string) *Metrics {
 		scrape: newScrapeCollector(),
 		quotas: newQuotaCollector(),
 		lags:   newLagCollector(),
+
+		orphans: newOrphanCollector(),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info",
@@ -106,7 +110,7 @@ func New(version string) *Metrics {
 	m.reg.MustRegister(m.forwardLatency)
 	m.reg.MustRegister(
 		m.requests, m.requestDuration, m.limiterWait, m.records, m.runs, m.runDuration, m.lastSuccess, m.lastRun,
-		m.scrape, m.quotas, m.lags, buildInfo,
+		m.scrape, m.quotas, m.lags, m.orphans, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

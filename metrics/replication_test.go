@@ -17,3 +17,26 @@ func TestScrapeReplicationLag(t *testing.T) {
 		t.Errorf("scrape lacks %q", want)
 	}
 }
+
+func TestScrapeReplicationOrphans(t *testing.T) {
+	m := New("test")
+	if out := scrape(t, m); strings.Contains(out, "syncd_replication_orphans") {
+		t.Fatal("orphans served before the daemon looked for any")
+	}
+	m.SetReplicationOrphans(func() []ReplicationOrphan { return nil })
+	if out, want := scrape(t, m), "syncd_replication_orphans 0"; !strings.Contains(out, want) {
+		t.Errorf("scrape lacks %q", want)
+	}
+	m.SetReplicationOrphans(func() []ReplicationOrphan {
+		return []ReplicationOrphan{{Database: "db:5432/shop", Slot: "syncd_old", Publication: "syncd_old", Bytes: 4096}, {Database: "db:5432/shop", Publication: "syncd_gone"}}
+	})
+	out := scrape(t, m)
+	for _, want := range []string{"syncd_replication_orphans 2", `syncd_replication_orphan_wal_bytes{database="db:5432/shop",slot="syncd_old"} 4096`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	if strings.Contains(out, `slot=""`) {
+		t.Error("a publication alone is served as a slot")
+	}
+}

@@ -39,7 +39,7 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 	}
 	signalLogger.Store(log)
 	defer signalLogger.Store(nil)
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Version: Version})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Version: Version, ConfigPath: conf.path})
 	if err != nil {
 		return err
 	}

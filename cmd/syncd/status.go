@@ -21,7 +21,10 @@ func init() {
 
 // StatusCommand shows the status: asked of the running daemon through
 // its admin API, or read from the state file when none runs.
-type StatusCommand struct{ m *Main }
+type StatusCommand struct {
+	m          *Main
+	configPath string
+}
 
 // Run parses the flags and prints the status.
 func (c *StatusCommand) Run(ctx context.Context, args []string) error {
@@ -35,6 +38,7 @@ func (c *StatusCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.configPath = conf.path
 	st, ready, err := c.status(ctx, cfg)
 	if err != nil {
 		return err
@@ -56,7 +60,16 @@ func (c *StatusCommand) status(ctx context.Context, cfg *config.Config) (admin.S
 	if store != nil {
 		defer store.Close()
 		st, err := daemon.BuildStatus(cfg, store, Version)
-		return st, nil, err
+		if err != nil {
+			return st, nil, err
+		}
+		// No daemon looks for orphaned slots: look now.
+		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if st.ReplicationOrphans, err = daemon.ReplicationOrphans(lctx, cfg, c.configPath); err != nil {
+			fmt.Fprintf(c.m.Stderr, "note: orphaned replication slots not checked everywhere: %v\n", err)
+		}
+		return st, nil, nil
 	}
 	st, err := cl.Status(ctx)
 	if err != nil {
@@ -143,6 +156,9 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 		for _, q := range cs.Quotas {
 			fmt.Fprintf(w, "\n%s: API %s: %s", cs.Name, q.Name, quotaLine(q))
 		}
+	}
+	for _, o := range st.ReplicationOrphans {
+		fmt.Fprintf(w, "\nwarning: %s: drop it with %s\n", o, o.Drop)
 	}
 	for _, cs := range st.Connectors {
 		if cs.DeadLetters > 0 {

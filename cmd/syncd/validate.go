@@ -69,6 +69,7 @@ func (c *ValidateCommand) Run(ctx context.Context, args []string) error {
 		problems := c.checkState(cfg)
 		problems = append(problems, c.checkWorkspace(ctx, cfg)...)
 		problems = append(problems, c.checkSourceFields(ctx, cfg)...)
+		c.checkReplication(ctx, cfg, conf.path)
 		if len(problems) > 0 {
 			fmt.Fprintf(c.m.Stderr, "%s: %d problem(s):\n", conf.path, len(problems))
 			for _, p := range problems {
