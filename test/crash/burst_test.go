@@ -123,13 +123,13 @@ func TestKillDuringWebhookBurst(t *testing.T) {
 					killed := make(chan bool, 1)
 					go func() {
 						time.Sleep(killAt[n])
-						killed <- cur.kill()
+						killed <- cur.Kill()
 					}()
 					mu.Lock()
 					if <-killed {
 						hits++
 					}
-					if !p.running() {
+					if !p.Running() {
 						p = start(t, "run", "--config", cfg)
 						waitListening(t, context.Background(), p, addr)
 					}
@@ -148,7 +148,7 @@ func TestKillDuringWebhookBurst(t *testing.T) {
 	redelivered := len(unacked)
 	for attempt := 0; len(unacked) > 0; attempt++ {
 		if attempt == 5 {
-			t.Fatalf("%d deliveries never acknowledged:\n%s", len(unacked), p.out.String())
+			t.Fatalf("%d deliveries never acknowledged:\n%s", len(unacked), p.Out.String())
 		}
 		again := unacked
 		unacked = nil
@@ -173,13 +173,13 @@ func TestKillDuringWebhookBurst(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.wait(t, 30*time.Second); err != nil {
-		t.Errorf("syncd after SIGTERM: %v\n%s", err, p.out.String())
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.Wait(t, 30*time.Second); err != nil {
+		t.Errorf("syncd after SIGTERM: %v\n%s", err, p.Out.String())
 	}
 	if len(problems) > 0 {
 		t.Fatalf("after %d kills in the burst, the table and the workspace disagree:\n  %s\nsyncd's output:\n%s",
-			hits, strings.Join(problems, "\n  "), p.out.String())
+			hits, strings.Join(problems, "\n  "), p.Out.String())
 	}
 	writes := checkWriteOrder(t, table, rows)
 	t.Logf("%d kills hit the daemon during the burst; %d deliveries sent again; syncd wrote %d last names", hits, redelivered, writes)

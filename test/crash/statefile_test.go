@@ -98,8 +98,8 @@ func TestDamagedStateFile(t *testing.T) {
 		})
 		before := emu.Stats()
 		p := start(t, "run", "--once", "--config", ccfg)
-		err := p.wait(t, time.Minute)
-		out := p.out.String()
+		err := p.Wait(t, time.Minute)
+		out := p.Out.String()
 		posts := emu.Stats().Requests["POST /v1/contacts"] - before.Requests["POST /v1/contacts"]
 		var exit *exec.ExitError
 		switch {
