@@ -40,6 +40,11 @@ type ConfigOptions struct {
 	StatePath   string
 	// Listen is the webhook receiver's address; "" runs none.
 	Listen string
+	// PublicURL, when set, is where the workspace delivers, and syncd
+	// registers its subscription itself (webhooks.autoRegister).
+	PublicURL string
+	// Schedule of the connector's passes (default: config's).
+	Schedule string
 	// RateLimit and Burst of the workspace client (default 200 and 20).
 	RateLimit float64
 	Burst     int
@@ -86,7 +91,7 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 		o.Workers = 4
 	}
 	cc := configfile.Connector{
-		Name: Connector, Type: "postgres", Direction: o.Direction,
+		Name: Connector, Type: "postgres", Direction: o.Direction, Schedule: o.Schedule,
 		Conflict: policy.NewestWins, OnSourceDelete: policy.DeleteRemove, MassDeleteThreshold: 1,
 		Workers: o.Workers, BatchSize: o.BatchSize,
 		Settings: map[string]any{"dsn": DSN(), "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize,
@@ -102,8 +107,9 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 	f := configfile.File{
 		Workspace: configfile.Workspace{BaseURL: o.EmulatorURL, APIKey: o.APIKey, RateLimit: o.RateLimit, Burst: o.Burst,
 			CustomFieldValues: emulator.TestCustomFieldValues()},
-		State:      configfile.State{Path: o.StatePath},
-		Webhooks:   configfile.Webhooks{Listen: o.Listen, Path: "/webhooks/workspace"},
+		State: configfile.State{Path: o.StatePath},
+		Webhooks: configfile.Webhooks{Listen: o.Listen, Path: "/webhooks/workspace",
+			PublicURL: o.PublicURL, AutoRegister: o.PublicURL != ""},
 		Log:        configfile.Log{Level: o.LogLevel},
 		Connectors: []configfile.Connector{cc},
 	}
