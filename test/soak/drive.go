@@ -1,0 +1,315 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/syncd-io/syncd/test/e2e"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }
+
+// Shares of a side's operations: the rest are field edits.
+const (
+	createShare = 0.06
+	deleteShare = 0.06
+	// hotShare of the edits go to a field the other side edited in the
+	// last hotWindow: the races and near-races the issue's lost edits
+	// came from.
+	hotShare  = 0.3
+	hotWindow = 15 * time.Second
+)
+
+// entities are the contacts the soak knows, by key (e-mail), with their
+// handle on each side as last seen.
+type entities struct {
+	mu     sync.Mutex
+	keys   []string // in order of creation: seeded choices index it
+	row    map[string]int64
+	ct     map[string]string
+	recent []Edit // field edits of the last hotWindow
+}
+
+func newEntities() *entities {
+	return &entities{row: map[string]int64{}, ct: map[string]string{}}
+}
+
+func (es *entities) add(key string, row int64, contact string) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if _, ok := es.row[key]; !ok {
+		if _, ok := es.ct[key]; !ok {
+			es.keys = append(es.keys, key)
+		}
+	}
+	if row != 0 {
+		es.row[key] = row
+	}
+	if contact != "" {
+		es.ct[key] = contact
+	}
+}
+
+// refresh sets every key's handles from the sides as they are: a key
+// with no live row (contact) has none.
+func (es *entities) refresh(rows []e2e.Row, contacts []workspace.Contact) {
+	row := map[string]int64{}
+	for _, r := range rows {
+		if !r.Deleted && r.Email != "" {
+			row[r.Email] = r.ID
+		}
+	}
+	ct := map[string]string{}
+	for _, c := range contacts {
+		if v := e2e.ContactValues(c); v.Email != "" {
+			ct[v.Email] = c.ID
+		}
+	}
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.row, es.ct = row, ct
+}
+
+// pick chooses a key live on side: with hotShare, one whose field the
+// other side edited lately (and that field); else any.
+func (es *entities) pick(rng *rand.Rand, side string) (key string, row int64, contact string, field string, ok bool) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	live := func(k string) bool {
+		if side == Table {
+			return es.row[k] != 0
+		}
+		return es.ct[k] != ""
+	}
+	cut := time.Now().Add(-hotWindow)
+	for len(es.recent) > 0 && es.recent[0].At.Before(cut) {
+		es.recent = es.recent[1:]
+	}
+	field = Fields[rng.Intn(len(Fields))]
+	if rng.Float64() < hotShare {
+		var hot []Edit
+		for _, e := range es.recent {
+			if e.Side != side && live(e.Key) {
+				hot = append(hot, e)
+			}
+		}
+		if len(hot) > 0 {
+			e := hot[rng.Intn(len(hot))]
+			for f := range e.Values {
+				field = f
+			}
+			return e.Key, es.row[e.Key], es.ct[e.Key], field, true
+		}
+	}
+	var alive []string
+	for _, k := range es.keys {
+		if live(k) {
+			alive = append(alive, k)
+		}
+	}
+	if len(alive) == 0 {
+		return "", 0, "", "", false
+	}
+	k := alive[rng.Intn(len(alive))]
+	return k, es.row[k], es.ct[k], field, true
+}
+
+func (es *entities) edited(e Edit) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.recent = append(es.recent, e)
+}
+
+func (es *entities) gone(side, key string) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if side == Table {
+		delete(es.row, key)
+	} else {
+		delete(es.ct, key)
+	}
+}
+
+// resolver refreshes the handles every 250 ms until stop is closed.
+func (w *world) resolver(stop <-chan struct{}, errs chan<- error) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+		rows, err := w.rows()
+		if err != nil {
+			errs <- err
+			return
+		}
+		w.ents.refresh(rows, w.emu.Contacts())
+	}
+}
+
+// rows reads the table (the test goroutine uses e2e.Table.Rows).
+func (w *world) rows() ([]e2e.Row, error) {
+	ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
+	defer cancel()
+	rs, err := w.table.Pool.Query(ctx, fmt.Sprintf(`SELECT id, coalesce(email, ''), deleted_at IS NOT NULL FROM %s`, w.table.Name))
+	if err != nil {
+		return nil, fmt.Errorf("read rows: %w", err)
+	}
+	defer rs.Close()
+	var out []e2e.Row
+	for rs.Next() {
+		var r e2e.Row
+		if err := rs.Scan(&r.ID, &r.Email, &r.Deleted); err != nil {
+			return nil, fmt.Errorf("read rows: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// driver makes one side's edits at rate per second until stop is
+// closed; seq numbers the values (unique across both sides).
+func (w *world) driver(side string, rate float64, seq *atomic.Int64, stop <-chan struct{}, errs chan<- error) {
+	seed := w.o.Seed + 1
+	if side == App {
+		seed = w.o.Seed + 2
+	}
+	rng := newRand(seed)
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	prefix := "T"
+	if side == App {
+		prefix = "A"
+	}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		n := seq.Add(1)
+		value := fmt.Sprintf("%s%d", prefix, n)
+		var err error
+		switch p := rng.Float64(); {
+		case p < createShare:
+			err = w.create(side, n, value)
+		case p < createShare+deleteShare:
+			if key, row, ct, _, ok := w.ents.pick(rng, side); ok {
+				err = w.remove(side, key, row, ct)
+			}
+		default:
+			if key, row, ct, field, ok := w.ents.pick(rng, side); ok {
+				err = w.edit(side, key, row, ct, field, value)
+			}
+		}
+		if err != nil {
+			errs <- fmt.Errorf("%s driver: %w", side, err)
+			return
+		}
+	}
+}
+
+func (w *world) app() emulator.App { return emulator.App{BaseURL: w.url} }
+
+func opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 30*time.Second)
+}
+
+// edit sets one field on side; an edit of a row or contact that is gone
+// is not acknowledged and not logged.
+func (w *world) edit(side, key string, row int64, contact, field, value string) error {
+	ctx, cancel := opCtx(w.ctx)
+	defer cancel()
+	if side == Table {
+		tag, err := w.table.Pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET %s = $2 WHERE id = $1 AND deleted_at IS NULL`, w.table.Name, Columns[field]), row, value)
+		if err != nil {
+			return fmt.Errorf("update row %d: %w", row, err)
+		}
+		if tag.RowsAffected() == 0 {
+			w.ents.gone(side, key)
+			return nil
+		}
+	} else {
+		p := &workspace.DefaultFieldsPatch{}
+		switch field {
+		case "firstName":
+			p.FirstName = workspace.Some(value)
+		case "lastName":
+			p.LastName = workspace.Some(value)
+		case "company":
+			p.Company = workspace.Some(value)
+		}
+		if _, err := w.app().UpdateContact(ctx, contact, workspace.ContactPatch{DefaultFields: p}); err != nil {
+			if notFound(err) {
+				w.ents.gone(side, key)
+				return nil
+			}
+			return fmt.Errorf("edit contact %s: %w", contact, err)
+		}
+	}
+	e := w.log.Add(Edit{At: time.Now(), Side: side, Op: OpEdit, Key: key, Values: map[string]string{field: value}, Row: row, Contact: contact})
+	w.ents.edited(e)
+	return nil
+}
+
+// create makes a contact on side, with every field set to value.
+func (w *world) create(side string, n int64, value string) error {
+	ctx, cancel := opCtx(w.ctx)
+	defer cancel()
+	key := fmt.Sprintf("%s%d@soak.example", strings.ToLower(value[:1]), n)
+	e := Edit{Side: side, Op: OpCreate, Key: key, Values: map[string]string{"firstName": value, "lastName": value, "company": value}}
+	if side == Table {
+		if err := w.table.Pool.QueryRow(ctx, fmt.Sprintf(`INSERT INTO %s (first_name, last_name, company, email) VALUES ($1, $1, $1, $2) RETURNING id`,
+			w.table.Name), value, key).Scan(&e.Row); err != nil {
+			return fmt.Errorf("insert row: %w", err)
+		}
+	} else {
+		c, err := w.app().CreateContact(ctx, workspace.ContactCreate{DefaultFields: workspace.DefaultFieldsInput{
+			FirstName: value, LastName: value, Company: value, Emails: []workspace.Item{{Name: "work", Value: key}}}})
+		if err != nil {
+			return fmt.Errorf("create contact: %w", err)
+		}
+		e.Contact = c.ID
+	}
+	e.At = time.Now()
+	w.log.Add(e)
+	w.ents.add(key, e.Row, e.Contact)
+	return nil
+}
+
+// remove deletes a contact on side (a soft delete in the table).
+func (w *world) remove(side, key string, row int64, contact string) error {
+	ctx, cancel := opCtx(w.ctx)
+	defer cancel()
+	if side == Table {
+		tag, err := w.table.Pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL`, w.table.Name), row)
+		if err != nil {
+			return fmt.Errorf("delete row %d: %w", row, err)
+		}
+		if tag.RowsAffected() == 0 {
+			w.ents.gone(side, key)
+			return nil
+		}
+	} else if err := w.app().DeleteContact(ctx, contact); err != nil {
+		if notFound(err) {
+			w.ents.gone(side, key)
+			return nil
+		}
+		return fmt.Errorf("delete contact %s: %w", contact, err)
+	}
+	w.log.Add(Edit{At: time.Now(), Side: side, Op: OpDelete, Key: key, Row: row, Contact: contact})
+	w.ents.gone(side, key)
+	return nil
+}
+
+// notFound tells the app's 404 (the contact was deleted meanwhile).
+func notFound(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "404")
+}
