@@ -15,7 +15,36 @@ import (
 func init() {
 	preparers["csv"] = prepareCSV
 	preparers["postgres"] = prepareSQL(postgres.Inspect)
-	preparers["mysql"] = prepareSQL(mysql.Inspect)
+	preparers["mysql"] = prepareMySQL
+}
+
+// prepareMySQL reads the table's catalog as prepareSQL does and, when the
+// table has DATETIME columns (which carry no zone), writes the server's
+// time_zone as timeZone: the zone applications' sessions stamp them in.
+func prepareMySQL(ctx context.Context, in *inspection) error {
+	if err := prepareSQL(mysql.Inspect)(ctx, in); err != nil {
+		return err
+	}
+	if in.given("timeZone") {
+		return nil
+	}
+	var datetimes []string
+	for name, f := range in.types {
+		if strings.HasPrefix(strings.ToLower(f.Type), "datetime") {
+			datetimes = append(datetimes, name)
+		}
+	}
+	if len(datetimes) == 0 {
+		return nil
+	}
+	value, server, err := mysql.ServerTimeZone(ctx, in.values["dsn"])
+	if err != nil {
+		return err
+	}
+	if value != "" {
+		in.set("timeZone", value, "the server's time_zone ("+server+"), which applications' sessions stamp DATETIME values in")
+	}
+	return nil
 }
 
 // prepareCSV finds the file's id column (and its delimiter, when the
@@ -148,7 +177,7 @@ func pickColumns(in *inspection, cols []sqlkit.ColumnInfo) error {
 		}
 		for _, c := range cols {
 			if c.Name == col && strings.HasPrefix(strings.ToLower(c.Type), "datetime") && in.req.Type == "mysql" {
-				why += "; a DATETIME has no time zone: timeZone (default UTC) says which it is in"
+				why += "; a DATETIME has no time zone: timeZone (default the server's time_zone) says which it is in"
 			}
 		}
 		in.set("updatedAtColumn", col, why)

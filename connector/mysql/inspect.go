@@ -28,23 +28,54 @@ WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ? AND ACTION_TIMING = 'BE
 // update (ON UPDATE CURRENT_TIMESTAMP, or a BEFORE UPDATE trigger that
 // sets them). table is table or db.table; errors never carry the password.
 func Inspect(ctx context.Context, dsn, table string) ([]sqlkit.ColumnInfo, error) {
-	red := sqlkit.NewRedactor(dsn)
-	cfg, err := mysql.ParseDSN(dsn)
+	db, cfg, red, err := openInspection(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("dsn: %w", red.Redact(err))
+		return nil, err
 	}
-	red.Add(cfg.Passwd)
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("dsn: %w", red.Redact(err))
-	}
-	db := sql.OpenDB(conn)
 	defer db.Close()
 	cols, err := inspect(ctx, db, cfg.DBName, table)
 	if err != nil {
 		return nil, red.Redact(err)
 	}
 	return cols, nil
+}
+
+// ServerTimeZone reads the server's global time_zone, for `syncd init`
+// to write as timeZone: value is the setting naming it (an offset such as
+// -07:00, or a zone name such as UTC or Europe/Berlin), "" when the
+// server's zone is its host's named only by an abbreviation (PDT), which
+// no setting names exactly; server is the zone as the server says it.
+func ServerTimeZone(ctx context.Context, dsn string) (value, server string, err error) {
+	db, _, red, err := openInspection(dsn)
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	z, err := readServerZone(ctx, db)
+	if err != nil {
+		return "", "", red.Redact(err)
+	}
+	loc, exact := z.location()
+	if !exact {
+		return "", z.String(), nil
+	}
+	return loc.String(), z.String(), nil
+}
+
+// openInspection opens a pool on dsn for a moment's look; errors never
+// carry the password.
+func openInspection(dsn string) (*sql.DB, *mysql.Config, *sqlkit.Redactor, error) {
+	red := sqlkit.NewRedactor(dsn)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("dsn: %w", red.Redact(err))
+	}
+	red.Add(cfg.Passwd)
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("dsn: %w", red.Redact(err))
+	}
+	return sql.OpenDB(conn), cfg, red, nil
 }
 
 func inspect(ctx context.Context, db *sql.DB, dbName, table string) ([]sqlkit.ColumnInfo, error) {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,29 +21,6 @@ const (
 	west = "-07:00" // America/Phoenix
 	east = "+09:00" // Asia/Tokyo
 )
-
-// withGlobalZone sets the server's global time_zone to zone while open
-// runs: the connections open opens keep it as their session's zone, as
-// an application's do. The server is shared with other tests, so the
-// previous zone is restored as soon as open returns, and at the test's
-// end should open fail it.
-func withGlobalZone(t *testing.T, zone string, open func()) {
-	t.Helper()
-	admin := mysqltest.Connect(t)
-	var prev string
-	if err := admin.QueryRow("SELECT @@global.time_zone").Scan(&prev); err != nil {
-		t.Fatalf("read the global time_zone: %v", err)
-	}
-	restore := sync.OnceFunc(func() {
-		if _, err := admin.Exec("SET GLOBAL time_zone = ?", prev); err != nil {
-			t.Errorf("restore the global time_zone to %s: %v", prev, err)
-		}
-	})
-	t.Cleanup(restore)
-	mysqltest.Exec(t, admin, "SET GLOBAL time_zone = ?", zone)
-	defer restore()
-	open()
-}
 
 // appSession is one connection of an application: its session takes the
 // server's global zone when it opens, unless it sets its own.
@@ -109,7 +85,7 @@ func TestNoEditSkippedAcrossZones(t *testing.T) {
 			mysqltest.Exec(t, db, `CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(100), phone VARCHAR(40), seen DATETIME(6) NULL, updated_at `+tt.cursor+`)`)
 			var app *sql.Conn
 			var src *mysql.Source
-			withGlobalZone(t, tt.global, func() {
+			mysqltest.WithGlobalTimeZone(t, tt.global, func() {
 				app = appSession(t, dsn, tt.global)
 				src = openSource(t, settings(dsn, "contacts", func(s *mysql.Settings) {
 					s.TimeZone = tt.timeZone
@@ -179,7 +155,7 @@ func TestWritesInTheZonedSession(t *testing.T) {
 		updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6))`)
 	var app *sql.Conn
 	var src *mysql.Source
-	withGlobalZone(t, east, func() {
+	mysqltest.WithGlobalTimeZone(t, east, func() {
 		app = appSession(t, dsn, east)
 		src = openSource(t, settings(dsn, "contacts", func(s *mysql.Settings) { s.DeletedAtColumn = "deleted_at" }))
 	})
@@ -246,7 +222,7 @@ func TestCheckpointAheadOfTheZone(t *testing.T) {
 		updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6))`)
 	var app *sql.Conn
 	var src *mysql.Source
-	withGlobalZone(t, west, func() {
+	mysqltest.WithGlobalTimeZone(t, west, func() {
 		app = appSession(t, dsn, west)
 		src = openSource(t, settings(dsn, "contacts", func(s *mysql.Settings) { s.Lookback = nil }))
 	})
@@ -303,7 +279,7 @@ func TestZoneNotes(t *testing.T) {
 				mysqltest.Exec(t, db, `INSERT INTO contacts (id, name, updated_at) VALUES (1, 'Ada', UTC_TIMESTAMP(6))`)
 			}
 			var src *mysql.Source
-			withGlobalZone(t, west, func() {
+			mysqltest.WithGlobalTimeZone(t, west, func() {
 				src = openSource(t, settings(dsn, "contacts", func(s *mysql.Settings) { s.TimeZone = tt.timeZone }))
 			})
 			note := src.ModeNote()

@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,4 +110,27 @@ func Exec(t testing.TB, db *sql.DB, query string, args ...any) sql.Result {
 		t.Fatalf("exec %q: %v", query, err)
 	}
 	return res
+}
+
+// WithGlobalTimeZone sets the server's global time_zone to zone while
+// open runs: the sessions open opens keep it as their zone, as an
+// application's do, and whatever reads the global zone sees it. The
+// server is shared with other tests, so the previous zone is restored as
+// soon as open returns, and at the test's end should open stop it.
+func WithGlobalTimeZone(t testing.TB, zone string, open func()) {
+	t.Helper()
+	admin := Connect(t)
+	var prev string
+	if err := admin.QueryRow("SELECT @@global.time_zone").Scan(&prev); err != nil {
+		t.Fatalf("read the global time_zone: %v", err)
+	}
+	restore := sync.OnceFunc(func() {
+		if _, err := admin.Exec("SET GLOBAL time_zone = ?", prev); err != nil {
+			t.Errorf("restore the global time_zone to %s: %v", prev, err)
+		}
+	})
+	t.Cleanup(restore)
+	Exec(t, admin, "SET GLOBAL time_zone = ?", zone)
+	defer restore()
+	open()
 }
