@@ -21,8 +21,8 @@ const (
 	kindBool
 	kindInt
 	kindFloat
-	// kindFloat4 is a real: read as the float64 of its shortest text
-	// (0.1, as the server prints it), never the widened float32
+	// kindFloat4 is a real: read as the float64 of the server's text of
+	// it (0.1, with extra_float_digits 1), never the widened float32
 	// (0.10000000149011612), so that every reader gives the same value.
 	kindFloat4
 	kindTimestamptz

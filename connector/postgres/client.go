@@ -90,10 +90,14 @@ func buildQueries(t *table) queries {
 // selectExpr is how a record column is selected.
 func selectExpr(c column) string {
 	switch c.kind {
-	case kindBool, kindInt, kindFloat, kindFloat4, kindTimestamptz, kindTimestamp, kindDate:
+	case kindBool, kindInt, kindFloat, kindTimestamptz, kindTimestamp, kindDate:
 		return ref(c)
 	case kindArray:
 		return ref(c) + "::text[]"
+	case kindFloat4:
+		// The float8 of the server's text of the real, as the stream
+		// carries it: 0.1, not the widened 0.10000000149011612.
+		return ref(c) + "::text::float8"
 	}
 	return ref(c) + "::text"
 }

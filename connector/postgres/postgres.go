@@ -115,8 +115,8 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 	// Cursor values travel as text: fix the formats they take.
 	cfg.ConnConfig.RuntimeParams["DateStyle"] = "ISO, MDY"
 	cfg.ConnConfig.RuntimeParams["TimeZone"] = "UTC"
-	// Floats in their shortest exact text (the stream's text form), as
-	// the poll reads give them: see float4Value.
+	// Floats in their shortest exact text, in the stream's sessions and
+	// the reads' alike (kindFloat4 reads a real through its text).
 	cfg.ConnConfig.RuntimeParams["extra_float_digits"] = "1"
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "syncd"

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -87,10 +86,8 @@ func newScanValue(k kind) any {
 		return new(pgtype.Bool)
 	case kindInt:
 		return new(pgtype.Int8)
-	case kindFloat:
+	case kindFloat, kindFloat4:
 		return new(pgtype.Float8)
-	case kindFloat4:
-		return new(pgtype.Float4)
 	case kindTimestamptz:
 		return new(pgtype.Timestamptz)
 	case kindTimestamp:
@@ -121,10 +118,7 @@ func goValue(v any) any {
 		if v.Valid {
 			return v.Float64
 		}
-	case *pgtype.Float4:
-		if v.Valid {
-			return float4Value(v.Float32)
-		}
+
 	case *pgtype.Timestamptz:
 		if v.Valid {
 			return timeValue(v.Time, v.InfinityModifier)
@@ -166,18 +160,6 @@ func timeValue(t time.Time, inf pgtype.InfinityModifier) any {
 		return "-infinity"
 	}
 	return t.UTC()
-}
-
-// float4Value is a real as the float64 of its shortest text, which is
-// how the server prints it (extra_float_digits >= 1, the default since
-// PostgreSQL 12 and what the connector's sessions set) and so what the
-// stream carries: 0.1, not the widened 0.10000000149011612.
-func float4Value(f float32) float64 {
-	v, err := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
-	if err != nil {
-		return float64(f)
-	}
-	return v
 }
 
 // unpad drops the trailing blanks of a character(n) value, as its cast
