@@ -37,10 +37,18 @@ type Record struct {
 	Deleted bool
 	// MergedInto, on a Deleted record, is the ID of the record it was
 	// merged into (the survivor of a merge of duplicates, Salesforce's
-	// MasterRecordId), for systems that report merges: the contact
-	// linked to the record moves to the survivor rather than following
-	// the deletion policy.
+	// MasterRecordId), for systems that report merges, or the record's
+	// new ID when its key changed (a PostgreSQL UPDATE of the primary
+	// key): the contact linked to the record moves to the survivor
+	// rather than following the deletion policy.
 	MergedInto string
+	// Unread names the fields of a live record that the source could not
+	// read for this version of it (PostgreSQL's logical replication
+	// leaves out an unchanged TOASTed value, and the row was gone by the
+	// time it was to be read): they are absent from Fields, and the
+	// reconciler keeps what the contact holds of the targets mapped from
+	// them instead of clearing them. Nil for a record read whole.
+	Unread []string
 	// Invalid, when set, says why the source could not read the record
 	// whole (a malformed line of a file: a wrong field count, a broken
 	// quote, invalid UTF-8, an empty id). The reconciler writes nothing

@@ -190,6 +190,7 @@ func (p *pass) loadLinks(items []*item) error {
 		}
 		if ok {
 			it.link = &l
+			keepUnread(r.opts.Mapper, it)
 			if l.WorkspaceHash == it.hash {
 				it.fingerprint = r.opts.Mapper.Fingerprint(it.rec, it.hash)
 			}

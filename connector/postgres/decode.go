@@ -8,8 +8,10 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 )
 
 // decoder turns pgoutput tuples (text format) into records equal to the
@@ -21,10 +23,6 @@ type decoder struct {
 	// cols are the table's columns by position in the stream, from its
 	// latest relation message.
 	cols []streamColumn
-	// toasted are the positions, in the records queued, of records with a
-	// value the stream left out (an unchanged TOASTed value), and the
-	// fields to read from the table.
-	toasted map[string][]string
 }
 
 // streamColumn is one column of a relation message and its roles.
@@ -36,7 +34,7 @@ type streamColumn struct {
 }
 
 func newDecoder(s *Source) *decoder {
-	return &decoder{s: s, types: pgtype.NewMap(), toasted: map[string][]string{}}
+	return &decoder{s: s, types: pgtype.NewMap()}
 }
 
 // relation takes the table's relation message (sent before its first
@@ -117,7 +115,7 @@ func (d *decoder) records(rel uint32, old, new *pglogrepl.TupleData) ([]connecto
 	if new == nil {
 		return append(out, d.deleted(oldID, old)), nil
 	}
-	rec, err := d.record(new)
+	rec, err := d.record(new, old)
 	if err != nil {
 		return nil, err
 	}
@@ -153,20 +151,26 @@ func (d *decoder) idOf(t *pglogrepl.TupleData) (string, bool) {
 	return "", false
 }
 
-// record decodes a new row.
-func (d *decoder) record(t *pglogrepl.TupleData) (connector.Record, error) {
+// record decodes a new row. A value the new row leaves out (an
+// unchanged TOASTed value, 'u') is taken from the old row when it holds
+// it (REPLICA IDENTITY FULL); otherwise the field is listed in Unread,
+// for complete to read from the table.
+func (d *decoder) record(t, old *pglogrepl.TupleData) (connector.Record, error) {
 	rec := connector.Record{Fields: make(map[string]any, len(d.s.tbl.fetch))}
-	var toasted []string
 	for i, c := range t.Columns {
 		if i >= len(d.cols) {
 			break
 		}
 		sc := d.cols[i]
 		if c.DataType == pglogrepl.TupleDataTypeToast {
-			if sc.fetched {
-				toasted = append(toasted, sc.name)
+			if old != nil && i < len(old.Columns) && old.Columns[i].DataType == pglogrepl.TupleDataTypeText {
+				c = old.Columns[i] // unchanged: the old row's value is the new row's
+			} else {
+				if sc.fetched {
+					rec.Unread = append(rec.Unread, sc.name)
+				}
+				continue
 			}
-			continue
 		}
 		var v any
 		if c.DataType == pglogrepl.TupleDataTypeText {
@@ -201,11 +205,6 @@ func (d *decoder) record(t *pglogrepl.TupleData) (connector.Record, error) {
 	if rec.ID == "" {
 		return rec, fmt.Errorf("read %s: a row without %s", d.s.tbl.name, d.s.tbl.id.name)
 	}
-	if len(toasted) > 0 {
-		d.toasted[rec.ID] = toasted
-	} else {
-		delete(d.toasted, rec.ID)
-	}
 	return rec, nil
 }
 
@@ -222,7 +221,7 @@ func (d *decoder) value(c column, data []byte) (any, error) {
 	case kindInt:
 		oid = pgtype.Int8OID
 	case kindFloat, kindFloat4:
-		// A real's text is its shortest form: as float4Value reads it.
+		// A real: its text, parsed as a float8, as the reads select it.
 		oid = pgtype.Float8OID
 	case kindTimestamptz:
 		oid = pgtype.TimestamptzOID
@@ -234,9 +233,6 @@ func (d *decoder) value(c column, data []byte) (any, error) {
 		oid = pgtype.TextArrayOID
 	}
 	dst := newScanValue(k)
-	if k == kindFloat4 {
-		dst = new(pgtype.Float8)
-	}
 	if err := d.types.Scan(oid, pgtype.TextFormatCode, data, dst); err != nil {
 		return nil, err
 	}
@@ -244,11 +240,17 @@ func (d *decoder) value(c column, data []byte) (any, error) {
 }
 
 // complete fills in the values the stream left out (unchanged TOASTed
-// values) from the table as it is now.
+// values, listed in Unread) from the table as it is now: the row's value
+// then, or a later one, which the stream brings again after this record
+// anyway (proto_version 1 sends a transaction only once committed, so
+// the table already holds it). A row gone meanwhile (deleted, or its key
+// changed, by a later transaction) keeps its Unread fields: the
+// reconciler leaves what the contact holds of them as it is, rather than
+// clear a value syncd never read.
 func (d *decoder) complete(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
 	var ids []string
 	for _, r := range recs {
-		if !r.Deleted && len(d.toasted[r.ID]) > 0 {
+		if !r.Deleted && len(r.Unread) > 0 {
 			ids = append(ids, r.ID)
 		}
 	}
@@ -264,16 +266,19 @@ func (d *decoder) complete(ctx context.Context, recs []connector.Record) ([]conn
 		byID[r.ID] = r
 	}
 	for i, r := range recs {
-		fields := d.toasted[r.ID]
-		if len(fields) == 0 || r.Deleted {
+		if len(r.Unread) == 0 || r.Deleted {
 			continue
 		}
-		if cur, ok := byID[r.ID]; ok {
-			for _, f := range fields {
-				r.Fields[f] = cur.Fields[f]
-			}
+		cur, ok := byID[r.ID]
+		if !ok {
+			d.s.log.WithFields(logrus.Fields{logfield.Record: r.ID, logfield.Field: r.Unread}).
+				Info("row gone before its unchanged TOASTed values were read; the contact keeps its values of them")
+			continue
 		}
-		delete(d.toasted, r.ID)
+		for _, f := range r.Unread {
+			r.Fields[f] = cur.Fields[f]
+		}
+		r.Unread = nil
 		recs[i] = r
 	}
 	return recs, nil

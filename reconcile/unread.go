@@ -1,0 +1,39 @@
+package reconcile
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/syncd-io/syncd/mapping"
+)
+
+// keepUnread gives the targets mapped from the fields a record could not
+// read (connector.Record.Unread: a PostgreSQL row gone before its
+// unchanged TOASTed value was read) the values its link agreed on, so
+// that the pass neither clears nor changes what the contact holds of
+// them: a contact field is never emptied by a value syncd did not read.
+// The rest of the record is written as usual. Only linked items are
+// kept so: without a link the target is simply not written.
+func keepUnread(m *mapping.Mapper, it *item) {
+	if len(it.rec.Unread) == 0 || it.link == nil {
+		return
+	}
+	for _, fs := range m.FieldSources() {
+		if !slices.Contains(it.rec.Unread, fs.Field) {
+			continue
+		}
+		switch {
+		case fs.Path == "sourceUrl":
+			it.mapped.SourceURL = it.link.Fields[sourceURLKey]
+		case strings.HasPrefix(fs.Path, "fields."):
+			target := strings.TrimPrefix(fs.Path, "fields.")
+			if v, ok := it.link.Fields[target]; ok {
+				it.mapped.Fields[target] = v
+			} else {
+				delete(it.mapped.Fields, target)
+			}
+		}
+	}
+	it.fields = ContactFields(it.mapped)
+	it.hash = it.fields.Hash()
+}
