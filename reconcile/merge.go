@@ -98,13 +98,14 @@ func (p *pass) moveContact(ctx context.Context, ext string, l state.Link, surviv
 }
 
 // survivorExternalID returns the externalId the survivor of a merge
-// has: the record's own ID, or a field that holds it. It reports false
+// has: the record's own ID, or a field that holds it (as text, or as the
+// number a PostgreSQL bigint id column reads as). It reports false
 // when the externalId comes from a field the merged record does not
 // share with the survivor (then the survivor's is unknown here).
 func survivorExternalID(m *mapping.Mapper, rec connector.Record) (string, bool) {
 	f := maps.Clone(rec.Fields)
 	for k, v := range f {
-		if v == rec.ID {
+		if v == rec.ID || (v != nil && fmt.Sprint(v) == rec.ID) {
 			f[k] = rec.MergedInto
 		}
 	}

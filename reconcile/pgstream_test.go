@@ -133,3 +133,57 @@ func TestPostgresStreamKeepsUnreadToastedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresStreamKeyChangeMovesTheLink: UPDATE ... SET id = ... keeps
+// the row's contact, under the new externalId, with no create and no
+// delete (the default onSourceDelete: ignore would otherwise leave two
+// contacts for one row).
+func TestPostgresStreamKeyChangeMovesTheLink(t *testing.T) {
+	e := newPGStream(t, 3, 64)
+	e.run()
+	before := e.contacts()["2"]
+	if before.ID == "" {
+		t.Fatal("no contact for row 2 after the first pass")
+	}
+	pgtest.Exec(t, e.pool, `UPDATE `+e.table+` SET id = 20, name = 'Renumbered' WHERE id = 2`)
+	stats := e.emu.Stats()
+	sum := e.run()
+	if posts, _, deletes := e.writes(stats); posts+deletes != 0 {
+		t.Errorf("key change: %d POSTs %d DELETEs (%v), want the contact moved", posts, deletes, sum)
+	}
+	cs := e.contacts()
+	after, ok := cs["20"]
+	switch {
+	case len(cs) != 3:
+		t.Errorf("%d contacts, want 3 (one per row)", len(cs))
+	case !ok:
+		t.Fatalf("no contact with externalId 20; contacts %v", keysOf(cs))
+	case after.ID != before.ID:
+		t.Errorf("row 20 has contact %s, want %s (the contact of row 2)", after.ID, before.ID)
+	case deref(after.DefaultFields.FirstName) != "Renumbered":
+		t.Errorf("firstName %q, want the row's new name", deref(after.DefaultFields.FirstName))
+	}
+	if _, ok := cs["2"]; ok {
+		t.Error("a contact still carries externalId 2")
+	}
+	if l, ok, _ := e.store.Link("crm", "20"); !ok || l.ContactID != before.ID || l.RecordID != "20" {
+		t.Errorf("link of 20: contact %s record %s (found %v), want contact %s, record 20", l.ContactID, l.RecordID, ok, before.ID)
+	}
+	if _, ok, _ := e.store.Link("crm", "2"); ok {
+		t.Error("link of 2 kept")
+	}
+	// Nothing more to do: the next pass writes nothing.
+	stats = e.emu.Stats()
+	e.run()
+	if posts, patches, deletes := e.writes(stats); posts+patches+deletes != 0 {
+		t.Errorf("pass after the move wrote %d/%d/%d, want nothing", posts, patches, deletes)
+	}
+}
+
+func keysOf(m map[string]workspace.Contact) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

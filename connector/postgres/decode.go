@@ -97,8 +97,10 @@ func fieldNames(cols []column) []string {
 }
 
 // records returns the records of one change: an insert (old nil), an
-// update (with a delete of the old id first when the key changed) or a
-// delete (new nil, old holding the key).
+// update or a delete (new nil, old holding the key). An update that
+// changed the key gives first the old id's record, Deleted with
+// MergedInto naming the new id, so that the reconciler moves the old
+// row's contact to the new id instead of creating another.
 func (d *decoder) records(rel uint32, old, new *pglogrepl.TupleData) ([]connector.Record, error) {
 	if d.cols == nil {
 		return nil, fmt.Errorf("read %s: change before the relation message", d.s.tbl.name)
@@ -120,7 +122,9 @@ func (d *decoder) records(rel uint32, old, new *pglogrepl.TupleData) ([]connecto
 		return nil, err
 	}
 	if old != nil && oldID != rec.ID {
-		out = append(out, d.deleted(oldID, old))
+		moved := d.deleted(oldID, old)
+		moved.MergedInto = rec.ID
+		out = append(out, moved)
 	}
 	return append(out, rec), nil
 }
