@@ -61,6 +61,11 @@ func TestNoEditSkippedAcrossZones(t *testing.T) {
 	const datetime = "DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)"
 	const timestamp = "TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)"
 	oneMinute := mysql.DefaultLookback
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	berlinNow := time.Now().In(berlin).Format("-07:00")
 	tests := []struct {
 		name     string
 		global   string
@@ -78,6 +83,9 @@ func TestNoEditSkippedAcrossZones(t *testing.T) {
 		{name: "east DATETIME, timeZone Asia/Tokyo, one minute lookback", global: east, cursor: datetime, timeZone: "Asia/Tokyo", lookback: oneMinute},
 		{name: "east TIMESTAMP, timeZone Asia/Tokyo", global: east, cursor: timestamp, timeZone: "Asia/Tokyo"},
 		{name: "west server, application session east, timeZone Asia/Tokyo", global: west, appZone: east, cursor: datetime, timeZone: "Asia/Tokyo"},
+		// Without the server's time zone tables syncd's session takes
+		// Berlin's offset when each connection opens.
+		{name: "host zone server, application session at Berlin's offset, timeZone Europe/Berlin", global: "SYSTEM", appZone: berlinNow, cursor: datetime, timeZone: "Europe/Berlin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
