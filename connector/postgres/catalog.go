@@ -45,6 +45,10 @@ type column struct {
 	// whose text form keeps trailing blanks that a cast to text drops:
 	// every reader drops them.
 	padded bool
+	// boolArray is set for boolean[]: its text form spells elements t
+	// and f, which a cast to text[] spells true and false: every reader
+	// spells them true and false.
+	boolArray bool
 }
 
 // The column as sqlkit sees it.
@@ -135,6 +139,7 @@ func loadTable(ctx context.Context, pool *pgxpool.Pool, s *Settings, fields []st
 		c.ident = pgx.Identifier{c.name}.Sanitize()
 		c.kind, c.json = kindOf(typname, category)
 		c.padded = typname == "bpchar" || typname == "_bpchar"
+		c.boolArray = typname == "_bool"
 		t.columns = append(t.columns, c)
 	}
 	if err := rows.Err(); err != nil {

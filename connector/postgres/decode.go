@@ -59,6 +59,7 @@ func (d *decoder) relation(m *pglogrepl.RelationMessage) error {
 			// as it is now.
 			sc.col.kind = k
 			sc.col.padded = c.DataType == pgtype.BPCharOID || c.DataType == pgtype.BPCharArrayOID
+			sc.col.boolArray = c.DataType == pgtype.BoolArrayOID
 		}
 		sc.id = c.Name == t.id.name
 		sc.updated = c.Name == t.updated.name
@@ -240,7 +241,11 @@ func (d *decoder) value(c column, data []byte) (any, error) {
 	if err := d.types.Scan(oid, pgtype.TextFormatCode, data, dst); err != nil {
 		return nil, err
 	}
-	return unpad(c, goValue(dst)), nil
+	v := unpad(c, goValue(dst))
+	if c.boolArray {
+		spellBools(v)
+	}
+	return v, nil
 }
 
 // complete fills in the values the stream left out (unchanged TOASTed
@@ -307,6 +312,8 @@ func builtinKind(oid uint32) (kind, bool) {
 		return kindTimestamp, true
 	case pgtype.DateOID:
 		return kindDate, true
+	case pgtype.BoolArrayOID, pgtype.TextArrayOID, pgtype.VarcharArrayOID, pgtype.BPCharArrayOID, pgtype.Int4ArrayOID, pgtype.Int8ArrayOID:
+		return kindArray, true
 	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NumericOID, pgtype.UUIDOID, pgtype.JSONOID, pgtype.JSONBOID:
 		return kindText, true
 	}

@@ -162,6 +162,20 @@ func timeValue(t time.Time, inf pgtype.InfinityModifier) any {
 	return t.UTC()
 }
 
+// spellBools spells the elements of a boolean[] read from its text form
+// (t, f) as its cast to text[] does (true, false).
+func spellBools(v any) {
+	list, _ := v.([]string)
+	for i, e := range list {
+		switch e {
+		case "t":
+			list[i] = "true"
+		case "f":
+			list[i] = "false"
+		}
+	}
+}
+
 // unpad drops the trailing blanks of a character(n) value, as its cast
 // to text does.
 func unpad(c column, v any) any {

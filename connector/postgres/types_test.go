@@ -55,6 +55,15 @@ func typeCases() []typeCase {
 		{"char", "char(4)", "'ab'", "ab"},
 		{"char array", "char(3)[]", `'{a,bc}'`, []string{"a", "bc"}},
 		{"null", "text", "NULL", nil},
+		{"numeric nan", "numeric", "'NaN'", "NaN"},
+		{"integer array", "int[]", "'{1,-2,NULL}'", []string{"1", "-2", ""}},
+		{"boolean array", "boolean[]", "'{t,f}'", []string{"true", "false"}},
+		{"two-dimensional array", "text[]", `'{{a,b},{c,d}}'`, []string{"a", "b", "c", "d"}},
+		{"bytea", "bytea", `'\x00ff'`, `\x00ff`},
+		{"interval", "interval", "'1 day 02:03:04'", "1 day 02:03:04"},
+		{"time", "time", "'13:14:15.5'", "13:14:15.5"},
+		{"inet", "inet", "'10.0.0.1/8'", "10.0.0.1/8"},
+		{"varchar", "varchar(10)", "'trail  '", "trail  "},
 	}
 }
 
