@@ -173,10 +173,16 @@ func (s *Store) commitEvents(reqs []*enqueueReq) {
 		}
 		return nil
 	})
+	added := map[uint64]string{}
 	for _, r := range reqs {
 		if err != nil {
 			r.seq, r.dup, r.err = 0, false, err
+		} else if r.seq != 0 {
+			added[r.seq] = r.e.ContactID
 		}
+	}
+	if len(added) > 0 {
+		s.inbox.added(added)
 	}
 }
 
@@ -212,9 +218,13 @@ func (s *Store) CountPendingEvents() (int, error) {
 // AckEvent removes an applied event from the inbox. Acknowledging a
 // missing event is not an error.
 func (s *Store) AckEvent(seq uint64) error {
-	return s.update(fmt.Sprintf("ack event %d", seq), func(tx *bolt.Tx) error {
+	err := s.update(fmt.Sprintf("ack event %d", seq), func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketInbox).Delete(u64(seq))
 	})
+	if err == nil {
+		s.inbox.removed(seq)
+	}
+	return err
 }
 
 // UpdateEvent rewrites an inbox event (after a failed attempt, for

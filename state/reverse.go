@@ -211,7 +211,7 @@ func (s *Store) CommitReverse(c ReverseCommit) error {
 	}
 	now := s.now()
 	what := fmt.Sprintf("commit reverse: %d links, %d unlinks, %d conflicts, %d events", len(c.Links), len(c.Unlink), len(c.Conflicts), len(c.Ack))
-	return s.update(what, func(tx *bolt.Tx) error {
+	err := s.update(what, func(tx *bolt.Tx) error {
 		for _, rl := range c.Links {
 			if err := putReverseLink(tx, rl); err != nil {
 				return err
@@ -246,6 +246,10 @@ func (s *Store) CommitReverse(c ReverseCommit) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.inbox.removed(c.Ack...)
+	}
+	return err
 }
 
 // putReverseLink stores one ReverseLink inside tx.

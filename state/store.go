@@ -77,6 +77,8 @@ type Store struct {
 	// secrets caches the decoded webhook secrets for WebhookSecrets, which
 	// the receiver calls for every delivery (see secretCache).
 	secrets secretCache
+	// inbox indexes the inbox's events by contact (PendingEventsOf).
+	inbox inboxIndex
 }
 
 // Open opens the state file at path, creating it when it does not exist
