@@ -191,6 +191,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		OnMatch:             cc.OnMatch,
 		OnAmbiguous:         cc.OnAmbiguous,
 		Conflict:            cc.Conflict,
+		WeighAppEdits:       cc.Direction.WritesBack(),
 		OnWorkspaceDelete:   workspaceDeletePolicy(cc),
 		OtherSources:        d.otherSources(cc.Name),
 		Guard:               guard,

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Direction is which way a connector (or one mapped field) syncs.
@@ -35,6 +36,22 @@ const (
 	WorkspaceWins Conflict = "workspace-wins"
 	CRMWins       Conflict = "crm-wins"
 )
+
+// WorkspaceWins reports whether, under c, the workspace's edit of a field
+// wins over the other system's edit of it, each at its own time:
+// workspace-wins and crm-wins say so whatever the times; newest-wins (and
+// "") picks the later edit, the workspace's on a tie, and an edit of the
+// other system without a time loses. Both directions settle a conflict
+// by it, so that they settle it alike.
+func (c Conflict) WorkspaceWins(workspaceAt, recordAt time.Time) bool {
+	switch c {
+	case WorkspaceWins:
+		return true
+	case CRMWins:
+		return false
+	}
+	return recordAt.IsZero() || !workspaceAt.Before(recordAt)
+}
 
 // Delete is what a delete on one side does to the other (onSourceDelete,
 // onWorkspaceDelete).

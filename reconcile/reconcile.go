@@ -98,6 +98,11 @@ type Options struct {
 	OnWorkspaceDelete policy.Delete
 	// Conflict is the connector's conflict policy (newest-wins default).
 	Conflict policy.Conflict
+	// WeighAppEdits is set when the connector's app edits flow back
+	// (direction both or to-crm): before patching a linked contact, a
+	// pass weighs the app edits of it waiting in the inbox, settling a
+	// field both sides changed by Conflict (see appedits.go).
+	WeighAppEdits bool
 	// OtherSources are the workspace sources of the other connectors:
 	// contacts carrying them are never adopted.
 	OtherSources []string

@@ -29,6 +29,7 @@ type Store interface {
 	MappingDigest(connector string) (string, error)
 	MatchDoc(connector, contactID string) (doc []byte, ok bool, err error)
 	MoveLink(from string, l state.Link) error
+	PendingEventsOf(contactID string) ([]state.InboxEvent, error)
 	PutHeld(connector, externalID string, payload []byte) error
 	PutIndexEntries(connector string, entries []state.IndexEntry) error
 	PutLink(l state.Link) error

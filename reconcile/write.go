@@ -80,7 +80,7 @@ func (p *pass) writeOnce(ctx context.Context, it *item) error {
 func (p *pass) execute(ctx context.Context, it *item, a action) (done bool, err error) {
 	switch a {
 	case actPatch:
-		return p.update(ctx, it, it.link.ContactID, mapping.Fields(it.link.Fields), it.link.ItemIDs)
+		return p.patchLinked(ctx, it)
 	case actDeleteRecord:
 		return true, p.applyWorkspaceDelete(ctx, it)
 	case actForget:
@@ -122,6 +122,70 @@ func (p *pass) update(ctx context.Context, it *item, contactID string, have mapp
 	p.countWritten(it, func(s *Summary) { s.Updated++ })
 	p.written(it)
 	return true, nil
+}
+
+// patchLinked patches a linked contact with what its record changed,
+// after weighing the app edits of it still waiting in the inbox (see
+// appedits.go).
+func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
+	have := mapping.Fields(it.link.Fields)
+	w, err := p.weighAppEdits(it)
+	if err != nil {
+		return true, fmt.Errorf("weigh app edits of contact %s: %w", it.link.ContactID, err)
+	}
+	if w == nil {
+		return p.update(ctx, it, it.link.ContactID, have, it.link.ItemIDs)
+	}
+	body := patchBody(have, w.want, it.link.ItemIDs)
+	if body.IsEmpty() {
+		// Every change lost to an app edit that the write-back brings to
+		// the record; the link stays as it is for it to do so.
+		p.count(func(s *Summary) { s.Unchanged++ })
+		return true, nil
+	}
+	p.planned("update", it.mapped.ExternalID, it.link.ContactID, have, w.want)
+	c, err := p.r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body)
+	if workspace.IsNotFound(err) {
+		it.gone = true
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("patch contact %s: %w", it.link.ContactID, err)
+	}
+	if w.lost != nil {
+		if _, err := p.r.opts.Store.AddConflict(*w.lost); err != nil {
+			return true, fmt.Errorf("record conflict: %w", err)
+		}
+	}
+	if len(w.kept) == 0 {
+		err = p.saveLink(it, c)
+	} else {
+		err = p.saveKept(it, c, w.want)
+	}
+	if err != nil {
+		return true, err
+	}
+	p.count(func(s *Summary) { s.Updated++ })
+	p.written(it)
+	return true, nil
+}
+
+// saveKept records a patch that left out fields whose app edit won: the
+// link holds want (their last agreed values) and no fingerprint, and its
+// ContactUpdatedAt is just before the patch's answer, so that the
+// write-back applies the patch's echo (which holds the app's values) and
+// not the older versions (see appedits.go).
+func (p *pass) saveKept(it *item, c workspace.Contact, want mapping.Fields) error {
+	l := p.newLink(it, c)
+	l.Fields = map[string]string(want)
+	l.WorkspaceHash = want.Hash()
+	l.SourceHash = l.WorkspaceHash
+	l.Fingerprint = [8]byte{}
+	l.ContactUpdatedAt = c.UpdatedAt.Add(-time.Nanosecond)
+	if err := p.r.opts.Store.PutLink(l); err != nil {
+		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
+	}
+	return nil
 }
 
 // written tells Options.Written how long the item's change took to
@@ -232,6 +296,15 @@ func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
 
 // saveLink records that contact c now holds the item's values.
 func (p *pass) saveLink(it *item, c workspace.Contact) error {
+	l := p.newLink(it, c)
+	if err := p.r.opts.Store.PutLink(l); err != nil {
+		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
+	}
+	return nil
+}
+
+// newLink is the link recording that contact c holds the item's values.
+func (p *pass) newLink(it *item, c workspace.Contact) state.Link {
 	r := p.r
 	now := r.opts.Now()
 	l := state.Link{}
@@ -251,10 +324,7 @@ func (p *pass) saveLink(it *item, c workspace.Contact) error {
 	l.ContactUpdatedAt = c.UpdatedAt
 	l.SourceUpdatedAt = it.rec.UpdatedAt
 	l.LastSeenRun = p.run.ID
-	if err := r.opts.Store.PutLink(l); err != nil {
-		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
-	}
-	return nil
+	return l
 }
 
 // recordWriteError is the failure of a write into the connector's system

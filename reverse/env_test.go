@@ -213,6 +213,9 @@ type env struct {
 	applier *Applier
 	recv    *webhook.Receiver
 	hook    *httptest.Server
+	// fwd, when set, is the workspace the forward pass writes through
+	// (a test's wrapper of ws).
+	fwd reconcile.Workspace
 }
 
 func quietLog() *logrus.Entry {
@@ -304,9 +307,15 @@ func (e *env) listen() {
 // forward runs one forward pass of the connector.
 func (e *env) forward() reconcile.Summary {
 	e.t.Helper()
+	var ws reconcile.Workspace = e.ws
+	if e.fwd != nil {
+		ws = e.fwd
+	}
+	// As the daemon does for a connector whose edits flow back.
 	r, err := reconcile.New(reconcile.Options{Connector: "mem", Source: testSource,
 		Type: connector.Type{Name: "mem", Writable: true, Incremental: true}, Reader: e.mem, Mapper: e.mapper,
-		Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
+		Store: e.store, Workspace: ws, Log: quietLog(), Backoff: time.Millisecond,
+		Conflict: e.target.Conflict, WeighAppEdits: true})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -278,14 +278,10 @@ func (b *batch) settleUpdate(w *write, res connector.WriteResult) {
 
 // wins reports whether the workspace's version wins a conflict.
 func wins(conflict policy.Conflict, contactAt time.Time, rec *connector.Record) bool {
-	switch conflict {
-	case policy.WorkspaceWins:
-		return true
-	case policy.CRMWins:
-		return false
+	if rec == nil {
+		return conflict != policy.CRMWins
 	}
-	// newest-wins: a record without a change time loses.
-	return rec == nil || rec.UpdatedAt.IsZero() || !contactAt.Before(rec.UpdatedAt)
+	return conflict.WorkspaceWins(contactAt, rec.UpdatedAt)
 }
 
 // record queues the link holding the newly agreed values and the

@@ -1,0 +1,171 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/syncd-io/syncd/internal/logfield"
+	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// A forward patch of a linked contact sends the fields its record changed
+// since the link. On a connector whose app edits flow back, the contact
+// may have changed in the app meanwhile, its webhook event acknowledged
+// and waiting in the inbox for the write-back (which waits for the batch
+// in flight, see Guard): patching the same field blindly would overwrite
+// the app's edit, and the write-back would then drop that event as older
+// than syncd's own write. So before each patch (each attempt: an event may
+// come while a patch is retried) the pass weighs the contact's pending
+// events (state's index by contact: no read when there are none, no call
+// ever): a field both sides changed to different values is a conflict,
+// settled by the connector's policy with each edit's own time (the
+// record's UpdatedAt, the updatedAt of the first pending version that
+// holds the app's value).
+//
+//   - The record wins: the field is patched, the conflict journaled; the
+//     link's ContactUpdatedAt (the patch's answer) makes the older events
+//     stale for the write-back.
+//   - The app wins: the field is left out of the patch and the link keeps
+//     its last agreed value, so that the write-back applies the app's
+//     edit to the record (and journals it). When something else is
+//     patched, the link's ContactUpdatedAt is set just before the
+//     patch's answer: the older events, which may hold app values that
+//     lost, are stale, and the patch's echo (or catch-up), which holds the
+//     app's winning value, is applied.
+
+// appEdits is the outcome of weighing a contact's pending events.
+type appEdits struct {
+	// want is what to patch the contact to: the record's values, but for
+	// the fields whose app edit won (kept as the link has them).
+	want mapping.Fields
+	// kept are the fields whose app edit won.
+	kept map[string]bool
+	// lost is the conflict the record won, to journal once patched.
+	lost *state.Conflict
+}
+
+// weighAppEdits weighs the pending app edits of a linked item's contact
+// (see above); nil when there is nothing to weigh.
+func (p *pass) weighAppEdits(it *item) (*appEdits, error) {
+	r := p.r
+	if !r.opts.WeighAppEdits || it.link == nil {
+		return nil, nil
+	}
+	evs, err := r.opts.Store.PendingEventsOf(it.link.ContactID)
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	// The versions of the contact newer than what the link records, in
+	// the order of their updatedAt (the inbox's order is the arrival's).
+	type version struct {
+		at     time.Time
+		fields mapping.Fields
+	}
+	var vs []version
+	for _, e := range evs {
+		if e.Type != workspace.EventContactUpdated || e.ContactUpdatedAt.Before(it.link.ContactUpdatedAt) {
+			continue
+		}
+		c, err := eventContact(e)
+		if err != nil {
+			continue // the write-back sets it aside
+		}
+		v := version{at: c.UpdatedAt, fields: r.opts.Mapper.FromContact(c)}
+		i := len(vs)
+		for i > 0 && vs[i-1].at.After(v.at) {
+			i--
+		}
+		vs = append(vs[:i], append([]version{v}, vs[i:]...)...)
+	}
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	newest := vs[len(vs)-1].fields
+	base := mapping.Fields(it.link.Fields)
+	conflict := r.opts.Conflict
+	if conflict == "" {
+		conflict = policy.NewestWins
+	}
+	var out *appEdits
+	for _, k := range r.opts.Mapper.ReverseTargets() {
+		app, rec := newest[k], it.fields[k]
+		if !r.forwardTarget(k) {
+			continue // does not flow to the workspace: never patched
+		}
+		if rec == base[k] || app == base[k] || app == rec {
+			continue // not both changed, or to the same value
+		}
+		// The app's edit is as old as the first version holding it.
+		at := vs[len(vs)-1].at
+		for i := len(vs) - 2; i >= 0 && vs[i].fields[k] == app; i-- {
+			at = vs[i].at
+		}
+		if out == nil {
+			out = &appEdits{want: copyFields(it.fields), kept: map[string]bool{}}
+		}
+		if conflict.WorkspaceWins(at, it.rec.UpdatedAt) {
+			out.kept[k] = true
+			if v, ok := base[k]; ok {
+				out.want[k] = v
+			} else {
+				delete(out.want, k)
+			}
+			continue
+		}
+		if out.lost == nil {
+			out.lost = &state.Conflict{Connector: r.opts.Connector, ExternalID: it.mapped.ExternalID, ContactID: it.link.ContactID,
+				Policy: conflict.String(), Winner: r.opts.Connector, Workspace: map[string]string{}, Source: map[string]string{}}
+		}
+		out.lost.Workspace[k], out.lost.Source[k] = app, rec
+	}
+	if out != nil {
+		winner := r.opts.Connector
+		if len(out.kept) > 0 {
+			winner = "workspace"
+		}
+		r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,
+			logfield.Policy: conflict, logfield.Winner: winner}).
+			Info("record and contact both changed since the last sync; conflict settled by policy before the patch")
+	}
+	return out, nil
+}
+
+// forwardTarget reports whether target flows to the workspace.
+func (r *Reconciler) forwardTarget(target string) bool {
+	for _, k := range r.opts.Mapper.ForwardTargets() {
+		if k == target {
+			return true
+		}
+	}
+	return false
+}
+
+// eventContact decodes the contact an inbox event carries (data.object,
+// or data.resource in older entries).
+func eventContact(e state.InboxEvent) (workspace.Contact, error) {
+	var env struct{ Data workspace.EventData }
+	var c workspace.Contact
+	if err := json.Unmarshal(e.Body, &env); err != nil {
+		return c, fmt.Errorf("decode event %s: %w", e.ID, err)
+	}
+	raw, where := env.Data.Payload()
+	if where == "" {
+		return c, fmt.Errorf("event %s carries no contact", e.ID)
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("decode contact of event %s: %w", e.ID, err)
+	}
+	return c, nil
+}
+
+func copyFields(f mapping.Fields) mapping.Fields {
+	out := make(mapping.Fields, len(f))
+	for k, v := range f {
+		out[k] = v
+	}
+	return out
+}

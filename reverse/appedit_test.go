@@ -1,0 +1,177 @@
+package reverse
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Issue 35: an app edit made after a table edit of the same field, whose
+// forward patch is delayed (retries under faults, a batch, a restart),
+// must not be overwritten by that patch unweighed. Before the fix the
+// patch landed on the app's edit and the write-back then dropped the
+// app's event as older than syncd's own write: both sides ended with the
+// table's older value, with no conflict entry.
+
+// settle delivers and applies every workspace event, then runs a last
+// forward pass, which finds nothing to write.
+func (e *env) settle() {
+	e.t.Helper()
+	e.waitDelivered()
+	e.drain()
+	if sum := e.forward(); sum.Updated != 0 || sum.Created != 0 {
+		e.t.Fatalf("forward pass after the write-back wrote: %v", sum)
+	}
+	e.waitDelivered()
+	e.drain()
+}
+
+// checkFirstName checks that both sides hold want, and the conflict
+// journal one entry won by winner.
+func (e *env) checkFirstName(want, winner string) {
+	e.t.Helper()
+	if got := *e.contact("1").DefaultFields.FirstName; got != want {
+		e.t.Errorf("contact's firstName = %q, want %q", got, want)
+	}
+	if got := e.mem.get("1").Fields["first_name"]; got != want {
+		e.t.Errorf("record's first_name = %v, want %q", got, want)
+	}
+	cs, err := e.store.Conflicts("mem", 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Winner != winner || cs[0].Workspace["firstName"] != "App" || cs[0].Source["firstName"] != "Table" {
+		e.t.Errorf("conflict journal %+v, want one entry App/Table won by %s", cs, winner)
+	}
+}
+
+var appEditCases = []struct {
+	name         string
+	policy       policy.Conflict
+	want, winner string
+}{
+	// The app's edit is the newer (the record's times are earlier).
+	{name: "newest-wins", policy: policy.NewestWins, want: "App", winner: "workspace"},
+	{name: "crm-wins", policy: policy.CRMWins, want: "Table", winner: "mem"},
+}
+
+// TestDelayedForwardPatchMeetsNewerAppEdit: the table's first name
+// changes, then the app's, whose event waits in the inbox; the forward
+// pass comes only then.
+func TestDelayedForwardPatchMeetsNewerAppEdit(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.listen()
+			e.seed(1)
+			e.waitDelivered()
+			e.drain()
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.waitInbox(1)
+			e.forward()
+			e.settle()
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}
+
+// inFlight is the forward pass's workspace whose first contact patch is
+// applied but answered as lost (a timeout), and during which a person
+// edits the contact in the app, the edit's event reaching the inbox
+// before the pass tries the patch again.
+type inFlight struct {
+	*workspace.Client
+	during func()
+	done   bool
+}
+
+func (w *inFlight) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	c, err := w.Client.UpdateContact(ctx, id, p)
+	if w.done || err != nil {
+		return c, err
+	}
+	w.done = true
+	w.during()
+	return workspace.Contact{}, fmt.Errorf("patch contact %s: %w", id, workspace.ErrOutcomeUnknown)
+}
+
+// TestAppEditDuringForwardPatch: the app edit lands while the contact's
+// forward patch is in flight (after its first attempt, before the retry).
+func TestAppEditDuringForwardPatch(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.listen()
+			e.seed(1)
+			e.waitDelivered()
+			e.drain()
+			id := e.link("1").ContactID
+			e.fwd = &inFlight{Client: e.ws, during: func() {
+				e.waitInbox(1) // the first attempt's echo
+				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+				e.waitInbox(2)
+			}}
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.forward()
+			e.fwd = nil
+			e.settle()
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}
+
+// TestRestartBetweenAppEditAndForwardPatch: the app edit's event is in
+// the inbox when syncd stops; after the restart the forward pass comes
+// first.
+func TestRestartBetweenAppEditAndForwardPatch(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.seed(1)
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			if n, err := e.applier.CatchUp(context.Background(), "mem"); err != nil || n != 1 {
+				t.Fatalf("catch-up queued %d, %v", n, err)
+			}
+			e.store.Close()
+			e.open()
+			e.newApplier()
+			e.forward()
+			if _, err := e.applier.CatchUp(context.Background(), "mem"); err != nil {
+				t.Fatal(err)
+			}
+			e.drain()
+			if sum := e.forward(); sum.Updated != 0 {
+				t.Fatalf("forward pass after the write-back wrote: %v", sum)
+			}
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}
+
+// TestForwardPatchLeavesOutTheAppsWinningField: the table changes the
+// first and last names, the app the first name (newer); the delayed
+// forward patch sends the last name only, and the write-back brings the
+// app's first name to the record from the patch's echo.
+func TestForwardPatchLeavesOutTheAppsWinningField(t *testing.T) {
+	e := newEnv(t, nil)
+	e.listen()
+	e.seed(1)
+	e.waitDelivered()
+	e.drain()
+	e.mem.put("1", map[string]any{"first_name": "Table", "last_name": "TableLast"})
+	e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.waitInbox(1)
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v, want the last name patched", sum)
+	}
+	e.settle()
+	e.checkFirstName("App", "workspace")
+	if got := *e.contact("1").DefaultFields.LastName; got != "TableLast" {
+		t.Errorf("contact's lastName = %q, want TableLast", got)
+	}
+}
