@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -38,10 +39,15 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 			// session at +00:00 before it wrote in the DATETIME values'
 			// zone, or a timeZone changed since). Read on from the
 			// bound, or the edits stamped in the zone until the clock
-			// reaches the checkpoint would be passed over.
-			s.log.WithFields(logrus.Fields{logfield.Checkpoint: pos.U, logfield.TimeZone: s.zone.loc.String()}).
-				Warn("mysql checkpoint is ahead of the server's clock in the cursor's zone; reading from the clock minus lookback")
-			pos = &sqlkit.Position{U: safe}
+			// reaches the checkpoint would be passed over. Until a batch
+			// moves the checkpoint, each pass reads on from the first
+			// bound, so that a late commit is not lost between passes.
+			from, first := s.readOnFrom(checkpoint, safe)
+			if first {
+				s.log.WithFields(logrus.Fields{logfield.Checkpoint: pos.U, logfield.TimeZone: s.zone.loc.String()}).
+					Warn("mysql checkpoint is ahead of the server's clock in the cursor's zone; reading from the clock minus lookback")
+			}
+			pos = &sqlkit.Position{U: from}
 		}
 	}
 	rows, batches, err := sqlkit.ReadChanges(ctx, p, "mysql batch of "+s.tbl.name, pos, s.batchSize, fn)
@@ -105,3 +111,24 @@ func (p pager) SafeBound(ctx context.Context) (string, error) {
 // After compares time cursors by their fixed-width text, which orders as
 // the times do (SafeBound is only set for time cursors).
 func (p pager) After(_ context.Context, a, b string) (bool, error) { return a > b, nil }
+
+// aheadCheckpoint is where reads go on from for a checkpoint found ahead
+// of the server's clock.
+type aheadCheckpoint struct {
+	mu               sync.Mutex
+	checkpoint, from string
+}
+
+// readOnFrom returns the bound reads of checkpoint go on from: safe the
+// first time, the bound first returned while the same checkpoint comes
+// back.
+func (s *Source) readOnFrom(checkpoint, safe string) (from string, first bool) {
+	a := &s.ahead
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.checkpoint == checkpoint && a.from <= safe {
+		return a.from, false
+	}
+	a.checkpoint, a.from = checkpoint, safe
+	return safe, true
+}

@@ -86,6 +86,7 @@ type Source struct {
 	db, wdb   *sql.DB
 	zone      zone
 	zoneNote  string
+	ahead     aheadCheckpoint
 	tbl       *table
 	q         queries
 	batchSize int

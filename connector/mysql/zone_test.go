@@ -255,6 +255,38 @@ func TestCheckpointAheadOfTheZone(t *testing.T) {
 	}
 }
 
+// TestCheckpointAheadOfTheZoneOnAnIdleTable: while passes read nothing
+// (no batch moves a checkpoint found ahead of the clock), each reads on
+// from the first pass's bound, so a commit as late as the lookback
+// allows, stamped between two passes' bounds, is still read.
+func TestCheckpointAheadOfTheZoneOnAnIdleTable(t *testing.T) {
+	db, dsn := database(t)
+	mysqltest.Exec(t, db, `CREATE TABLE contacts (id INT PRIMARY KEY, name VARCHAR(100),
+		updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6))`)
+	var app *sql.Conn
+	var src *mysql.Source
+	mysqltest.WithGlobalTimeZone(t, west, func() {
+		app = appSession(t, dsn, west)
+		src = openSource(t, settings(dsn, "contacts", func(s *mysql.Settings) { s.Lookback = nil }))
+	})
+	appExec(t, app, "INSERT INTO contacts (id, name, updated_at) VALUES (1, 'Ada', NOW(6) - INTERVAL 10 MINUTE), (2, 'Grace', NOW(6) - INTERVAL 10 MINUTE)")
+	var utcNow string
+	if err := app.QueryRowContext(context.Background(), "SELECT DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%d %H:%i:%s.%f')").Scan(&utcNow); err != nil {
+		t.Fatal(err)
+	}
+	old := sqlkit.Position{U: utcNow}.String()
+	if recs, cp := connectortest.ReadChanges(t, src, old); len(recs) != 0 || cp != old {
+		t.Fatalf("the first pass read %d records (checkpoint %s), want none", len(recs), cp)
+	}
+	// Committed now, stamped a lookback ago: after the first pass's
+	// bound, before the second's.
+	appExec(t, app, "UPDATE contacts SET name = 'Grace Hopper', updated_at = NOW(6) - INTERVAL 60 SECOND WHERE id = 2")
+	recs, cp := connectortest.ReadChanges(t, src, old)
+	if len(recs) != 1 || recs[0].Fields["name"] != "Grace Hopper" {
+		t.Fatalf("the late commit was not read: %d records, checkpoint %s", len(recs), cp)
+	}
+}
+
 // TestZoneNotes: `syncd validate` notes the zone DATETIME columns are
 // taken in and where it comes from, and says when it looks wrong:
 // timeZone differs from the server's zone, or the cursor holds times
