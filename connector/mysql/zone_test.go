@@ -54,7 +54,8 @@ func appExec(t *testing.T, app *sql.Conn, q string, args ...any) {
 // the checkpoint pass over an edit. Each round the application edits a
 // row that syncd then writes back (as reverse does: Get, then a
 // conditional update), and edits another row after syncd wrote a third;
-// the next read must carry both edits. Before syncd's writes ran in the
+// the next read must carry both edits. syncd also creates a row each
+// round, stamped by the cursor's DEFAULT. Before syncd's writes ran in the
 // DATETIME values' zone, its ON UPDATE stamps (in +00:00) lay hours after
 // (west) or before (east) the application's, and edits were skipped.
 func TestNoEditSkippedAcrossZones(t *testing.T) {
@@ -111,6 +112,11 @@ func TestNoEditSkippedAcrossZones(t *testing.T) {
 				appExec(t, app, "UPDATE contacts SET phone = ? WHERE id = ?", phoneA, a)
 				writeBack(t, src, a, fmt.Sprintf("ws-a%d", round))
 				writeBack(t, src, b, fmt.Sprintf("ws-b%d", round))
+				// A contact created in the app: DEFAULT stamps the cursor.
+				res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpCreate, Fields: map[string]any{"id": int64(100 + round), "name": "created"}}})
+				if err != nil || res[0].Err != nil {
+					t.Fatalf("create: %v %v", err, res[0].Err)
+				}
 				appExec(t, app, "UPDATE contacts SET phone = ? WHERE id = ?", phoneC, c)
 				var recs []connector.Record
 				recs, cp = connectortest.ReadChanges(t, src, cp)
