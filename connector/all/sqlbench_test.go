@@ -48,7 +48,7 @@ var sqlBenchTables = []struct {
 			SELECT CONCAT('First', seq), CONCAT('Last', seq), CONCAT('p', seq, '@example.com'), CONCAT('+1555', LPAD(seq, 7, '0')),
 			NOW(6) - INTERVAL seq SECOND FROM seq_1_to_%d`, benchRows))
 		s := mysql.NewSettings()
-		s.DSN, s.Table = connector.Secret(dsn), "contacts"
+		s.DSN, s.Table, s.Changes = connector.Secret(dsn), "contacts", mysql.ChangesPoll
 		return s
 	}, mysql.TypeName},
 }

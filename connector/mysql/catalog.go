@@ -54,6 +54,10 @@ type table struct {
 	lookback time.Duration
 	// loc is the zone of DATETIME values.
 	loc *time.Location
+	// schema and relName are the database and table as the catalog
+	// (and the binlog) name them; view is set for a view.
+	schema, relName string
+	view            bool
 }
 
 // column returns the column a setting names: MySQL's column names are
@@ -105,7 +109,7 @@ func loadTable(ctx context.Context, db *sql.DB, s *Settings, dbName string, loc 
 	if err != nil {
 		return nil, fmt.Errorf("table: resolve %q: %w", s.Table, err)
 	}
-	t := table{name: quote(schema) + "." + quote(name), loc: loc}
+	t := table{name: quote(schema) + "." + quote(name), schema: schema, relName: name, view: relType == "VIEW", loc: loc}
 	rows, err := db.QueryContext(ctx, columnsQuery, schema, name)
 	if err != nil {
 		return nil, fmt.Errorf("table: columns of %s: %w", t.name, err)

@@ -20,18 +20,26 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	if err := s.usable(ctx); err != nil {
 		return err
 	}
+	if s.binlog != nil {
+		return s.binlogChanges(ctx, checkpoint, fn)
+	}
+	if isBinlogCheckpoint(checkpoint) {
+		// Changes were streamed until the connector was switched to
+		// poll: read every row once.
+		checkpoint = ""
+	}
 	pos, err := sqlkit.ParseCheckpoint(checkpoint)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", s.tbl.name, err)
 	}
 	start := time.Now()
-	var p sqlkit.Pager = pager{s}
+	var p sqlkit.Pager = pager{s: s}
 	if pos != nil && s.tbl.updated.kind.isTime() && s.tbl.lookback > 0 {
 		safe, err := p.SafeBound(ctx)
 		if err != nil {
 			return err
 		}
-		p = boundPager{pager{s}, safe}
+		p = boundPager{pager{s: s}, safe}
 		if pos.U > safe {
 			// A checkpoint is never later than the bound when it is
 			// taken, and the bound only moves forward: this one was
@@ -58,8 +66,12 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	return nil
 }
 
-// pager is the table's sqlkit.Pager.
-type pager struct{ s *Source }
+// pager is the table's sqlkit.Pager. Its snapshot pages are read on db
+// when set (the connection of a consistent snapshot).
+type pager struct {
+	s  *Source
+	db queryer
+}
 
 // boundPager is a pager whose SafeBound is already read.
 type boundPager struct {
@@ -80,10 +92,14 @@ func (p pager) ChangesPage(ctx context.Context, pos *sqlkit.Position, limit int)
 }
 
 func (p pager) SnapshotPage(ctx context.Context, after *string, limit int) ([]connector.Record, sqlkit.Position, error) {
-	if after == nil {
-		return p.s.page(ctx, p.s.q.snapshotFirst, limit)
+	db := p.db
+	if db == nil {
+		db = p.s.db
 	}
-	return p.s.page(ctx, p.s.q.snapshotAfter, *after, limit)
+	if after == nil {
+		return p.s.pageOn(ctx, db, p.s.q.snapshotFirst, limit)
+	}
+	return p.s.pageOn(ctx, db, p.s.q.snapshotAfter, *after, limit)
 }
 
 // SafeBound is the server's UTC clock minus lookback, in the cursor's

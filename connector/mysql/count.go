@@ -15,7 +15,18 @@ func (s *Source) Count(ctx context.Context, checkpoint string, snapshot bool) (c
 	if err := s.usable(ctx); err != nil {
 		return connector.Total{}, err
 	}
-	return sqlkit.Count(ctx, pager{s}, s.tbl.name, checkpoint, snapshot)
+	if !snapshot && isBinlogCheckpoint(checkpoint) {
+		if s.binlog != nil {
+			// What the binlog holds for the table is not known before
+			// it is decoded.
+			return connector.Total{}, nil
+		}
+		checkpoint = "" // back to poll: the next read reads every row
+	}
+	if s.binlog != nil && !snapshot && !isBinlogCheckpoint(checkpoint) {
+		snapshot = true // the first pass reads the table in a snapshot
+	}
+	return sqlkit.Count(ctx, pager{s: s}, s.tbl.name, checkpoint, snapshot)
 }
 
 // CountRows counts the rows after pos, or the live ones for a snapshot;

@@ -75,6 +75,7 @@ func settings(dsn, table string, mod ...func(*mysql.Settings)) *mysql.Settings {
 	s.Table = table
 	zero := time.Duration(0)
 	s.Lookback = &zero
+	s.Changes = mysql.ChangesPoll
 	for _, m := range mod {
 		m(s)
 	}

@@ -65,7 +65,7 @@ func init() {
 		Writable:     true,
 		Incremental:  true,
 		SoftDelete:   true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify},
 	})
 }
 
@@ -95,6 +95,10 @@ type Source struct {
 	red       *sqlkit.Redactor
 	log       *logrus.Entry
 	guard     sqlkit.Guard
+	// binlog is set when changes come from the binlog (binlog.go).
+	binlog *binlogState
+	// binlogNote says why changes: auto polls (empty otherwise).
+	binlogNote string
 }
 
 // Close closes the connections.
@@ -178,6 +182,17 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		_ = src.Close()
 		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, red.Redact(err))
 	}
+	mode := s
+	if opts.Inspect {
+		// A look at the table reads it as polling does.
+		poll := *s
+		poll.Changes = ChangesPoll
+		mode = &poll
+	}
+	if err := src.chooseMode(ctx, mode, opts.Name, cfg, version, opts.Fields); err != nil {
+		_ = src.Close()
+		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, red.Redact(err))
+	}
 	return src, nil
 }
 
@@ -206,11 +221,20 @@ func openWriter(cfg *mysql.Config, z zone, t *table) (*sql.DB, error) {
 	return wdb, nil
 }
 
-// ModeNote says, when the table has DATETIME columns the connector reads
-// (they carry no zone), which zone it takes them in, and whether that
-// zone looks wrong: `syncd validate` shows it, since a wrong zone shifts
-// every such time and can make the checkpoint pass over edits.
-func (s *Source) ModeNote() string { return s.zoneNote }
+// ModeNote says why changes: auto polls, with what to change, and, when
+// the table has DATETIME columns the connector reads (they carry no
+// zone), which zone it takes them in, and whether that zone looks wrong:
+// `syncd validate` shows it, since a wrong zone shifts every such time
+// and can make the checkpoint pass over edits.
+func (s *Source) ModeNote() string {
+	var notes []string
+	for _, n := range []string{s.binlogNote, s.zoneNote} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	return strings.Join(notes, "; ")
+}
 
 // hasReturning reports whether a server of this VERSION() has INSERT ...
 // RETURNING: MariaDB from 10.5; no MySQL release.

@@ -21,10 +21,21 @@ func (s *Source) readError(ctx context.Context, err error) error {
 	return fmt.Errorf("read %s: %w", s.tbl.name, s.red.Redact(err))
 }
 
+// queryer runs reads: the pool, or the connection of a consistent
+// snapshot.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // page runs one read statement and returns its records and the position
 // of its last row.
 func (s *Source) page(ctx context.Context, q string, args ...any) ([]connector.Record, sqlkit.Position, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	return s.pageOn(ctx, s.db, q, args...)
+}
+
+// pageOn is page on db.
+func (s *Source) pageOn(ctx context.Context, db queryer, q string, args ...any) ([]connector.Record, sqlkit.Position, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, sqlkit.Position{}, s.readError(ctx, err)
 	}

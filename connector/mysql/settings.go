@@ -44,6 +44,15 @@ type Settings struct {
 	// need none. Unset means the server's global time_zone, read when
 	// the connector opens.
 	TimeZone string `yaml:"timeZone"`
+	// Changes is how changes are read: poll (the keyset reads of
+	// changes.go), binlog (the server's binary log, see binlog.go) or
+	// auto (binlog when the server allows it, else poll); empty means
+	// DefaultChanges (auto).
+	Changes string `yaml:"changes"`
+	// ServerID is the replica server id syncd reads the binlog under;
+	// 0 means one derived from the connector's name and table. It must
+	// differ from every other replica's of the server.
+	ServerID uint32 `yaml:"serverId"`
 }
 
 // NewSettings returns settings holding the defaults.
@@ -52,6 +61,7 @@ func NewSettings() *Settings {
 		IDColumn:        DefaultIDColumn,
 		UpdatedAtColumn: DefaultUpdatedAtColumn,
 		BatchSize:       DefaultBatchSize,
+		Changes:         DefaultChanges,
 	}
 }
 
@@ -71,6 +81,7 @@ func (s *Settings) Validate() []error {
 	if _, err := s.location(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, s.validateBinlog()...)
 	return append(errs, s.names().Check(MaxBatchSize)...)
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // Orphaned slots. A connector's slot (syncd_<name> unless slot: names
@@ -257,4 +259,4 @@ func DropOrphan(ctx context.Context, dsn, name string) (dropped []string, err er
 }
 
 // Held writes the WAL the slot holds as 980 B, 12 kB or 3.4 MB.
-func (o Orphan) Held() string { return byteSize(o.HeldBytes) }
+func (o Orphan) Held() string { return sqlkit.ByteSize(o.HeldBytes) }

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 	"github.com/syncd-io/syncd/internal/logfield"
 )
 
@@ -361,7 +362,7 @@ func (st *stream) deliver(ctx context.Context, n int, at pglogrepl.LSN) error {
 	if n == 0 && at <= st.stored {
 		return nil
 	}
-	recs, err := st.dec.complete(ctx, latestPerID(st.pending[:n]))
+	recs, err := st.dec.complete(ctx, sqlkit.LatestPerID(st.pending[:n]))
 	if err != nil {
 		return err
 	}
@@ -429,24 +430,4 @@ func (st *stream) sendStatus(ctx context.Context, reply bool) error {
 		WALWritePosition: st.confirmed,
 		ReplyRequested:   reply,
 	})
-}
-
-// latestPerID keeps the last record of each id, in the order of those
-// last records, so that a batch holds one version per row and its
-// records keep their commit order.
-func latestPerID(recs []connector.Record) []connector.Record {
-	last := make(map[string]int, len(recs))
-	for i, r := range recs {
-		last[r.ID] = i
-	}
-	if len(last) == len(recs) {
-		return append([]connector.Record(nil), recs...)
-	}
-	out := make([]connector.Record, 0, len(last))
-	for i, r := range recs {
-		if last[r.ID] == i {
-			out = append(out, r)
-		}
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/sqlkit"
 )
 
 // NotifyMode implements connector.ChangeNotifier: "logical, slot
@@ -19,22 +20,9 @@ func (s *Source) NotifyMode() string {
 	}
 	mode := "logical, slot " + s.logical.slot
 	if _, lag, ok := s.ReplicationLag(); ok {
-		mode += ", " + byteSize(lag) + " behind"
+		mode += ", " + sqlkit.ByteSize(lag) + " behind"
 	}
 	return mode
-}
-
-// byteSize writes n bytes as 980 B, 12 kB, 3.4 MB or 1.2 GB.
-func byteSize(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", max(n, 0))
-	case n < 1000*1000:
-		return fmt.Sprintf("%d kB", n/1000)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }
 
 // notifyEvery is how often NotifyChanges looks at the server's WAL.
