@@ -34,6 +34,11 @@ type Field struct {
 	Time bool
 	// Samples are the field's non-empty values in the records read.
 	Samples []string
+	// Hint, LabelFrom and Separator are what a recognised export says of
+	// the field (see exportColumn): what it holds, the column holding
+	// each row's label for it, and the separator of several values in
+	// one cell. "" when nothing is known.
+	Hint, LabelFrom, Separator string
 }
 
 // Setting is one key of the connector's settings as init writes it.
@@ -43,6 +48,9 @@ type Setting struct {
 	Value any
 	// Why, when set, is written as the setting's comment.
 	Why string
+	// Note, when set, is written above the setting: what the choice
+	// means, in a few lines.
+	Note string
 }
 
 // Source is what discovery found of a source.
@@ -62,6 +70,19 @@ type Source struct {
 	Skip map[string]string
 	// Records is the number of records read for samples.
 	Records int
+	// Export names the program whose export the source is, and where its
+	// header was checked, when init recognised it; "" otherwise.
+	Export, ExportSource string
+	// RegionHint is the region the field names' language implies ("FR"
+	// for Prénom, Société), with why; "" when they tell none. It settles
+	// which region national phone numbers are read in when the numbers
+	// are valid in several.
+	RegionHint, RegionHintWhy string
+	// RegionHintStrong is true when the file names the country (an
+	// address's country column): its region is taken when the numbers
+	// are possible there, even if some are not valid (the fictional
+	// ranges of examples and tests).
+	RegionHintStrong bool
 }
 
 // Export is an environment variable a written ${NAME} reference needs.

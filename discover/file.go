@@ -52,7 +52,15 @@ func (f *File) YAML() ([]byte, error) {
 	for _, s := range f.Source.Settings {
 		v := anyNode(s.Value)
 		v.LineComment = s.Why
-		settings.Content = append(settings.Content, scalar(s.Key), v)
+		k := scalar(s.Key)
+		k.HeadComment = s.Note
+		if seq, ok := s.Value.([]string); ok {
+			v = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, LineComment: s.Why}
+			for _, x := range seq {
+				v.Content = append(v.Content, scalar(x))
+			}
+		}
+		settings.Content = append(settings.Content, k, v)
 	}
 	fields := mapNode()
 	for _, g := range f.Proposal.Guesses {
@@ -101,6 +109,9 @@ func (f *File) YAML() ([]byte, error) {
 	)
 	conn.Content[4].LineComment = "read only to start; see the README for both ways"
 	conn.Content[8].HeadComment = fmt.Sprintf("Proposed from %d record(s) read; each guess says why.", f.Source.Records)
+	if f.Source.Export != "" {
+		conn.Content[6].HeadComment = "Recognised export: " + f.Source.Export + ". Its header is " + f.Source.ExportSource + "."
+	}
 	root := mapNode(
 		scalar("workspace"), ws,
 		scalar("state"), st,

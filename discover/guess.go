@@ -71,20 +71,22 @@ var synonyms = []struct {
 	target, what string
 	names        []string
 }{
-	{"firstName", "first name", []string{"firstname", "givenname", "forename", "fname", "first", "given", "christianname", "vorname", "prenom"}},
-	{"lastName", "last name", []string{"lastname", "familyname", "surname", "lname", "last", "family", "nachname", "nom"}},
-	{"company", "company", []string{"company", "companyname", "organisation", "organization", "org", "orgname", "organisationname", "organizationname", "employer", "business", "businessname", "firm", "accountname", "firma"}},
-	{"role", "role", []string{"title", "jobtitle", "role", "position", "jobrole", "job", "occupation", "designation"}},
+	{"firstName", "first name", []string{"firstname", "givenname", "forename", "fname", "first", "given", "christianname", "vorname", "prenom", "prénom", "nombre", "voornaam", "primeironome", "roepnaam"}},
+	{"lastName", "last name", []string{"lastname", "familyname", "surname", "lname", "last", "family", "nachname", "nom", "nomdefamille", "familienname", "apellido", "apellidos", "cognome", "achternaam", "sobrenome"}},
+	{"company", "company", []string{"company", "companyname", "organisation", "organization", "org", "orgname", "organisationname", "organizationname", "employer", "business", "businessname", "firm", "accountname", "firma", "firmenname", "unternehmen", "société", "societe", "entreprise", "raisonsociale", "empresa", "azienda", "bedrijf", "organisatie", "companhia"}},
+	{"role", "role", []string{"title", "jobtitle", "role", "position", "jobrole", "job", "occupation", "designation", "berufsbezeichnung", "funktion", "poste", "fonction", "cargo", "puesto", "ruolo", "qualifica", "functie", "functietitel"}},
 }
 
 // emailWords and phoneWords: a name made only of these (and label words)
 // names an e-mail address or a phone number.
 var (
-	emailWords = set("email", "emails", "mail", "mails", "emailaddress")
-	emailAlso  = set("e", "addr", "address", "adr", "work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact")
-	phoneWords = set("phone", "phones", "telephone", "tel", "number", "no", "num", "nr", "mobile", "cell", "cellphone", "mobilephone", "handy", "phonenumber", "telefon", "mobil")
-	mobileWord = set("mobile", "cell", "cellphone", "mobilephone", "handy", "mobil")
-	labelWords = set("work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact", "mobile")
+	emailWords = set("email", "emails", "mail", "mails", "emailaddress", "courriel", "correo", "emailadresse", "mailadresse", "emailadres")
+	emailAlso  = set("e", "addr", "address", "adr", "work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact",
+		"adresse", "adres", "de", "direccion", "dirección", "electronico", "electrónico", "indirizzo", "endereco", "endereço", "privat", "geschäftlich")
+	phoneWords = set("phone", "phones", "telephone", "tel", "number", "no", "num", "nr", "mobile", "cell", "cellphone", "mobilephone", "handy", "phonenumber", "telefon", "mobil",
+		"telefonnummer", "rufnummer", "handynummer", "mobilnummer", "mobiltelefon", "téléphone", "tél", "portable", "teléfono", "telefono", "móvil", "movil", "celular", "cellulare", "telefoon", "mobiel", "nummer", "numéro", "número", "numero")
+	mobileWord = set("mobile", "cell", "cellphone", "mobilephone", "handy", "mobil", "handynummer", "mobilnummer", "mobiltelefon", "portable", "móvil", "movil", "celular", "cellulare", "mobiel")
+	labelWords = set("work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact", "mobile", "privat", "geschäftlich", "büro", "festnetz")
 	nameWords  = set("name", "fullname", "contactname", "displayname", "personname")
 )
 
@@ -120,9 +122,9 @@ func label(ws []string, def string) string {
 			return "mobile"
 		case w == "home" || w == "work" || w == "other" || w == "main":
 			return w
-		case w == "office" || w == "business" || w == "direct":
+		case w == "office" || w == "business" || w == "direct" || w == "geschäftlich" || w == "büro":
 			return "work"
-		case w == "personal" || w == "private":
+		case w == "personal" || w == "private" || w == "privat" || w == "festnetz":
 			return "home"
 		}
 	}
@@ -193,9 +195,128 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			}
 		}
 	}
-	var fullName, primary []Field
+	// free is the first of the targets kind.label, kind.other (unless
+	// numbered), then kind.label2, kind.label3... not taken yet.
+	free := func(kind, l string, numbered bool) string {
+		if _, ok := taken[kind+"."+l]; !ok {
+			return kind + "." + l
+		}
+		if _, ok := taken[kind+".other"]; !ok && !numbered {
+			return kind + ".other"
+		}
+		for n := 2; ; n++ {
+			if _, ok := taken[fmt.Sprintf("%s.%s%d", kind, l, n)]; !ok {
+				return fmt.Sprintf("%s.%s%d", kind, l, n)
+			}
+		}
+	}
+	regionSamples := map[string][]string{}
+	// addValues proposes a column of e-mail addresses or phone numbers:
+	// one target, or, when its cells hold several values, one per value
+	// (split, then pick:n), each with its own label.
+	addValues := func(f Field, kind, l, why string) {
+		ok, tr := looksEmail, []string(nil)
+		if kind == "phoneNumbers" {
+			ok, tr = looksPhone, []string{"e164"}
+		}
+		sep, most, parts := cellValues(f, ok)
+		regionSamples[f.Name] = parts
+		if sep == "" {
+			g := Guess{Target: free(kind, l, f.Hint != ""), From: f.Name, Transform: tr, Why: why}
+			if add(g) && kind == "phoneNumbers" {
+				phones = append(phones, len(p.Guesses)-1)
+			}
+			return
+		}
+		n := min(most, maxCellValues)
+		for i := 1; i <= n; i++ {
+			t := free(kind, l, f.Hint != "")
+			if i > 1 {
+				t = free(kind, fmt.Sprintf("%s%d", l, i), true)
+			}
+			g := Guess{Target: t, From: f.Name, Transform: append([]string{"split:" + sep, fmt.Sprintf("pick:%d", i)}, tr...),
+				Why: fmt.Sprintf("%s; its cells hold up to %d values split by %q: value %d", why, most, sep, i)}
+			if i == n && most > n {
+				g.Why += fmt.Sprintf(" (values after the %d-th are left out)", n)
+			}
+			if add(g) && kind == "phoneNumbers" {
+				phones = append(phones, len(p.Guesses)-1)
+			}
+		}
+	}
+	byName := map[string]Field{}
+	labelOf := map[string]string{} // a label column -> the column it labels
 	for _, f := range src.Fields {
+		byName[f.Name] = f
+		if f.LabelFrom != "" {
+			labelOf[f.LabelFrom] = f.Name
+		}
+	}
+	exportName := strings.SplitN(src.Export, " (", 2)[0] + "'s"
+	if strings.HasSuffix(exportName, "s's") {
+		exportName = strings.TrimSuffix(exportName, "s") // Google Contacts'
+	}
+	// byHint proposes a column as a recognised export says.
+	byHint := func(f Field) {
+		kind, arg, _ := strings.Cut(f.Hint, ":")
+		switch kind {
+		case "firstName", "lastName", "company", "role":
+			add(Guess{Target: kind, From: f.Name, Why: fmt.Sprintf("%s column for the %s", exportName, targetWhat[kind])})
+		case "email", "phone":
+			target, what := "emails", "e-mail"
+			if kind == "phone" {
+				target, what = "phoneNumbers", "phone"
+			}
+			l, why := arg, fmt.Sprintf("%s %s column", exportName, what)
+			if l == "" {
+				l = "work"
+				if lf, ok := byName[f.LabelFrom]; ok {
+					if got, lwhy := labelFromColumn(lf, f.Name); got != "" {
+						l, why = got, why+"; "+lwhy
+					}
+				}
+			}
+			addValues(f, target, l, why)
+		case "id":
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, exportName + "'s record id, not the row id chosen"})
+		case "custom":
+			if d, ok := customFor(arg, customBy); ok {
+				g := Guess{Target: "custom." + d.Key, From: f.Name, Why: fmt.Sprintf("%s %s, to the workspace's custom field %q (%s)", exportName, arg, d.Name, d.Type)}
+				if f.Separator != "" && d.Type == workspace.FieldMultiSelect {
+					g.Transform = []string{"split:" + f.Separator}
+				}
+				add(g)
+				return
+			}
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, fmt.Sprintf("%s; the workspace has no custom field for them (create one, then map custom.<key>: %s)", arg, f.Name)})
+		default:
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, arg})
+		}
+	}
+	// What a recognised export says of its columns goes first: its
+	// columns take their targets before others named like them.
+	fields := make([]Field, 0, len(src.Fields))
+	for _, f := range src.Fields {
+		if f.Hint != "" {
+			fields = append(fields, f)
+		}
+	}
+	for _, f := range src.Fields {
+		if f.Hint == "" {
+			fields = append(fields, f)
+		}
+	}
+	var fullName, primary []Field
+	for _, f := range fields {
 		if _, ok := src.Skip[f.Name]; ok {
+			continue
+		}
+		if of, ok := labelOf[f.Name]; ok {
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, fmt.Sprintf("each row's label of %q: the label most rows give is the target's", of)})
+			continue
+		}
+		if f.Hint != "" {
+			byHint(f)
 			continue
 		}
 		ws := words(f.Name)
@@ -203,14 +324,20 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 		if joined == "id" || joined == "hsobjectid" {
 			continue // the record's id, the externalId already
 		}
-		emails := share(f.Samples, looksEmail)
-		phonesShare := share(f.Samples, looksPhone)
+		_, _, emailParts := cellValues(f, looksEmail)
+		_, _, phoneParts := cellValues(f, looksPhone)
+		emails := share(emailParts, looksEmail)
+		phonesShare := share(phoneParts, looksPhone)
 		if contains(ws, "primary") && len(ws) > 1 {
 			primary = append(primary, f)
 			continue
 		}
 		if contains(ws, "fax") {
 			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, "a fax number"})
+			continue
+		}
+		if why := courtesyTitle(f, joined, src.Fields); why != "" {
+			p.Unmapped = append(p.Unmapped, Unmapped{f.Name, why})
 			continue
 		}
 		if g, ok := bySynonym(f, joined); ok {
@@ -222,11 +349,7 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			if !only(ws, emailWords, emailAlso) {
 				why = fmt.Sprintf("%.0f%% of the samples are e-mail addresses", emails*100)
 			}
-			g := Guess{Target: "emails." + label(ws, "work"), From: f.Name, Why: why}
-			if _, ok := taken[g.Target]; ok {
-				g.Target = "emails.other"
-			}
-			add(g)
+			addValues(f, "emails", label(ws, "work"), why)
 			continue
 		}
 		if only(ws, phoneWords, labelWords) || (phonesShare >= 0.6 && !f.Time) {
@@ -234,13 +357,7 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			if !only(ws, phoneWords, labelWords) {
 				why = fmt.Sprintf("%.0f%% of the samples are phone numbers", phonesShare*100)
 			}
-			g := Guess{Target: "phoneNumbers." + label(ws, "work"), From: f.Name, Transform: []string{"e164"}, Why: why}
-			if _, ok := taken[g.Target]; ok && g.Target != "phoneNumbers.other" {
-				g.Target = "phoneNumbers.other"
-			}
-			if add(g) {
-				phones = append(phones, len(p.Guesses)-1)
-			}
+			addValues(f, "phoneNumbers", label(ws, "work"), why)
 			continue
 		}
 		if d, ok := customBy[strings.Join(words(f.Label), "")]; ok && f.Label != "" {
@@ -296,20 +413,26 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 	}
 	if len(phones) > 0 {
 		var samples []string
+		seen := map[string]bool{}
 		for _, i := range phones {
-			for _, f := range src.Fields {
-				if f.Name == p.Guesses[i].From {
-					samples = append(samples, f.Samples...)
-				}
+			from := p.Guesses[i].From
+			if seen[from] {
+				continue
 			}
+			seen[from] = true
+			if parts, ok := regionSamples[from]; ok {
+				samples = append(samples, parts...)
+				continue
+			}
+			samples = append(samples, byName[from].Samples...)
 		}
 		p.Region, p.RegionWhy = region, "given with --region"
 		if region == "" {
-			p.Region, p.RegionWhy = GuessRegion(samples)
+			p.Region, p.RegionWhy = guessRegion(samples, src.RegionHint, src.RegionHintWhy, src.RegionHintStrong)
 		}
 		for _, i := range phones {
 			p.Guesses[i].Region = p.Region
-			if s := invalidShare(p.Guesses[i].From, src, p.Region); s != "" {
+			if s := invalidShare(p.Guesses[i].From, regionSamples, src, p.Region); s != "" {
 				p.Guesses[i].Why += "; " + s
 			}
 		}
@@ -320,22 +443,46 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 
 // invalidShare says how many samples of a phone field do not read as a
 // number in region, "" when all do.
-func invalidShare(field string, src *Source, region string) string {
+func invalidShare(field string, parts map[string][]string, src *Source, region string) string {
 	for _, f := range src.Fields {
 		if f.Name != field || len(f.Samples) == 0 {
 			continue
 		}
+		samples := f.Samples
+		if ps, ok := parts[field]; ok {
+			samples = ps
+		}
 		bad := 0
-		for _, s := range f.Samples {
+		for _, s := range samples {
 			if _, err := mapping.NormalizePhone(s, region); err != nil {
 				bad++
 			}
 		}
 		if bad > 0 {
-			return fmt.Sprintf("%d of %d samples are no number in %s and will be left out with a field warning", bad, len(f.Samples), region)
+			return fmt.Sprintf("%d of %d samples are no number in %s and will be left out with a field warning", bad, len(samples), region)
 		}
 	}
 	return ""
+}
+
+// targetWhat names the simple targets in reasons.
+var targetWhat = map[string]string{"firstName": "first name", "lastName": "last name", "company": "company", "role": "job title"}
+
+// customNames are the names of custom fields that take what an export's
+// "custom:<what>" column holds.
+var customNames = map[string][]string{
+	"notes":  {"notes", "note", "comments", "comment", "remarks", "notizen", "bemerkungen", "description"},
+	"labels": {"labels", "label", "tags", "tag", "groups", "categories", "groupmembership"},
+}
+
+// customFor finds the workspace's custom field for what.
+func customFor(what string, by map[string]workspace.CustomFieldDefinition) (workspace.CustomFieldDefinition, bool) {
+	for _, n := range customNames[what] {
+		if d, ok := by[n]; ok {
+			return d, true
+		}
+	}
+	return workspace.CustomFieldDefinition{}, false
 }
 
 func bySynonym(f Field, joined string) (Guess, bool) {

@@ -20,6 +20,13 @@ var nationalRegions = []string{"US", "GB", "DE", "FR", "CA", "AU", "NL", "ES", "
 // (the first such in nationalRegions on a tie); US, mapping's default,
 // when the samples tell nothing. It returns the region and why.
 func GuessRegion(samples []string) (string, string) {
+	return guessRegion(samples, "", "", false)
+}
+
+// guessRegion is GuessRegion preferring hint (the region the file's
+// language implies, hintWhy saying so) among the regions where as many
+// numbers are valid as in the best.
+func guessRegion(samples []string, hint, hintWhy string, strong bool) (string, string) {
 	intl := map[string]int{}
 	valid, possible := map[string]int{}, map[string]int{}
 	nNational := 0
@@ -53,6 +60,18 @@ func GuessRegion(samples []string) (string, string) {
 		score := map[string]int{}
 		for r, n := range possible {
 			score[r] = intl[r]*1000 + valid[r]*100 + n*10
+		}
+		if hint != "" && possible[hint] == nNational && intl[hint] == maxCount(intl) && (strong || valid[hint]*2 > nNational) {
+			return hint, fmt.Sprintf("%d of %d numbers without a country code can be from there (%d valid), and %s", possible[hint], nNational, valid[hint], hintWhy)
+		}
+		if hint != "" && possible[hint] > 0 {
+			top := 0
+			for r := range possible {
+				top = max(top, intl[r]*1000+valid[r]*100)
+			}
+			if intl[hint]*1000+valid[hint]*100 == top {
+				return hint, fmt.Sprintf("%d of %d numbers without a country code are valid there, and %s", valid[hint], nNational, hintWhy)
+			}
 		}
 		if r, _ := best(score); r != "" {
 			why := fmt.Sprintf("%d of %d numbers without a country code are valid there", valid[r], nNational)
@@ -97,4 +116,13 @@ func best(counts map[string]int) (string, int) {
 		return "", 0
 	}
 	return regions[0], counts[regions[0]]
+}
+
+// maxCount is the highest count.
+func maxCount(m map[string]int) int {
+	n := 0
+	for _, c := range m {
+		n = max(n, c)
+	}
+	return n
 }

@@ -2,9 +2,7 @@ package discover
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/syncd-io/syncd/connector/mysql"
@@ -47,68 +45,9 @@ func prepareMySQL(ctx context.Context, in *inspection) error {
 	return nil
 }
 
-// prepareCSV finds the file's id column (and its delimiter, when the
-// header reads as one field holding ; or tabs).
-func prepareCSV(_ context.Context, in *inspection) error {
-	header, err := in.header()
-	if err != nil {
-		return err
-	}
-	if len(header) == 1 && !in.given("delimiter") {
-		for _, d := range []struct{ sep, value string }{{";", ";"}, {"\t", "tab"}, {"|", "|"}} {
-			if strings.Contains(header[0], d.sep) {
-				in.set("delimiter", d.value, fmt.Sprintf("the header is split by %q", d.sep))
-				if header, err = in.header(); err != nil {
-					return err
-				}
-				break
-			}
-		}
-	}
-	if in.given("idColumn") {
-		return nil
-	}
-	col, why := idField(header)
-	if col == "" {
-		return fmt.Errorf("idColumn: the header (%s) has no column that looks like a row id; add one holding each row's unique id, or name it with --set idColumn=COLUMN", strings.Join(header, ", "))
-	}
-	if col != "id" {
-		in.set("idColumn", col, why)
-	}
-	in.src.Skip[col] = "the row id (idColumn)"
-	return nil
-}
-
-// header reads the file's header line with the settings' delimiter.
-// (The connector's own Fields needs the id column this looks for.)
-func (in *inspection) header() ([]string, error) {
-	path := in.values["path"]
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("path: %w", err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	switch d := in.values["delimiter"]; d {
-	case "", ",":
-	case "tab", `\t`, "\t":
-		r.Comma = '\t'
-	default:
-		r.Comma = []rune(d)[0]
-	}
-	r.LazyQuotes = true
-	head, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("path: header of %s: %w", path, err)
-	}
-	for i := range head {
-		head[i] = strings.TrimSpace(strings.TrimPrefix(head[i], "\ufeff"))
-	}
-	return head, nil
-}
-
 // idField picks the id among field names: "id", else one name ending in
-// id (customer_id, ContactId), else "".
+// id (customer_id, ContactId), else a name that says customer, client or
+// account number in one of the usual languages (idNames), else "".
 func idField(names []string) (string, string) {
 	var cands []string
 	for _, n := range names {
@@ -122,6 +61,11 @@ func idField(names []string) (string, string) {
 	}
 	if len(cands) == 1 {
 		return cands[0], "the only column named like an id"
+	}
+	for _, n := range names {
+		if what, ok := idNames[strings.Join(words(n), "")]; ok {
+			return n, fmt.Sprintf("%q is a usual name for a %s", n, what)
+		}
 	}
 	return "", ""
 }

@@ -265,7 +265,7 @@ func compileField(key string, fs FieldSpec, connDir policy.Direction, add func(m
 	}
 	hasE164 := false
 	for _, spec := range fs.Transform {
-		st, err := parseTransform(strings.TrimSpace(spec))
+		st, err := parseTransform(trimTransform(spec))
 		if err != nil {
 			add(err.Error(), "fix the transform's name, or remove it")
 			ok = false
@@ -585,4 +585,13 @@ func (m *Mapper) renderSourceURL(r connector.Record) (string, error) {
 		return "", fmt.Errorf("%w: %q is not an absolute URL", ErrInvalidURL, s)
 	}
 	return s, nil
+}
+
+// trimTransform trims the space around a transform, but not an argument
+// that is nothing but white space: split:"\n" splits at line breaks.
+func trimTransform(spec string) string {
+	if name, arg, ok := strings.Cut(spec, ":"); ok && arg != "" && strings.TrimSpace(arg) == "" {
+		return strings.TrimSpace(name) + ":" + arg
+	}
+	return strings.TrimSpace(spec)
 }

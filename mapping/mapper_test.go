@@ -306,6 +306,19 @@ func TestPickGivesEachValueOfACellATarget(t *testing.T) {
 	}
 }
 
+// TestSplitAtLineBreaks: a cell typed with a line break between two
+// numbers splits at it; the separator is not trimmed away.
+func TestSplitAtLineBreaks(t *testing.T) {
+	m := mustCompile(t, "fields:\n  firstName: name\n  phoneNumbers.mobile2: {from: tel, transform: [\"split:\\n\", \"pick:2\"]}", ToWorkspace)
+	got, err := m.ToContact(connector.Record{ID: "1", Fields: map[string]any{"name": "Steve", "tel": "+1 408 555 0101\n+1 408 555 0102"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Fields{"firstName": "Steve", "phoneNumbers.mobile2": "+14085550102"}); !got.Fields.Equal(want) {
+		t.Fatalf("fields %v, want %v", got.Fields, want)
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	m := mustCompile(t, "fields: {firstName: f, phoneNumbers.m: {from: p, transform: [trim, e164], direction: to-crm}, custom.s: {from: s, direction: to-workspace}}", Both)
 	want := []string{"custom.s <- s", "firstName <-> f", "phoneNumbers.m -> p [trim, e164]"}

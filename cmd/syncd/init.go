@@ -232,6 +232,23 @@ func (c *InitCommand) inspect(ctx context.Context, in *initInput, p Prompter) (*
 	for try := 0; ; try++ {
 		src, err := discover.Inspect(ctx, discover.Request{Type: in.typ, Set: in.sets, Getenv: c.m.Getenv})
 		if err == nil {
+			if p == nil || try >= 3 {
+				return src, nil
+			}
+			// Rows keyed by their e-mail or phone: the operator may
+			// know an id column init did not recognise.
+			if key := derivedKey(src); key != nil {
+				ans, err := p.Ask(fmt.Sprintf("No column looks like a row id, so %s (idFrom: %s). Enter keeps that, or name the column holding each row's id (\"idColumn\")",
+					strings.TrimPrefix(key.Why, "no id column: "), strings.Join(key.Value.([]string), ", ")), "")
+				if err != nil {
+					return nil, err
+				}
+				if ans = strings.TrimSpace(ans); ans == "" {
+					return src, nil
+				}
+				in.sets["idColumn"] = ans
+				continue
+			}
 			return src, nil
 		}
 		key, _, _ := strings.Cut(err.Error(), ":")
@@ -243,6 +260,17 @@ func (c *InitCommand) inspect(ctx context.Context, in *initInput, p Prompter) (*
 			return nil, err
 		}
 	}
+}
+
+// derivedKey is the idFrom setting discovery proposed, nil when the
+// source has an id column or idFrom was given.
+func derivedKey(src *discover.Source) *discover.Setting {
+	for i, st := range src.Settings {
+		if _, ok := st.Value.([]string); ok && st.Key == "idFrom" {
+			return &src.Settings[i]
+		}
+	}
+	return nil
 }
 
 // review shows each guess and lets the operator keep it (Enter), drop it
@@ -333,6 +361,20 @@ func (c *InitCommand) report(out string, src *discover.Source, prop discover.Pro
 	w := c.m.Stdout
 	fmt.Fprintf(w, "Wrote %s: %s connector, %d field(s) mapped, %d left as comments, from %d record(s) read.\n",
 		out, src.Type, len(prop.Guesses), len(prop.Unmapped), src.Records)
+	if src.Export != "" {
+		fmt.Fprintf(w, "Recognised export: %s.\n", src.Export)
+	}
+	for _, st := range src.Settings {
+		if st.Key == "idFrom" {
+			fmt.Fprintf(w, "Row ids (idFrom): %s; the comment above idFrom in the file says what that means.\n", strings.TrimPrefix(st.Why, "no id column: "))
+		}
+	}
+	if len(prop.Unmapped) > 0 {
+		fmt.Fprintln(w, "Left out:")
+		for _, u := range prop.Unmapped {
+			fmt.Fprintf(w, "  %s: %s\n", u.Field, u.Why)
+		}
+	}
 	exports := append([]discover.Export{{Name: apiKeyEnv, Value: in.apiKey, Set: c.m.Getenv(apiKeyEnv) == in.apiKey}}, src.Exports...)
 	fmt.Fprintln(w, "\nThe file holds no secret; set these where syncd runs:")
 	for _, e := range exports {

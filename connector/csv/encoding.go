@@ -44,7 +44,7 @@ func lookupEncoding(name string) (encoding.Encoding, error) {
 		n = a
 	}
 	switch n {
-	case "utf-8", "utf8":
+	case "", "utf-8", "utf8":
 		return nil, nil
 	}
 	if e, ok := encodings[n]; ok {
