@@ -115,22 +115,41 @@ func Exec(t testing.TB, db *sql.DB, query string, args ...any) sql.Result {
 // WithGlobalTimeZone sets the server's global time_zone to zone while
 // open runs: the sessions open opens keep it as their zone, as an
 // application's do, and whatever reads the global zone sees it. The
-// server is shared with other tests, so the previous zone is restored as
-// soon as open returns, and at the test's end should open stop it.
+// server is shared with other tests and test processes: the window holds
+// a server lock (GET_LOCK), so that two never overlap, and the previous
+// zone is restored as soon as open returns, and at the test's end should
+// open stop it.
 func WithGlobalTimeZone(t testing.TB, zone string, open func()) {
 	t.Helper()
-	admin := Connect(t)
-	var prev string
-	if err := admin.QueryRow("SELECT @@global.time_zone").Scan(&prev); err != nil {
-		t.Fatalf("read the global time_zone: %v", err)
+	ctx := context.Background()
+	conn, err := Connect(t).Conn(ctx)
+	if err != nil {
+		t.Fatalf("connect to set the global time_zone: %v", err)
 	}
+	var locked sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('syncd_test_global_time_zone', 120)").Scan(&locked); err != nil || locked.Int64 != 1 {
+		_ = conn.Close()
+		t.Fatalf("lock the global time_zone (another test holds it?): %v", err)
+	}
+	var prev string
 	restore := sync.OnceFunc(func() {
-		if _, err := admin.Exec("SET GLOBAL time_zone = ?", prev); err != nil {
-			t.Errorf("restore the global time_zone to %s: %v", prev, err)
+		defer conn.Close()
+		if prev != "" {
+			if _, err := conn.ExecContext(ctx, "SET GLOBAL time_zone = ?", prev); err != nil {
+				t.Errorf("restore the global time_zone to %s: %v", prev, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, "DO RELEASE_LOCK('syncd_test_global_time_zone')"); err != nil {
+			t.Errorf("unlock the global time_zone: %v", err)
 		}
 	})
 	t.Cleanup(restore)
-	Exec(t, admin, "SET GLOBAL time_zone = ?", zone)
+	if err := conn.QueryRowContext(ctx, "SELECT @@global.time_zone").Scan(&prev); err != nil {
+		t.Fatalf("read the global time_zone: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "SET GLOBAL time_zone = ?", zone); err != nil {
+		t.Fatalf("set the global time_zone to %s: %v", zone, err)
+	}
 	defer restore()
 	open()
 }
