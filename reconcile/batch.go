@@ -192,7 +192,7 @@ func (p *pass) loadLinks(items []*item) error {
 			it.link = &l
 			keepUnread(r.opts.Mapper, it)
 			if l.WorkspaceHash == it.hash {
-				it.fingerprint = r.opts.Mapper.Fingerprint(it.rec, it.hash)
+				it.fingerprint = fingerprint(r.opts.Mapper, it.rec, it.hash)
 			}
 		}
 		dl, ok := p.known[it.mapped.ExternalID]

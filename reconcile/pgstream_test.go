@@ -132,6 +132,15 @@ func TestPostgresStreamKeepsUnreadToastedValues(t *testing.T) {
 			t.Errorf("contact of row %d: company %.30q (%d chars), want its notes kept", id, got, len(got))
 		}
 	}
+
+	// Row 1 comes back with the same name and no notes: its values are
+	// read whole now, and the company goes (the kept value is not taken
+	// for what the row says).
+	pgtest.Exec(t, e.pool, `INSERT INTO `+e.table+` (id, name, notes) VALUES (1, 'Name1 Edited', NULL)`)
+	e.run()
+	if c := e.contacts()["1"]; deref(c.DefaultFields.Company) != "" {
+		t.Errorf("row 1 back without notes: contact's company %.30q, want none", deref(c.DefaultFields.Company))
+	}
 }
 
 // TestPostgresStreamKeyChangeMovesTheLink: UPDATE ... SET id = ... keeps

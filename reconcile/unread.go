@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
 )
 
@@ -36,4 +37,16 @@ func keepUnread(m *mapping.Mapper, it *item) {
 	}
 	it.fields = ContactFields(it.mapped)
 	it.hash = it.fields.Hash()
+}
+
+// fingerprint is the record's fingerprint sealed with hash (see
+// mapping.Mapper.Fingerprint), or zero (unknown) for a partial record:
+// its fingerprint reads an unread field as NULL, and would let a later
+// record whose field is NULL pass for unchanged while the link holds the
+// value kept for it.
+func fingerprint(m *mapping.Mapper, rec connector.Record, hash string) [8]byte {
+	if len(rec.Unread) > 0 {
+		return [8]byte{}
+	}
+	return m.Fingerprint(rec, hash)
 }

@@ -319,7 +319,7 @@ func (p *pass) newLink(it *item, c workspace.Contact) state.Link {
 	l.ItemIDs = mapping.ItemIDs(c)
 	l.WorkspaceHash = it.hash
 	l.SourceHash = it.hash
-	l.Fingerprint = r.opts.Mapper.Fingerprint(it.rec, it.hash)
+	l.Fingerprint = fingerprint(r.opts.Mapper, it.rec, it.hash)
 	l.WorkspaceWrittenAt = now
 	l.ContactUpdatedAt = c.UpdatedAt
 	l.SourceUpdatedAt = it.rec.UpdatedAt
