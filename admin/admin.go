@@ -70,6 +70,9 @@ var (
 type ResyncRequest struct {
 	Connector string `json:"connector,omitempty"`
 	DryRun    bool   `json:"dryRun,omitempty"`
+	// AllowMassDelete lets the resync delete more than the connector's
+	// massDeleteThreshold (syncd resync --allow-mass-delete).
+	AllowMassDelete bool `json:"allowMassDelete,omitempty"`
 }
 
 // ResyncResponse is its answer.
@@ -226,7 +229,7 @@ func (s *Server) resync(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log().WithFields(logrus.Fields{logfield.Connector: req.Connector, logfield.DryRun: req.DryRun, logfield.Remote: r.RemoteAddr}).Info("resync requested")
 	var resp ResyncResponse
-	o := reconcile.ResyncOptions{DryRun: req.DryRun, Plan: func(e reconcile.PlanEntry) { resp.Plan = append(resp.Plan, e) }}
+	o := reconcile.ResyncOptions{DryRun: req.DryRun, AllowMassDelete: req.AllowMassDelete, Plan: func(e reconcile.PlanEntry) { resp.Plan = append(resp.Plan, e) }}
 	sums, err := s.Daemon.Resync(r.Context(), req.Connector, o)
 	resp.Summaries = sums
 	status := http.StatusOK

@@ -126,6 +126,21 @@ type ConnectorStatus struct {
 	// Quotas are the API allowances of the connector's system as its
 	// last answers said (live daemons only, connectors that report one).
 	Quotas []Quota `json:"quotas,omitempty"`
+	// RefusedDelete is the mass delete the guard refused, standing until
+	// a full pass goes through; nil when none stands.
+	RefusedDelete *RefusedDelete `json:"refusedDelete,omitempty"`
+}
+
+// RefusedDelete is a mass delete the guard refused (a TRUNCATE, a source
+// emptied by mistake): the contacts are still there, and stay until the
+// operator acts.
+type RefusedDelete struct {
+	state.RefusedDelete
+	// Command lets the deletions go once the source is checked (a resync
+	// with --allow-mass-delete).
+	Command string `json:"command"`
+	// Undo is the resync that clears it once the records are back.
+	Undo string `json:"undo"`
 }
 
 // Quota is one API allowance of a connector's system.

@@ -88,6 +88,7 @@ type Connector struct {
 	schedule        string
 	ops             *ops
 	tracker         *progress.Tracker
+	store           *state.Store // for the refused mass deletes (refused.go)
 }
 
 // New opens the state, the workspace client and every connector.
@@ -204,7 +205,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		src.Close()
 		return nil, err
 	}
-	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, allowMassDelete: opts.AllowMassDelete, log: log, schedule: cc.Schedule, ops: d.ops, tracker: tracker}, nil
+	return &Connector{Name: cc.Name, Config: cc, Type: t, Source: src, Mapper: m, Recon: rec, guard: guard, allowMassDelete: opts.AllowMassDelete, log: log, schedule: cc.Schedule, ops: d.ops, tracker: tracker, store: d.store}, nil
 }
 
 // Store returns the daemon's state.
@@ -301,6 +302,7 @@ func (c *Connector) record(sum reconcile.Summary, err error) {
 	c.last, c.lastErr, c.hasLast = sum, err, true
 	c.lastMu.Unlock()
 	c.ops.ranPass(sum, err)
+	c.noteMassDelete(sum, err)
 	entry := c.log.WithFields(sum.Fields())
 	if errors.Is(err, connector.ErrBudgetSpent) {
 		entry.WithError(err).Warn("sync pass stopped: api budget spent, resuming at the next schedule")

@@ -29,6 +29,7 @@ type logicalEnv struct {
 	pool  *pgxpool.Pool
 	table string
 	emu   *emulator.Server
+	cfg   *config.Config
 	d     *daemon.Daemon
 }
 
@@ -77,7 +78,7 @@ func newLogicalEnv(t *testing.T, rows int) *logicalEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	return &logicalEnv{t: t, pool: pool, table: table, emu: emu, d: d}
+	return &logicalEnv{t: t, pool: pool, table: table, emu: emu, cfg: cfg, d: d}
 }
 
 // names returns the workspace's contacts as sorted "first last" strings.

@@ -156,6 +156,9 @@ func stateGauges(st *state.Store, names []string) (metrics.StateGauges, error) {
 		if cg.FieldWarnings, err = st.CountFieldWarnings(n); err != nil {
 			return g, err
 		}
+		if _, cg.MassDeleteRefused, err = st.RefusedDelete(n); err != nil {
+			return g, err
+		}
 		g.Connectors = append(g.Connectors, cg)
 	}
 	var err error

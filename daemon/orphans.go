@@ -50,14 +50,11 @@ func ReplicationOrphans(ctx context.Context, cfg *config.Config, configPath stri
 		return nil, nil
 	}
 	found, err := postgres.FindOrphans(ctx, conns)
-	if configPath == "" {
-		configPath = "syncd.yaml"
-	}
 	out := make([]admin.ReplicationOrphan, len(found))
 	for i, o := range found {
 		out[i] = admin.ReplicationOrphan{Database: o.Database, Slot: o.Slot, Publication: o.Publication,
 			HeldBytes: o.HeldBytes, Held: o.Held(), Active: o.Active, WALStatus: o.WALStatus,
-			Drop: fmt.Sprintf("syncd replication drop --config %s --slot %s", configPath, o.Name())}
+			Drop: fmt.Sprintf("syncd replication drop --config %s --slot %s", orDefault(configPath), o.Name())}
 	}
 	return out, err
 }

@@ -30,14 +30,15 @@ const (
 // BuildStatus describes the configured connectors from the state file
 // alone: what `syncd status` shows when no daemon runs. Version is the
 // running binary's.
-func BuildStatus(cfg *config.Config, st *state.Store, version string) (admin.Status, error) {
+// configPath names the configuration's file in the commands it shows.
+func BuildStatus(cfg *config.Config, st *state.Store, version, configPath string) (admin.Status, error) {
 	out := admin.Status{Version: version, State: admin.StateInfo{Path: st.Path()}}
 	var err error
 	if out.State.SchemaVersion, err = st.SchemaVersion(); err != nil {
 		return out, fmt.Errorf("read schema version: %w", err)
 	}
 	for _, cc := range cfg.Connectors {
-		cs, err := connectorStatus(st, cc)
+		cs, err := connectorStatus(st, cc, configPath)
 		if err != nil {
 			return out, fmt.Errorf("connector %s: %w", cc.Name, err)
 		}
@@ -52,7 +53,7 @@ func BuildStatus(cfg *config.Config, st *state.Store, version string) (admin.Sta
 	return out, nil
 }
 
-func connectorStatus(st *state.Store, cc config.ConnectorConfig) (admin.ConnectorStatus, error) {
+func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath string) (admin.ConnectorStatus, error) {
 	cs := admin.ConnectorStatus{Name: cc.Name, Type: cc.Type, Source: cc.Source, Direction: cc.Direction.String(), Schedule: cc.Schedule}
 	var err error
 	if last, ok, err := st.LastRun(cc.Name); err != nil {
@@ -79,6 +80,9 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig) (admin.Connecto
 	if cs.FieldWarnings, err = st.CountFieldWarnings(cc.Name); err != nil {
 		return cs, err
 	}
+	if cs.RefusedDelete, err = refusedDelete(st, configPath, cc.Name); err != nil {
+		return cs, err
+	}
 	return cs, nil
 }
 
@@ -102,7 +106,7 @@ func lastSuccess(st *state.Store, connector string) (time.Time, error) {
 // process knows (since when it runs, which passes are in progress, the
 // webhook receiver). It implements admin.Daemon.
 func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
-	out, err := BuildStatus(d.cfg, d.store, d.ops.version)
+	out, err := BuildStatus(d.cfg, d.store, d.ops.version, d.configPath)
 	if err != nil {
 		return out, err
 	}

@@ -228,6 +228,9 @@ type ConnectorGauges struct {
 	// FieldWarnings are the record values left out of their contacts (a
 	// phone number that is not one), the records synced without them.
 	FieldWarnings int
+	// MassDeleteRefused is true while a mass delete the guard refused
+	// stands, not yet acted on.
+	MassDeleteRefused bool
 }
 
 // StateGauges are the figures read from state at each scrape.
@@ -260,7 +263,7 @@ type scrapeCollector struct {
 	errors   prometheus.Counter
 
 	links, deadLetters, conflicts, inbox *prometheus.Desc
-	fieldWarnings                        *prometheus.Desc
+	fieldWarnings, massDeleteRefused     *prometheus.Desc
 	deliveries, echoes, refused          *prometheus.Desc
 	putOffs, putOffDeadLetters           *prometheus.Desc
 }
@@ -276,6 +279,8 @@ func newScrapeCollector() *scrapeCollector {
 		deadLetters: prometheus.NewDesc(name("dead_letters"), "Dead letters outstanding: records set aside after failing, by connector.", []string{"connector"}, nil),
 		fieldWarnings: prometheus.NewDesc(name("field_warnings"),
 			"Record values left out of their contacts (a phone number that is not one); the records synced without them. By connector.", []string{"connector"}, nil),
+		massDeleteRefused: prometheus.NewDesc(name("mass_delete_refused"),
+			"1 while a mass delete the guard refused stands, not acted on (syncd status says how), by connector.", []string{"connector"}, nil),
 		conflicts:  prometheus.NewDesc(name("conflicts"), "Conflicts in the journal (both sides changed a contact; settled by policy), by connector.", []string{"connector"}, nil),
 		inbox:      prometheus.NewDesc(name("webhook_inbox_pending"), "Webhook events accepted but not yet applied.", nil, nil),
 		deliveries: prometheus.NewDesc(name("webhook_deliveries_total"), "Webhook deliveries answered by the receiver, by result (accepted, duplicate, ignored, refused, failed).", []string{"result"}, nil),
@@ -290,7 +295,7 @@ func newScrapeCollector() *scrapeCollector {
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.errors.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.conflicts, c.inbox, c.deliveries, c.echoes, c.refused, c.putOffs, c.putOffDeadLetters} {
+	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.massDeleteRefused, c.conflicts, c.inbox, c.deliveries, c.echoes, c.refused, c.putOffs, c.putOffDeadLetters} {
 		ch <- d
 	}
 }
@@ -315,6 +320,11 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.deadLetters, prometheus.GaugeValue, float64(g.DeadLetters), g.Connector)
 			ch <- prometheus.MustNewConstMetric(c.conflicts, prometheus.GaugeValue, float64(g.Conflicts), g.Connector)
 			ch <- prometheus.MustNewConstMetric(c.fieldWarnings, prometheus.GaugeValue, float64(g.FieldWarnings), g.Connector)
+			refused := 0.0
+			if g.MassDeleteRefused {
+				refused = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.massDeleteRefused, prometheus.GaugeValue, refused, g.Connector)
 		}
 		ch <- prometheus.MustNewConstMetric(c.inbox, prometheus.GaugeValue, float64(gauges.InboxPending))
 	}

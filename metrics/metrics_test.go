@@ -96,7 +96,7 @@ func TestScrapeReadsStateAndWebhooks(t *testing.T) {
 	var fail error
 	m.SetStateGauges(func() (StateGauges, error) {
 		reads++
-		return StateGauges{Connectors: []ConnectorGauges{{Connector: "crm", Links: 42, DeadLetters: 3, Conflicts: 1, FieldWarnings: 2}}, InboxPending: 7}, fail
+		return StateGauges{Connectors: []ConnectorGauges{{Connector: "crm", Links: 42, DeadLetters: 3, Conflicts: 1, FieldWarnings: 2, MassDeleteRefused: true}, {Connector: "csv"}}, InboxPending: 7}, fail
 	})
 	m.SetWebhookStats(func() WebhookStats {
 		return WebhookStats{Accepted: 5, Duplicates: 2, Refused: 1, Echoes: 4, PutOffs: 12, PutOffDeadLetters: 1,
@@ -109,6 +109,8 @@ func TestScrapeReadsStateAndWebhooks(t *testing.T) {
 		`syncd_dead_letters{connector="crm"} 3`,
 		`syncd_conflicts{connector="crm"} 1`,
 		`syncd_field_warnings{connector="crm"} 2`,
+		`syncd_mass_delete_refused{connector="crm"} 1`,
+		`syncd_mass_delete_refused{connector="csv"} 0`,
 		`syncd_webhook_inbox_pending 7`,
 		`syncd_webhook_deliveries_total{result="accepted"} 5`,
 		`syncd_webhook_deliveries_total{result="duplicate"} 2`,

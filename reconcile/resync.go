@@ -28,6 +28,9 @@ type ResyncOptions struct {
 	// Progress, when set, is called with the number of source records
 	// handled so far, after each batch.
 	Progress func(records int)
+	// AllowMassDelete lifts the mass-delete threshold for this resync
+	// alone (syncd resync --allow-mass-delete through a running daemon).
+	AllowMassDelete bool
 }
 
 // PlanEntry is one write of a resync.
@@ -51,6 +54,11 @@ type FieldChange struct {
 func (r *Reconciler) Resync(ctx context.Context, o ResyncOptions) (Summary, error) {
 	if o.DryRun {
 		return r.dryRun(ctx, o)
+	}
+	if o.AllowMassDelete && !r.opts.AllowMassDelete {
+		allowed := &Reconciler{opts: r.opts, log: r.log}
+		allowed.opts.AllowMassDelete = true
+		return allowed.Resync(ctx, o)
 	}
 	defer r.holdGuard()()
 	start, calls := r.opts.Now(), r.opts.Workspace.Calls()

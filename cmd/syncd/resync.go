@@ -42,13 +42,13 @@ func (c *ResyncCommand) Run(ctx context.Context, args []string) error {
 	}
 	store, err := state.Open(cfg.State.Path, state.Options{Timeout: 500 * time.Millisecond})
 	if errors.Is(err, state.ErrLocked) {
-		return c.viaDaemon(ctx, cfg, admin.ResyncRequest{Connector: *name, DryRun: *dryRun})
+		return c.viaDaemon(ctx, cfg, admin.ResyncRequest{Connector: *name, DryRun: *dryRun, AllowMassDelete: *allowMassDelete})
 	}
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Store: store})
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Store: store, ConfigPath: conf.path})
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (c *StatusCommand) status(ctx context.Context, cfg *config.Config) (admin.S
 	}
 	if store != nil {
 		defer store.Close()
-		st, err := daemon.BuildStatus(cfg, store, Version)
+		st, err := daemon.BuildStatus(cfg, store, Version, c.configPath)
 		if err != nil {
 			return st, nil, err
 		}
@@ -155,6 +155,13 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 		}
 		for _, q := range cs.Quotas {
 			fmt.Fprintf(w, "\n%s: API %s: %s", cs.Name, q.Name, quotaLine(q))
+		}
+	}
+	for _, cs := range st.Connectors {
+		if r := cs.RefusedDelete; r != nil {
+			fmt.Fprintf(w, "\n%s: MASS DELETE REFUSED %s (%s): %s\n", cs.Name, ago(now, r.At), r.Kind, r.Reason)
+			fmt.Fprintf(w, "  the contacts stay until you act: check the source; if the records are gone for good, run: %s\n", r.Command)
+			fmt.Fprintf(w, "  if they come back, a resync clears this: %s\n", r.Undo)
 		}
 	}
 	for _, o := range st.ReplicationOrphans {

@@ -34,3 +34,29 @@ func TestPrintStatusBudgetStopAndQuota(t *testing.T) {
 		t.Errorf("a budget stop is reported as a failure:\n%s", out)
 	}
 }
+
+// TestPrintStatusRefusedMassDelete: a refused mass delete is printed with
+// the commands that act on it, whatever the last pass's result.
+func TestPrintStatusRefusedMassDelete(t *testing.T) {
+	now := time.Now()
+	st := admin.Status{Connectors: []admin.ConnectorStatus{{
+		Name: "db", Type: "postgres", Schedule: "@every 1h", LastResult: "ok",
+		LastRun: &admin.Run{ID: 9, Run: state.Run{Kind: "run", StartedAt: now.Add(-time.Minute), FinishedAt: now}},
+		RefusedDelete: &admin.RefusedDelete{
+			RefusedDelete: state.RefusedDelete{At: now.Add(-time.Hour), Kind: "resync", Reason: "mass delete refused: this run would delete 40 of 40 linked contacts (100%)"},
+			Command:       "syncd resync --config s.yaml --connector db --allow-mass-delete",
+			Undo:          "syncd resync --config s.yaml --connector db",
+		},
+	}}}
+	var b strings.Builder
+	printStatus(&b, st, nil, now)
+	for _, want := range []string{
+		"db: MASS DELETE REFUSED 1h0m0s ago (resync): mass delete refused: this run would delete 40 of 40 linked contacts (100%)",
+		"if the records are gone for good, run: syncd resync --config s.yaml --connector db --allow-mass-delete",
+		"if they come back, a resync clears this: syncd resync --config s.yaml --connector db",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}
