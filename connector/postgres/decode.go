@@ -281,7 +281,7 @@ func (d *decoder) complete(ctx context.Context, recs []connector.Record) ([]conn
 		cur, ok := byID[r.ID]
 		if !ok {
 			d.s.log.WithFields(logrus.Fields{logfield.Record: r.ID, logfield.Field: r.Unread}).
-				Info("row gone before its unchanged TOASTed values were read; the contact keeps its values of them")
+				Info("row gone before its unchanged TOASTed values were read; the contact keeps its values of them (REPLICA IDENTITY FULL on the table would carry them)")
 			continue
 		}
 		for _, f := range r.Unread {
