@@ -120,6 +120,9 @@ type ConnectorConfig struct {
 	OnSourceDelete    policy.Delete    `yaml:"onSourceDelete"`    // ignore, unlink, delete
 	OnWorkspaceDelete policy.Delete    `yaml:"onWorkspaceDelete"` // ignore, unlink, delete
 	OnWorkspaceCreate policy.Create    `yaml:"onWorkspaceCreate"` // ignore, create
+	// EditAfterDelete settles an edit made on one side more than
+	// policy.RaceWindow after a delete on the other: edit-wins, delete-wins.
+	EditAfterDelete policy.EditAfterDelete `yaml:"editAfterDelete"`
 
 	Match       []string           `yaml:"match"`       // subset of phone, email
 	OnMatch     policy.OnMatch     `yaml:"onMatch"`     // adopt, link, create
@@ -163,6 +166,7 @@ func DefaultConnector() ConnectorConfig {
 		OnSourceDelete:      policy.DeleteIgnore,
 		OnWorkspaceDelete:   policy.DeleteIgnore,
 		OnWorkspaceCreate:   policy.CreateIgnore,
+		EditAfterDelete:     policy.EditWins,
 		OnMatch:             policy.MatchAdopt,
 		OnAmbiguous:         policy.AmbiguousHold,
 		BatchSize:           DefaultBatchSize,

@@ -166,6 +166,7 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 	enum(ps, p("onSourceDelete"), cc.OnSourceDelete)
 	enum(ps, p("onWorkspaceDelete"), cc.OnWorkspaceDelete)
 	enum(ps, p("onWorkspaceCreate"), cc.OnWorkspaceCreate)
+	enum(ps, p("editAfterDelete"), cc.EditAfterDelete)
 	enum(ps, p("onMatch"), cc.OnMatch)
 	enum(ps, p("onAmbiguous"), cc.OnAmbiguous)
 	seen := map[string]bool{}

@@ -95,13 +95,37 @@ const (
 	AmbiguousCreate OnAmbiguous = "create" // create a new contact anyway
 )
 
+// EditAfterDelete is what an edit made on one side after the record or
+// contact was deleted on the other does (editAfterDelete): an edit later
+// than the delete by more than RaceWindow. Either way the case goes to
+// the conflict journal.
+type EditAfterDelete string
+
+// Edit-after-delete rules.
+const (
+	EditWins   EditAfterDelete = "edit-wins"   // the edited side stays; the delete is not carried over
+	DeleteWins EditAfterDelete = "delete-wins" // the delete is carried over; the edit is dropped
+)
+
+// RaceWindow is how close an edit and a delete on the two sides are
+// taken for a race, which the delete wins whatever EditAfterDelete says.
+const RaceWindow = 3 * time.Second
+
+// EditWinsAfter reports whether an edit at editAt survives a delete on
+// the other side at deleteAt under e ("" is edit-wins): only an edit later
+// than the delete by more than RaceWindow does, and only with edit-wins.
+func (e EditAfterDelete) EditWinsAfter(editAt, deleteAt time.Time) bool {
+	return e != DeleteWins && editAt.Sub(deleteAt) > RaceWindow
+}
+
 var (
-	directions  = []Direction{ToWorkspace, ToCRM, Both}
-	conflicts   = []Conflict{NewestWins, WorkspaceWins, CRMWins}
-	deletes     = []Delete{DeleteIgnore, DeleteUnlink, DeleteRemove}
-	creates     = []Create{CreateIgnore, CreateRecord}
-	onMatches   = []OnMatch{MatchAdopt, MatchLink, MatchCreate}
-	ambiguities = []OnAmbiguous{AmbiguousHold, AmbiguousCreate}
+	editAfterDeletes = []EditAfterDelete{EditWins, DeleteWins}
+	directions       = []Direction{ToWorkspace, ToCRM, Both}
+	conflicts        = []Conflict{NewestWins, WorkspaceWins, CRMWins}
+	deletes          = []Delete{DeleteIgnore, DeleteUnlink, DeleteRemove}
+	creates          = []Create{CreateIgnore, CreateRecord}
+	onMatches        = []OnMatch{MatchAdopt, MatchLink, MatchCreate}
+	ambiguities      = []OnAmbiguous{AmbiguousHold, AmbiguousCreate}
 )
 
 // ValueError is a text that is none of a policy's allowed values.
@@ -133,28 +157,36 @@ func parse[T ~string](dst *T, text []byte, allowed []T, policy string) error {
 	return nil
 }
 
-func (d Direction) String() string   { return string(d) }
-func (c Conflict) String() string    { return string(c) }
-func (d Delete) String() string      { return string(d) }
-func (c Create) String() string      { return string(c) }
-func (m OnMatch) String() string     { return string(m) }
-func (a OnAmbiguous) String() string { return string(a) }
+func (d Direction) String() string       { return string(d) }
+func (c Conflict) String() string        { return string(c) }
+func (d Delete) String() string          { return string(d) }
+func (c Create) String() string          { return string(c) }
+func (m OnMatch) String() string         { return string(m) }
+func (a OnAmbiguous) String() string     { return string(a) }
+func (e EditAfterDelete) String() string { return string(e) }
 
 // Valid reports whether d is an allowed value ("" is not).
-func (d Direction) Valid() bool   { return slices.Contains(directions, d) }
-func (c Conflict) Valid() bool    { return slices.Contains(conflicts, c) }
-func (d Delete) Valid() bool      { return slices.Contains(deletes, d) }
-func (c Create) Valid() bool      { return slices.Contains(creates, c) }
-func (m OnMatch) Valid() bool     { return slices.Contains(onMatches, m) }
-func (a OnAmbiguous) Valid() bool { return slices.Contains(ambiguities, a) }
+func (d Direction) Valid() bool       { return slices.Contains(directions, d) }
+func (c Conflict) Valid() bool        { return slices.Contains(conflicts, c) }
+func (d Delete) Valid() bool          { return slices.Contains(deletes, d) }
+func (c Create) Valid() bool          { return slices.Contains(creates, c) }
+func (m OnMatch) Valid() bool         { return slices.Contains(onMatches, m) }
+func (a OnAmbiguous) Valid() bool     { return slices.Contains(ambiguities, a) }
+func (e EditAfterDelete) Valid() bool { return slices.Contains(editAfterDeletes, e) }
 
 // Allowed lists the allowed values, in documentation order.
-func (Direction) Allowed() []string   { return names(directions) }
-func (Conflict) Allowed() []string    { return names(conflicts) }
-func (Delete) Allowed() []string      { return names(deletes) }
-func (Create) Allowed() []string      { return names(creates) }
-func (OnMatch) Allowed() []string     { return names(onMatches) }
-func (OnAmbiguous) Allowed() []string { return names(ambiguities) }
+func (Direction) Allowed() []string       { return names(directions) }
+func (Conflict) Allowed() []string        { return names(conflicts) }
+func (Delete) Allowed() []string          { return names(deletes) }
+func (Create) Allowed() []string          { return names(creates) }
+func (OnMatch) Allowed() []string         { return names(onMatches) }
+func (OnAmbiguous) Allowed() []string     { return names(ambiguities) }
+func (EditAfterDelete) Allowed() []string { return names(editAfterDeletes) }
+
+// UnmarshalText accepts one of the allowed values, exactly as spelled.
+func (e *EditAfterDelete) UnmarshalText(text []byte) error {
+	return parse(e, text, editAfterDeletes, "editAfterDelete rule")
+}
 
 // UnmarshalText accepts one of the allowed values, exactly as spelled.
 func (d *Direction) UnmarshalText(text []byte) error {
