@@ -193,6 +193,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		OnAmbiguous:         cc.OnAmbiguous,
 		Conflict:            cc.Conflict,
 		WeighAppEdits:       cc.Direction.WritesBack(),
+		EditAfterDelete:     cc.EditAfterDelete,
 		OnWorkspaceDelete:   workspaceDeletePolicy(cc),
 		OtherSources:        d.otherSources(cc.Name),
 		Guard:               guard,

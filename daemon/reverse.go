@@ -28,7 +28,8 @@ func (d *Daemon) reverseTargets() []*reverse.Target {
 			Name: c.Name, Source: c.Config.Source, Mapper: c.Mapper,
 			Direction: c.Config.Direction, Conflict: c.Config.Conflict,
 			OnWorkspaceCreate: c.Config.OnWorkspaceCreate, OnWorkspaceDelete: c.Config.OnWorkspaceDelete,
-			SoftDelete: c.Type.SoftDelete, Lock: c.guard,
+			EditAfterDelete: c.Config.EditAfterDelete,
+			SoftDelete:      c.Type.SoftDelete, Lock: c.guard,
 			MassDeleteThreshold: c.Config.MassDeleteThreshold, AllowMassDelete: c.allowMassDelete,
 		}
 		if w, ok := c.Source.(connector.Writer); ok && c.Type.Writable {

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -15,6 +16,7 @@ import (
 // deleted (incremental connectors).
 func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error {
 	var gone []state.Link
+	deletedAt := map[string]time.Time{}
 	for _, rec := range recs {
 		ext, err := p.r.opts.Mapper.ExternalID(rec)
 		if err != nil {
@@ -27,9 +29,10 @@ func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error
 		}
 		if ok {
 			gone = append(gone, l)
+			deletedAt[ext] = rec.UpdatedAt
 		}
 	}
-	return p.applyDeletes(ctx, gone)
+	return p.applyDeletes(ctx, gone, deletedAt)
 }
 
 // sweepUnseen treats the links a complete pass of a non-incremental
@@ -59,15 +62,19 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scan links: %w", err)
 	}
-	return p.applyDeletes(ctx, gone)
+	return p.applyDeletes(ctx, gone, nil)
 }
 
 // applyDeletes follows onSourceDelete for links whose record is gone,
 // behind the mass-delete breaker.
-func (p *pass) applyDeletes(ctx context.Context, gone []state.Link) error {
+func (p *pass) applyDeletes(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) error {
 	r := p.r
 	if len(gone) == 0 || r.opts.OnSourceDelete == policy.DeleteIgnore {
 		return nil
+	}
+	gone, err := p.editsAfterSourceDelete(ctx, gone, deletedAt)
+	if err != nil {
+		return err
 	}
 	p.mu.Lock()
 	already := p.sum.Deleted

@@ -103,6 +103,9 @@ type Options struct {
 	// pass weighs the app edits of it waiting in the inbox, settling a
 	// field both sides changed by Conflict (see appedits.go).
 	WeighAppEdits bool
+	// EditAfterDelete settles an edit made on one side after a delete on
+	// the other ("" is edit-wins; see editafterdelete.go).
+	EditAfterDelete policy.EditAfterDelete
 	// OtherSources are the workspace sources of the other connectors:
 	// contacts carrying them are never adopted.
 	OtherSources []string

@@ -82,7 +82,14 @@ func (p *pass) execute(ctx context.Context, it *item, a action) (done bool, err 
 	case actPatch:
 		return p.patchLinked(ctx, it)
 	case actDeleteRecord:
-		return true, p.applyWorkspaceDelete(ctx, it)
+		keep, err := p.editAfterWorkspaceDelete(it)
+		if err != nil {
+			return true, err
+		}
+		if !keep {
+			return true, p.applyWorkspaceDelete(ctx, it)
+		}
+		return false, p.forget(it) // the record stays: its contact is made again
 	case actForget:
 		return false, p.forget(it)
 	case actLinkFound:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/test/emutest"
@@ -216,6 +217,8 @@ type env struct {
 	// fwd, when set, is the workspace the forward pass writes through
 	// (a test's wrapper of ws).
 	fwd reconcile.Workspace
+	// onSourceDelete is the forward pass's (default ignore).
+	onSourceDelete policy.Delete
 }
 
 func quietLog() *logrus.Entry {
@@ -315,7 +318,8 @@ func (e *env) forward() reconcile.Summary {
 	r, err := reconcile.New(reconcile.Options{Connector: "mem", Source: testSource,
 		Type: connector.Type{Name: "mem", Writable: true, Incremental: true}, Reader: e.mem, Mapper: e.mapper,
 		Store: e.store, Workspace: ws, Log: quietLog(), Backoff: time.Millisecond,
-		Conflict: e.target.Conflict, WeighAppEdits: true})
+		Conflict: e.target.Conflict, WeighAppEdits: true, OnSourceDelete: e.onSourceDelete, MassDeleteThreshold: 1,
+		OnWorkspaceDelete: e.target.OnWorkspaceDelete, EditAfterDelete: e.target.EditAfterDelete})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -108,6 +108,10 @@ type Target struct {
 	// is ignore (default), unlink or delete.
 	OnWorkspaceCreate policy.Create
 	OnWorkspaceDelete policy.Delete
+	// EditAfterDelete settles a contact deleted in the workspace whose
+	// record was edited after the deletion (see deleteafteredit.go);
+	// "" is edit-wins.
+	EditAfterDelete policy.EditAfterDelete
 	// SoftDelete asks deletes to mark records deleted where the system
 	// has a soft-delete column.
 	SoftDelete bool

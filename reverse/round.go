@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -40,6 +41,12 @@ type group struct {
 	newest  state.InboxEvent
 	contact workspace.Contact
 	deleted bool
+	// deletedAt is when the contact was deleted, for a deletion: the
+	// event's createdAt, else when it was received.
+	deletedAt time.Time
+	// afterDelete is the journal entry of a record edited since the last
+	// sync that the deletion deletes (editafterdelete.go).
+	afterDelete *state.Conflict
 	// attempts is the most failed rounds any of the events saw; putOffs
 	// the most rounds that put its write-back off (see putOff).
 	attempts, putOffs int
@@ -129,7 +136,10 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 	for _, e := range evs {
 		// Only data is read: the receiver checked no other field of the
 		// envelope (createdAt, apiVersion), so none may make it undecodable.
-		var env struct{ Data workspace.EventData }
+		var env struct {
+			CreatedAt time.Time `json:"createdAt"`
+			Data      workspace.EventData
+		}
 		var c workspace.Contact
 		err := json.Unmarshal(e.Body, &env)
 		if err == nil {
@@ -170,6 +180,9 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 			(deleted == g.deleted && !c.UpdatedAt.Before(g.contact.UpdatedAt))
 		if newer {
 			g.newest, g.contact, g.deleted = e, c, deleted
+			if g.deletedAt = env.CreatedAt; deleted && g.deletedAt.IsZero() {
+				g.deletedAt = e.ReceivedAt
+			}
 		}
 	}
 	return out
@@ -260,7 +273,7 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 	if err := b.planUpdates(ctx, updates); err != nil {
 		return err
 	}
-	if err := b.planDeletes(deletes); err != nil {
+	if err := b.planDeletes(ctx, deletes); err != nil {
 		return err
 	}
 	if err := b.planCreates(creates); err != nil {

@@ -318,7 +318,7 @@ func (b *batch) record(u *update, agreed mapping.Fields, wrote bool) {
 
 // planDeletes follows onWorkspaceDelete for linked contacts deleted in
 // the workspace.
-func (b *batch) planDeletes(groups []*group) error {
+func (b *batch) planDeletes(ctx context.Context, groups []*group) error {
 	t, r := b.t, b.r
 	var dels []*group
 	for _, g := range groups {
@@ -326,8 +326,11 @@ func (b *batch) planDeletes(groups []*group) error {
 			dels = append(dels, g)
 		}
 	}
-	dels, err := b.guardDeletes(dels)
+	dels, err := b.editsAfterDelete(ctx, dels)
 	if err != nil {
+		return err
+	}
+	if dels, err = b.guardDeletes(dels); err != nil {
 		return err
 	}
 	allowed := make(map[*group]bool, len(dels))
@@ -337,7 +340,7 @@ func (b *batch) planDeletes(groups []*group) error {
 	for _, g := range groups {
 		v := decideGroup(t, g)
 		if v == vDelete && !allowed[g] {
-			continue // held
+			continue // held, or kept by editAfterDelete
 		}
 		switch v {
 		case vUnlink:
@@ -364,6 +367,9 @@ func (b *batch) settleDelete(w *write, res connector.WriteResult) {
 		return
 	}
 	r.commit.Unlink = append(r.commit.Unlink, *w.g.link)
+	if cf := w.g.afterDelete; cf != nil {
+		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
+	}
 	r.a.count(func(s *Stats) { s.Deleted++ })
 	r.ack(w.g)
 }

@@ -132,7 +132,14 @@ type Conflict struct {
 	Workspace map[string]string `json:"workspace,omitempty"`
 	Source    map[string]string `json:"source,omitempty"`
 	At        time.Time         `json:"at,omitzero"`
+	// Kind is "" for two edits of a field, KindEditAfterDelete for an
+	// edit on one side after a delete on the other (Policy then names the
+	// editAfterDelete rule, Winner the side that stays or is deleted).
+	Kind string `json:"kind,omitempty"`
 }
+
+// KindEditAfterDelete is Conflict.Kind of an edit after a delete.
+const KindEditAfterDelete = "edit-after-delete"
 
 // AddConflict appends c to the conflict journal (At defaults to now) and
 // returns its ID.

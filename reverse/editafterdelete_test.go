@@ -1,0 +1,170 @@
+package reverse
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/test/emutest"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// Issue 35: an edit made on one side well after a delete on the other
+// vanished with no dead letter and no conflict entry. editAfterDelete
+// settles it, in both directions, and the conflict journal records it.
+
+// setClock moves the record system's clock (the times of the records'
+// changes) to at.
+func (m *memConn) setClock(at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.clock = at
+}
+
+// remove deletes a record as a person using the system would (a soft
+// delete the forward pass reads as a deletion).
+func (m *memConn) remove(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs[id].Deleted = true
+	m.recs[id].UpdatedAt = m.tick()
+}
+
+// checkAfterDelete checks the journal's one entry for record 1.
+func (e *env) checkAfterDelete(winner string) {
+	e.t.Helper()
+	cs, err := e.store.Conflicts("mem", 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Kind != state.KindEditAfterDelete || cs[0].Winner != winner || cs[0].ExternalID != "1" {
+		e.t.Fatalf("conflict journal %+v, want one edit-after-delete entry of record 1 won by %s", cs, winner)
+	}
+}
+
+// contactOf returns the contact carrying externalId ext, if any.
+func (e *env) contactOf(ext string) (workspace.Contact, bool) {
+	e.t.Helper()
+	cs, err := e.ws.ContactsByExternalIDs(context.Background(), testSource, []string{ext})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(cs) == 0 {
+		return workspace.Contact{}, false
+	}
+	return cs[0], true
+}
+
+var recordEditCases = []struct {
+	name   string
+	rule   policy.EditAfterDelete
+	after  time.Duration // the record edit's time after the contact's deletion
+	stays  bool
+	winner string
+}{
+	{name: "edit-wins", rule: policy.EditWins, after: 10 * time.Second, stays: true, winner: "mem"},
+	{name: "edit-wins, within the race window", rule: policy.EditWins, after: time.Second, winner: "workspace"},
+	{name: "delete-wins", rule: policy.DeleteWins, after: 10 * time.Second, winner: "workspace"},
+}
+
+// recordEditAfterDelete deletes record 1's contact in the app, then
+// edits the record after.
+func recordEditAfterDelete(t *testing.T, rule policy.EditAfterDelete, after time.Duration) *env {
+	e := newEnv(t, func(tg *Target) {
+		tg.OnWorkspaceDelete, tg.EditAfterDelete = policy.DeleteRemove, rule
+		tg.MassDeleteThreshold = 1 // one contact of one: not a mass delete here
+	})
+	e.listen()
+	e.seed(1)
+	e.waitDelivered()
+	e.drain()
+	emutest.NewApp(t, e.emu.URL).Delete(e.link("1").ContactID)
+	e.waitInbox(1)
+	e.mem.setClock(time.Now().Add(after))
+	e.mem.put("1", map[string]any{"last_name": "Edited"})
+	return e
+}
+
+// checkRecordEdit checks the outcome of recordEditAfterDelete.
+func (e *env) checkRecordEdit(stays bool, winner string) {
+	e.t.Helper()
+	e.waitDelivered()
+	e.drain()
+	rec := e.mem.get("1")
+	c, linked := e.contactOf("1")
+	if stays {
+		if rec.ID == "" || rec.Fields["last_name"] != "Edited" {
+			e.t.Errorf("record 1 %+v, want it kept with its edit", rec)
+		}
+		if !linked || *c.DefaultFields.LastName != "Edited" {
+			e.t.Errorf("contact of record 1 %+v (found %v), want it made again with the edit", c, linked)
+		}
+	} else if rec.ID != "" || linked {
+		e.t.Errorf("record 1 %+v, contact found %v: want both deleted", rec, linked)
+	}
+	e.checkAfterDelete(winner)
+}
+
+// TestRecordEditAfterContactDeleteWriteBackFirst: the write-back applies
+// the deletion before the forward pass sees the edit.
+func TestRecordEditAfterContactDeleteWriteBackFirst(t *testing.T) {
+	for _, tc := range recordEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := recordEditAfterDelete(t, tc.rule, tc.after)
+			e.drain()
+			e.forward()
+			e.checkRecordEdit(tc.stays, tc.winner)
+		})
+	}
+}
+
+// TestRecordEditAfterContactDeleteForwardFirst: the forward pass meets
+// the deleted contact (a patch answered 404) while the deletion's event
+// waits in the inbox.
+func TestRecordEditAfterContactDeleteForwardFirst(t *testing.T) {
+	for _, tc := range recordEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := recordEditAfterDelete(t, tc.rule, tc.after)
+			e.forward()
+			e.checkRecordEdit(tc.stays, tc.winner)
+		})
+	}
+}
+
+// TestAppEditAfterRecordDelete: the record is deleted (onSourceDelete:
+// delete), then its contact edited in the app before the forward pass
+// carries the deletion over.
+func TestAppEditAfterRecordDelete(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rule   policy.EditAfterDelete
+		before time.Duration // the record's deletion before the app edit
+		stays  bool
+		winner string
+	}{
+		{name: "edit-wins", rule: policy.EditWins, before: 10 * time.Second, stays: true, winner: "workspace"},
+		{name: "edit-wins, within the race window", rule: policy.EditWins, before: time.Second, winner: "mem"},
+		{name: "delete-wins", rule: policy.DeleteWins, before: 10 * time.Second, winner: "mem"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.EditAfterDelete = tc.rule })
+			e.onSourceDelete = policy.DeleteRemove
+			e.seed(1)
+			id := e.link("1").ContactID
+			e.mem.setClock(time.Now().Add(-tc.before))
+			e.mem.remove("1")
+			e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.forward()
+			c, err := e.ws.GetContact(context.Background(), id)
+			switch {
+			case tc.stays && (err != nil || *c.DefaultFields.FirstName != "App"):
+				t.Errorf("contact %+v, %v: want it kept with the app's edit", c, err)
+			case !tc.stays && !workspace.IsNotFound(err):
+				t.Errorf("contact %+v, %v: want it deleted", c, err)
+			}
+			e.checkAfterDelete(tc.winner)
+		})
+	}
+}
