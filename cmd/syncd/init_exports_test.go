@@ -331,3 +331,72 @@ func rewriteExport(t *testing.T, path string, fx exportFixture) {
 		t.Fatal(fmt.Errorf("rename: %w", err))
 	}
 }
+
+// TestInitExportWithARepeatedEmail: two rows of an address book without
+// ids share an e-mail address, so one id: the other rows sync, and the
+// second of the two is reported on its line, not the whole file.
+func TestInitExportWithARepeatedEmail(t *testing.T) {
+	e := newInitEnv(t)
+	path := filepath.Join(e.dir, "contacts.csv")
+	text := "First Name,Last Name,E-mail 1 - Value,Phone 1 - Value\n" +
+		"Ada,Lovelace,ada@example.com,+1 646-555-0142\n" +
+		"Grace,Hopper,grace@example.net,\n" +
+		"Augusta,King,ADA@example.com,+1 917-555-0133\n" +
+		"Alan,Turing,,+1 415-555-0123\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(e.dir, "syncd.yaml")
+	out := e.must(nil, "init", "--type", "csv", "--set", "path="+path, "--base-url", e.emu.URL, "--out", cfg)
+	e.exportsFrom(out)
+	e.must(nil, "validate", "--config", cfg)
+	runOut, runErr, err := e.run(nil, "run", "--once", "--config", cfg)
+	t.Logf("run --once: %v\n%s%s", err, runOut, runErr)
+	checkContacts(t, e.emu.Contacts(), map[string]string{
+		"ada@example.com":   "Ada|Lovelace|||work=ada@example.com|work=+16465550142||",
+		"grace@example.net": "Grace|Hopper|||work=grace@example.net|||",
+		"+14155550123":      "Alan|Turing||||work=+14155550123||",
+	})
+	letters := e.must(nil, "deadletters", "list", "--config", cfg)
+	if !strings.Contains(letters, "line 4") || !strings.Contains(letters, `its id "ada@example.com" (from column "E-mail 1 - Value") is the id of line 2 already`) {
+		t.Fatalf("dead letters do not name line 4 and why:\n%s", letters)
+	}
+}
+
+// TestValidateNamesCSVKeyProblems: what run would refuse of a CSV file's
+// key, validate names first: an idColumn written with its quotes or a
+// byte order mark, one the header does not have (naming the header's
+// near name), an idFrom column the header lacks.
+func TestValidateNamesCSVKeyProblems(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "hubspot.csv")
+	if err := os.WriteFile(csvPath, []byte("\uFEFF\"Record ID\",\"First Name\",\"Email\"\r\n\"51\",\"Maria\",\"maria@example.com\"\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := func(key string) string {
+		return `workspace:
+  baseURL: http://127.0.0.1:1
+  apiKey: k
+connectors:
+  - name: crm
+    type: csv
+    settings:
+      path: ` + csvPath + `
+      ` + key + `
+    mapping:
+      fields:
+        firstName: First Name
+`
+	}
+	tests := []struct{ name, key, want string }{
+		{"quoted", `idColumn: '"Record ID"'`, `idColumn: "\"Record ID\"" is quoted as in the file's text; the column's name is "Record ID"`},
+		{"byte order mark", `idColumn: "\ufeffRecord ID"`, `idColumn: "\ufeffRecord ID" starts with a byte order mark`},
+		{"other case", `idColumn: record id`, `no id column "record id" in header (the header has "Record ID": write idColumn: "Record ID")`},
+		{"idFrom column missing", `idFrom: [E-mail]`, `no column "E-mail" (idFrom) in header`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantInvalid(t, config(tt.key), 1, tt.want)
+		})
+	}
+}

@@ -109,14 +109,14 @@ func (s *Source) header(r *csv.Reader) (header, error) {
 		for _, c := range s.idFrom {
 			i, ok := seen[c]
 			if !ok {
-				return header{}, fmt.Errorf("read %s line 1: no column %q (idFrom) in header", s.path, c)
+				return header{}, connector.SchemaError(fmt.Errorf("read %s line 1: no column %q (idFrom) in header%s", s.path, c, nearName(h.names, c, "idFrom")))
 			}
 			h.keyIndex = append(h.keyIndex, i)
 		}
 		return h, nil
 	}
 	if h.idIndex < 0 {
-		return header{}, fmt.Errorf("read %s line 1: no id column %q in header%s", s.path, s.idColumn, nearName(h.names, s.idColumn))
+		return header{}, connector.SchemaError(fmt.Errorf("read %s line 1: no id column %q in header%s", s.path, s.idColumn, nearName(h.names, s.idColumn, "idColumn")))
 	}
 	return h, nil
 }
@@ -304,19 +304,12 @@ func (s *Source) record(h header, cols []column, row []string, line int, seen *i
 	if id == "" {
 		return rec, fmt.Errorf("empty id in column %q", s.idColumn), nil
 	}
-	maybe, err := seen.Add(hashID(id))
+	first, err := s.seenAt(h, id, line, seen)
 	if err != nil {
 		return rec, nil, err
 	}
-	if maybe {
-		first, err := s.lineOf(h, id, line)
-		if err != nil {
-			return rec, nil, err
-		}
-		if first > 0 {
-			return rec, nil, fmt.Errorf("read %s line %d: id %q repeats the row of line %d%s", s.path, line, id, first, trimmedNote(raw))
-		}
-		// Two distinct IDs with one hash: nothing wrong.
+	if first > 0 {
+		return rec, nil, fmt.Errorf("read %s line %d: id %q repeats the row of line %d%s", s.path, line, id, first, trimmedNote(raw))
 	}
 	fields := make(map[string]any, len(cols))
 	for _, c := range cols {
@@ -328,6 +321,16 @@ func (s *Source) record(h header, cols []column, row []string, line int, seen *i
 	return connector.Record{ID: id, Fields: fields}, nil, nil
 }
 
+// seenAt adds id to the ids read and returns the line of an earlier row
+// with it, 0 for none (two distinct ids with one hash are nothing wrong).
+func (s *Source) seenAt(h header, id string, line int, seen *idset.Set) (int, error) {
+	maybe, err := seen.Add(hashID(id))
+	if err != nil || !maybe {
+		return 0, err
+	}
+	return s.lineOf(h, id, line)
+}
+
 // keyedRecord is record for a file read with idFrom: the ID derived from
 // the row, and a repeated one refused on its line (bad), not the read.
 func (s *Source) keyedRecord(h header, cols []column, row []string, line int, seen *idset.Set) (rec connector.Record, bad, err error) {
@@ -336,18 +339,12 @@ func (s *Source) keyedRecord(h header, cols []column, row []string, line int, se
 	if id == "" {
 		return rec, s.noKey(), nil
 	}
-	maybe, err := seen.Add(hashID(id))
+	first, err := s.seenAt(h, id, line, seen)
 	if err != nil {
 		return rec, nil, err
 	}
-	if maybe {
-		first, err := s.lineOf(h, id, line)
-		if err != nil {
-			return rec, nil, err
-		}
-		if first > 0 {
-			return rec, &repeatedKey{id: id, column: col, first: first}, nil
-		}
+	if first > 0 {
+		return rec, &repeatedKey{id: id, column: col, first: first}, nil
 	}
 	fields := make(map[string]any, len(cols))
 	for _, c := range cols {
@@ -374,13 +371,13 @@ func (s *Source) encodingHint() string {
 
 // nearName names a header column that differs from want only in case,
 // spaces, quotes or a byte order mark, as a hint.
-func nearName(names []string, want string) string {
+func nearName(names []string, want, key string) string {
 	norm := func(s string) string {
 		return strings.ToLower(strings.TrimSpace(strings.Trim(strings.TrimPrefix(s, "\uFEFF"), `"' `)))
 	}
 	for _, n := range names {
 		if norm(n) == norm(want) {
-			return fmt.Sprintf(" (the header has %q: write idColumn: %q)", n, n)
+			return fmt.Sprintf(" (the header has %q: write %s: %q)", n, key, n)
 		}
 	}
 	return ""
