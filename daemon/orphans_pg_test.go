@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/daemon"
@@ -70,8 +69,7 @@ func TestPGOrphanedSlotOnStatusPageAndMetrics(t *testing.T) {
 		}
 	}
 
-	srv := httptest.NewServer((&admin.Server{Daemon: e.d, Log: logrus.NewEntry(quiet())}).Handler())
-	t.Cleanup(srv.Close)
+	srv := e.adminServer()
 	page := get(t, srv.URL+"/")
 	for _, want := range []string{`<tr id="orphan-` + orphan + `">`, "<code>" + orphan + "</code>", found.Held, found.Drop} {
 		if !strings.Contains(page, want) {

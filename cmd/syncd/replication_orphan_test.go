@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	_ "github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/internal/testkit/configfile"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
@@ -24,13 +26,7 @@ func TestOrphanedSlotFoundAndDroppedByName(t *testing.T) {
 	table := sch + ".contacts"
 	pgtest.Exec(t, pool, `CREATE TABLE `+table+` (id bigserial PRIMARY KEY, first_name text, updated_at timestamptz NOT NULL DEFAULT now())`)
 	// What a connector "old" left behind: its slot and publication.
-	slot := pgtest.Name(t, "syncd_")
-	pgtest.Exec(t, pool, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slot)
-	pgtest.Exec(t, pool, `CREATE PUBLICATION `+slot+` FOR TABLE `+table)
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
-		_, _ = pool.Exec(context.Background(), `DROP PUBLICATION IF EXISTS `+slot)
-	})
+	slot := slotOf(t, pool, table)
 	// WAL written since the slot was made is WAL it holds.
 	pgtest.Exec(t, pool, `INSERT INTO `+table+` (first_name) SELECT 'n' || i FROM generate_series(1, 1000) AS i`)
 
@@ -97,4 +93,19 @@ func TestOrphanedSlotFoundAndDroppedByName(t *testing.T) {
 	if _, serr, err = runMain(t, "validate", "--config", cfg); err != nil || strings.Contains(serr, slot) {
 		t.Errorf("validate after the drop: %v, still naming %s:\n%s", err, slot, serr)
 	}
+}
+
+// slotOf creates a slot of syncd's (uniquely named) and the publication
+// of table named like it, as a connector's first pass leaves them, both
+// dropped at the test's end if still there.
+func slotOf(t *testing.T, pool *pgxpool.Pool, table string) string {
+	t.Helper()
+	slot := pgtest.Name(t, "syncd_")
+	pgtest.Exec(t, pool, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slot)
+	pgtest.Exec(t, pool, `CREATE PUBLICATION `+slot+` FOR TABLE `+table)
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+		_, _ = pool.Exec(context.Background(), `DROP PUBLICATION IF EXISTS `+slot)
+	})
+	return slot
 }

@@ -52,13 +52,7 @@ func TestReplicationDrop(t *testing.T) {
 	pool := pgtest.Connect(t)
 	sch := pgtest.NewSchema(t, pool)
 	pgtest.Exec(t, pool, `CREATE TABLE `+sch+`.contacts (id bigserial PRIMARY KEY, first_name text, updated_at timestamptz NOT NULL DEFAULT now())`)
-	slot := pgtest.Name(t, "syncd_")
-	pgtest.Exec(t, pool, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slot)
-	pgtest.Exec(t, pool, `CREATE PUBLICATION `+slot+` FOR TABLE `+sch+`.contacts`)
-	t.Cleanup(func() {
-		_, _ = pool.Exec(context.Background(), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
-		_, _ = pool.Exec(context.Background(), `DROP PUBLICATION IF EXISTS `+slot)
-	})
+	slot := slotOf(t, pool, sch+".contacts")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "syncd.yaml")
 	f := configfile.File{

@@ -33,7 +33,6 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -376,44 +375,13 @@ func (s *Source) logicalSnapshot(ctx context.Context, fn connector.BatchFunc) er
 // returns what it dropped. A slot in use (syncd still running) is an
 // error.
 func DropReplication(ctx context.Context, st *Settings, name string) (dropped []string, err error) {
-	red := newRedactor(st.DSN)
-	cfg, err := pgxpool.ParseConfig(st.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("dsn: %w", red.redact(err))
-	}
-	red.add(cfg.ConnConfig.Password)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, red.redact(err)
-	}
-	defer pool.Close()
 	slot := st.Slot
 	if slot == "" {
 		slot = DefaultSlot(name)
 	}
-	tag, err := pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
-		WHERE slot_name = $1 AND database = current_database()`, slot)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "55006" {
-		return nil, fmt.Errorf("slot %s is in use: stop syncd (or the connector) first", slot)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("drop slot %s: %w", slot, red.redact(err))
-	}
-	if tag.RowsAffected() > 0 {
-		dropped = append(dropped, "replication slot "+slot)
-	}
+	publication := ""
 	if st.Publication == "" {
-		tag, err := pool.Exec(ctx, `SELECT 1 FROM pg_publication WHERE pubname = $1`, slot)
-		if err != nil {
-			return dropped, fmt.Errorf("find publication %s: %w", slot, red.redact(err))
-		}
-		if tag.RowsAffected() > 0 {
-			if _, err := pool.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
-				return dropped, fmt.Errorf("drop publication %s: %w", slot, red.redact(err))
-			}
-			dropped = append(dropped, "publication "+slot)
-		}
+		publication = slot
 	}
-	return dropped, nil
+	return dropNamed(ctx, st.DSN, slot, publication)
 }

@@ -222,6 +222,13 @@ func DropOrphan(ctx context.Context, dsn, name string) (dropped []string, err er
 	if !strings.Contains(name, "syncd") {
 		return nil, fmt.Errorf("%q is not a slot of syncd's (its name lacks \"syncd\")", name)
 	}
+	return dropNamed(ctx, dsn, name, name)
+}
+
+// dropNamed drops, on the database of dsn, the slot named slot and, when
+// publication is not "", that publication, whichever exist, and returns
+// what it dropped. A slot in use is an error.
+func dropNamed(ctx context.Context, dsn, slot, publication string) (dropped []string, err error) {
 	red := newRedactor(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -234,26 +241,29 @@ func DropOrphan(ctx context.Context, dsn, name string) (dropped []string, err er
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	tag, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
-		WHERE slot_name = $1 AND database = current_database()`, name)
+		WHERE slot_name = $1 AND database = current_database()`, slot)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "55006" {
-		return nil, fmt.Errorf("slot %s is in use: stop the process streaming from it first", name)
+		return nil, fmt.Errorf("slot %s is in use: stop syncd (or the process streaming from it) first", slot)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("drop slot %s: %w", name, red.redact(err))
+		return nil, fmt.Errorf("drop slot %s: %w", slot, red.redact(err))
 	}
 	if tag.RowsAffected() > 0 {
-		dropped = append(dropped, "replication slot "+name)
+		dropped = append(dropped, "replication slot "+slot)
+	}
+	if publication == "" {
+		return dropped, nil
 	}
 	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, name).Scan(&exists); err != nil {
-		return dropped, fmt.Errorf("find publication %s: %w", name, red.redact(err))
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, publication).Scan(&exists); err != nil {
+		return dropped, fmt.Errorf("find publication %s: %w", publication, red.redact(err))
 	}
 	if exists {
-		if _, err := conn.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return dropped, fmt.Errorf("drop publication %s: %w", name, red.redact(err))
+		if _, err := conn.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{publication}.Sanitize()); err != nil {
+			return dropped, fmt.Errorf("drop publication %s: %w", publication, red.redact(err))
 		}
-		dropped = append(dropped, "publication "+name)
+		dropped = append(dropped, "publication "+publication)
 	}
 	return dropped, nil
 }
