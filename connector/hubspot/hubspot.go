@@ -221,7 +221,7 @@ func Open(_ context.Context, opts connector.Options) (*Source, error) {
 	}
 	if w := set.Webhooks; w != nil {
 		s.hookURL = w.URL
-		s.Endpoint.Open(verifier(strings.TrimSpace(w.ClientSecret.Reveal()), w.URL), webhookSettle, log)
+		s.Endpoint.Open(verifier(strings.TrimSpace(w.ClientSecret.Reveal()), w.URL), nil, webhookSettle, log)
 	}
 	// The search endpoint refuses bodies over 3,000 characters; a long
 	// property list is the only thing that can make ours that long.

@@ -94,7 +94,7 @@ func (s *Source) openHook(w *Webhooks) {
 	// A read window ends lookback before the clock, on a whole second
 	// (changes.go): the pass a delivery starts at once may not see its
 	// change yet; the trailing one, this much later, does.
-	s.Endpoint.Open(verifier(s.hook.user, s.hook.password.Reveal()), s.lookback+1250*time.Millisecond, s.log)
+	s.Endpoint.Open(verifier(s.hook.user, s.hook.password.Reveal()), nil, s.lookback+1250*time.Millisecond, s.log)
 }
 
 // webhook is a webhook as GET /v1/webhooks lists it.
