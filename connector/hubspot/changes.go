@@ -76,8 +76,9 @@ func (s *Source) searchBodySize() int {
 }
 
 // Changes reads the contacts changed since checkpoint (one window of
-// lastmodifieddate, see the package comment), then the archivals not
-// read before, as Deleted records.
+// lastmodifieddate, see the package comment), then the contacts webhooks
+// named since the last read (readAnnounced), then the archivals not read
+// before, as Deleted records.
 func (s *Source) Changes(ctx context.Context, from string, fn connector.BatchFunc) error {
 	cp, err := parseCheckpoint(from)
 	if err != nil {
@@ -96,6 +97,9 @@ func (s *Source) Changes(ctx context.Context, from string, fn connector.BatchFun
 		return nil
 	}
 	if cp.Search, err = s.readWindow(ctx, cp, emit); err != nil {
+		return err
+	}
+	if err := s.readAnnounced(ctx, cp, emit); err != nil {
 		return err
 	}
 	return s.scanArchived(ctx, cp, emit)

@@ -256,6 +256,13 @@ func (s *Server) Now() time.Time {
 
 func (s *Server) nowLocked() time.Time { return s.clock.Now() }
 
+// SetSearchLag sets Options.SearchLag for the changes made from now on.
+func (s *Server) SetSearchLag(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.SearchLag = d
+}
+
 // SetClock freezes the server's clock at t (until Advance or SetClock).
 func (s *Server) SetClock(t time.Time) {
 	s.mu.Lock()
