@@ -97,7 +97,8 @@ func (s *Source) listPersons(ctx context.Context, q url.Values) (page, error) {
 
 // Changes reads the deletions and merges of the recents feed, then (when
 // due) the id scan's deletions, then the persons changed after the
-// checkpoint. See the package comment.
+// checkpoint, and on the first read and after a webhook up to the clock
+// (readRecent). See the package comment.
 func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.BatchFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -107,6 +108,7 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 		return err
 	}
 	s.survivors.reset() // the last read's persons are stale now
+	first := !s.readUp.Swap(true)
 	// Deletions first: a merged person's link moves to the survivor
 	// before the survivor's new values are read.
 	if cp, err = s.scanRecents(ctx, cp, fn); err != nil {
@@ -115,8 +117,10 @@ func (s *Source) Changes(ctx context.Context, checkpoint string, fn connector.Ba
 	if cp, err = s.scanIDs(ctx, cp, fn); err != nil {
 		return err
 	}
-	_, err = s.readWindow(ctx, cp, fn)
-	return err
+	if cp, err = s.readWindow(ctx, cp, fn); err != nil {
+		return err
+	}
+	return s.readRecent(ctx, cp, first, fn)
 }
 
 // readWindow reads the open window (or opens one) to its end.

@@ -28,7 +28,10 @@
 // update_time at or after until and is read by the next window. Each page
 // is one batch whose checkpoint is (since, until, cursor); the window's
 // last page carries (until, -, -). A window that finds nothing leaves the
-// checkpoint as it was. One read finishes at most one window.
+// checkpoint as it was. One read finishes at most one window. The first
+// read of the process, and a read after a verified webhook, then read
+// the persons changed from the window's end up to the clock, with the
+// checkpoint unchanged (recent.go).
 //
 // # Deletions and merges
 //
@@ -105,6 +108,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -146,6 +150,9 @@ type Source struct {
 	orgs              map[int64]string // organization names read
 	// now is the clock that opens read windows.
 	now func() time.Time
+	// readUp is set by the first read of the process, which reads up to
+	// the clock (recent.go).
+	readUp atomic.Bool
 	// The person webhooks (webhooks.go): off unless the settings have
 	// webhooks.
 	changehook.Endpoint

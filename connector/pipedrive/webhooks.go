@@ -91,9 +91,10 @@ func (s *Source) openHook(w *Webhooks) {
 	if s.hook.user == "" {
 		s.hook.user = DefaultWebhookUser
 	}
-	// A read window ends lookback before the clock, on a whole second
-	// (changes.go): the pass a delivery starts at once may not see its
-	// change yet; the trailing one, this much later, does.
+	// The pass a delivery starts reads up to the clock (recent.go); a read
+	// window ends lookback before it, so the trailing pass, this much
+	// after a burst, closes a window over the burst and the checkpoint
+	// moves past it.
 	s.Endpoint.Open(verifier(s.hook.user, s.hook.password.Reveal()), nil, s.lookback+1250*time.Millisecond, s.log)
 }
 
