@@ -80,12 +80,14 @@ func (c *runner) csvDemo(ctx context.Context, dir string, rows int, serve bool) 
 	if err := step(5, "The CRM changed two rows, dropped one and added one: two PATCHes, one DELETE, one POST"); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "6. Look around:\n   curl -s %s/_emulator/contacts   # the workspace's contacts\n   curl -s %s/_emulator/stats      # every call syncd made\n   the state file: %s\n",
-		emu.URL, emu.URL, cfg.State.Path)
 	if !serve {
-		fmt.Fprintf(out, "   (run 'syncd demo --serve' to keep it running)\n")
+		// The emulator stops with the demo: no address to curl.
+		fmt.Fprintf(out, "6. Look around: the state file %s and the CSV %s stay.\n   The workspace emulator stopped with the demo; run 'syncd demo --serve' to keep it and the daemon running and look at its contacts and calls at the address it prints\n",
+			cfg.State.Path, csvPath)
 		return nil
 	}
+	fmt.Fprintf(out, "6. Look around:\n   curl -s %s/_emulator/contacts   # the workspace's contacts\n   curl -s %s/_emulator/stats      # every call syncd made\n   the state file: %s\n",
+		emu.URL, emu.URL, cfg.State.Path)
 	fmt.Fprintf(out, "7. Serving until interrupted: edit %s and watch the next pass (every 10s)\n   on the health page: http://%s/\n", csvPath, addr)
 	return serveForward(ctx, d)
 }

@@ -101,7 +101,12 @@ func (c *runner) mysqlDemo(ctx context.Context, dir string, rows int, serve bool
 		wsAfter.Requests[workspace.RouteCreateContact]-wsBefore.Requests[workspace.RouteCreateContact],
 		wsAfter.Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact],
 		wsAfter.Requests[workspace.RouteDeleteContact]-wsBefore.Requests[workspace.RouteDeleteContact], sums[0])
-	fmt.Fprintf(out, "6. Look around: curl -s %s/_emulator/contacts ; the table: mariadb -e 'SELECT * FROM %s' ; the state file: %s\n", emu.URL, mysqlDemoTable, demo.cfg.State.Path)
+	if serve {
+		fmt.Fprintf(out, "6. Look around: curl -s %s/_emulator/contacts ; the table: mariadb -e 'SELECT * FROM %s' ; the state file: %s\n", emu.URL, mysqlDemoTable, demo.cfg.State.Path)
+	} else {
+		// The emulator stops with the demo: no address to curl.
+		fmt.Fprintf(out, "6. Look around: the table: mariadb -e 'SELECT * FROM %s' ; the state file: %s (the workspace emulator stopped with the demo)\n", mysqlDemoTable, demo.cfg.State.Path)
+	}
 	return demo.finish(ctx, out, 7, serve)
 }
 

@@ -152,3 +152,21 @@ func serveDemo(t *testing.T, args []string, env map[string]string) (out, page st
 	cancel()
 	return stdout.String(), page, <-done
 }
+
+// TestDemoWithoutServeSendsNobodyToTheStoppedEmulator: without --serve the
+// emulator stops with the demo, so its last step names no address to
+// curl, and says how to keep it running.
+func TestDemoWithoutServeSendsNobodyToTheStoppedEmulator(t *testing.T) {
+	out, serr, err := runMain(t, "demo", "--dir", t.TempDir())
+	if err != nil {
+		t.Fatalf("demo: %v\n%s%s", err, out, serr)
+	}
+	_, last, ok := strings.Cut(out, "6. Look around")
+	if !ok {
+		t.Fatalf("no step 6:\n%s", out)
+	}
+	if strings.Contains(last, "curl") || strings.Contains(last, "http://127.0.0.1") {
+		t.Errorf("step 6 points at the emulator that has stopped:\n%s", last)
+	}
+	wantLines(t, "demo output", last, "run 'syncd demo --serve' to keep it")
+}
