@@ -80,7 +80,7 @@ var synonyms = []struct {
 // emailWords and phoneWords: a name made only of these (and label words)
 // names an e-mail address or a phone number.
 var (
-	emailWords = set("email", "emails", "mail", "mails", "emailaddress", "courriel", "correo", "emailadresse", "mailadresse", "emailadres")
+	emailWords = set("email", "emails", "mail", "mails", "emailaddress", "courriel", "correo", "emailadresse", "mailadresse", "emailadres", "mailadres")
 	emailAlso  = set("e", "addr", "address", "adr", "work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact",
 		"adresse", "adres", "de", "direccion", "dirección", "electronico", "electrónico", "indirizzo", "endereco", "endereço", "privat", "geschäftlich")
 	phoneWords = set("phone", "phones", "telephone", "tel", "number", "no", "num", "nr", "mobile", "cell", "cellphone", "mobilephone", "handy", "phonenumber", "telefon", "mobil",

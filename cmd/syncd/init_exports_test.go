@@ -133,6 +133,26 @@ var exportFixtures = []exportFixture{
 		},
 	},
 	{
+		file: "numbers_spanish_semicolon.csv", delimiter: ';',
+		wantLines: []string{`idColumn: Número de cliente # "Número de cliente" is a usual name for a customer number`, "lastName: Apellidos", "role: Cargo",
+			"emails.work: Correo electrónico", "phoneNumbers.mobile: {from: Móvil", "Phone region ES"},
+		want: map[string]string{
+			"ES-101": "Lucía|Fernández Gil|Ñandú S.L.|Gerente|work=lucia@nandu.example|mobile=+34612345678,work=+34912345678||",
+			"ES-102": "Javier|Ortiz|Ñandú S.L.|Compras|work=javier@nandu.example|mobile=+34622111333||",
+			"ES-103": "Nuria|Sanz|Sanz y Asociados|Socia||work=+34933000111||",
+		},
+	},
+	{
+		file: "excel_dutch_bom_semicolon.csv", delimiter: ';', crlf: true,
+		wantLines: []string{`idColumn: Klantnummer # "Klantnummer" is a usual name for a customer number`, "role: Functie", "emails.work: E-mailadres",
+			"Aanhef: \"Aanhef\" is the courtesy title", "Phone region NL"},
+		want: map[string]string{
+			"K-9001": "Daan|de Vries|Tulp BV|Directeur|work=daan@tulp.example|mobile=+31612345678,work=+31201234567||",
+			"K-9002": "Sanne|Jansen|Tulp BV|Inkoop|work=sanne@tulp.example|mobile=+31687654321||",
+			"K-9003": "Bram|Bakker|Bakker & Zn|Eigenaar||work=+31107654321||",
+		},
+	},
+	{
 		file: "vcard_derived.csv", delimiter: ',',
 		wantLines: []string{"vCard-derived CSV", "role: TITLE", `split:\n`},
 		want: map[string]string{
@@ -184,6 +204,7 @@ func TestInitExportsToContacts(t *testing.T) {
 			rewriteExport(t, path, fx)
 			e.must(nil, "run", "--once", "--config", cfg)
 			second := e.emu.Contacts()
+			checkContacts(t, second, fx.want) // no duplicate, the removed row's contact kept
 			if !reflect.DeepEqual(byExternalID(second), byExternalID(first)) {
 				t.Errorf("the second pass changed contacts:\nbefore %+v\nafter  %+v", byExternalID(first), byExternalID(second))
 			}
