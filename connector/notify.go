@@ -32,9 +32,11 @@ type ChangeNotifier interface {
 // WebhookSource is implemented by sources whose system pushes change
 // webhooks (a CRM): the daemon mounts Webhook on its webhook listener at
 // WebhookPath(name), and a verified delivery makes NotifyChanges call
-// changed, so that an incremental pass starts at once. The delivery's
-// payload is never read as data: the pass reads through the API as on
-// schedule, so a forged delivery could at most cause a read.
+// changed, so that an incremental pass starts at once (at most about
+// once a second while deliveries keep coming). The delivery's payload is
+// never read as data: the pass reads through the API as on schedule,
+// reading also the records a verified delivery names (HubSpot) or up to
+// the clock (Pipedrive), so a forged delivery could at most cause a read.
 type WebhookSource interface {
 	ChangeNotifier
 	// Webhook returns the handler of the system's deliveries, nil when
