@@ -2,7 +2,9 @@ package daemon_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,40 +25,8 @@ import (
 // workspace, the mode shows in status; a TRUNCATE is a mass delete the
 // guard stops.
 func TestMySQLBinlogForward(t *testing.T) {
-	_, dsn := mysqltest.NewDatabase(t)
-	db := mysqltest.Open(t, dsn)
-	mysqltest.Exec(t, db, `CREATE TABLE contacts (id BIGINT AUTO_INCREMENT PRIMARY KEY, first_name VARCHAR(100),
-		last_name VARCHAR(100), email VARCHAR(200), updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6))`)
-	mysqltest.Exec(t, db, `INSERT INTO contacts (first_name, last_name, email)
-		SELECT CONCAT('First', seq), CONCAT('Last', seq), CONCAT('p', seq, '@example.com') FROM seq_1_to_40`)
-	emu := emulator.NewServer(emulator.Options{Rate: -1})
-	t.Cleanup(emu.Close)
-	f := configfile.File{
-		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: emulator.DefaultAPIKey, RateLimit: 1000, Burst: 100},
-		State:     configfile.State{Path: filepath.Join(t.TempDir(), "syncd.db")},
-		Connectors: []configfile.Connector{{Name: "shop", Type: "mysql", Direction: policy.ToWorkspace, Schedule: "@every 1h",
-			OnSourceDelete: policy.DeleteRemove,
-			Settings:       map[string]any{"dsn": dsn, "table": "contacts", "changes": "binlog"},
-			Mapping:        configfile.Names(),
-		}},
-	}
-	cfg, err := config.ParseConfig(f.YAML(), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.New(context.Background(), cfg, daemon.Options{Log: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	names := func() []string {
-		var out []string
-		for _, c := range emu.Contacts() {
-			out = append(out, deref(c.DefaultFields.FirstName)+" "+deref(c.DefaultFields.LastName))
-		}
-		sort.Strings(out)
-		return out
-	}
+	e := newBinlogEnv(t, 40)
+	d, names := e.d, e.names
 	run := func() error { _, err := d.RunOnce(context.Background()); return err }
 	if err := run(); err != nil || len(names()) != 40 {
 		t.Fatalf("first pass: %v, %d contacts, want 40", err, len(names()))
@@ -64,6 +34,7 @@ func TestMySQLBinlogForward(t *testing.T) {
 	if m := d.Connectors()[0].Mode(); !strings.HasPrefix(m, "binlog") {
 		t.Errorf("mode %q, want binlog first", m)
 	}
+	db := e.db
 	for _, q := range []string{
 		`UPDATE contacts SET first_name = 'Ada' WHERE id = 1`,
 		`INSERT INTO contacts (id, first_name, last_name) VALUES (100, 'New', 'Row')`,
@@ -81,6 +52,80 @@ func TestMySQLBinlogForward(t *testing.T) {
 		t.Fatalf("pass after TRUNCATE: %v, want the mass-delete guard", err)
 	}
 	checkNames(t, names(), []string{"Ada Last1", "New Row"}, nil, 40)
+}
+
+// binlogEnv is a daemon syncing a MariaDB table of its own to the
+// emulated workspace (to-workspace, hard deletes followed) in binlog
+// mode, on a schedule of an hour: tests start its passes.
+type binlogEnv struct {
+	db        *sql.DB
+	dsn       string
+	emu       *emulator.Server
+	cfg       *config.Config
+	statePath string
+	d         *daemon.Daemon
+}
+
+// newBinlogEnv creates the table with rows rows and opens the daemon.
+func newBinlogEnv(t *testing.T, rows int) *binlogEnv {
+	t.Helper()
+	e := &binlogEnv{statePath: filepath.Join(t.TempDir(), "syncd.db")}
+	_, e.dsn = mysqltest.NewDatabase(t)
+	e.db = mysqltest.Open(t, e.dsn)
+	mysqltest.Exec(t, e.db, `CREATE TABLE contacts (id BIGINT AUTO_INCREMENT PRIMARY KEY, first_name VARCHAR(100),
+		last_name VARCHAR(100), email VARCHAR(200), updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6))`)
+	mysqltest.Exec(t, e.db, fmt.Sprintf(`INSERT INTO contacts (first_name, last_name, email)
+		SELECT CONCAT('First', seq), CONCAT('Last', seq), CONCAT('p', seq, '@example.com') FROM seq_1_to_%d`, rows))
+	e.emu = emulator.NewServer(emulator.Options{Rate: -1})
+	t.Cleanup(e.emu.Close)
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: e.emu.URL, APIKey: emulator.DefaultAPIKey, RateLimit: 1000, Burst: 100},
+		State:     configfile.State{Path: e.statePath},
+		Connectors: []configfile.Connector{{Name: "shop", Type: "mysql", Direction: policy.ToWorkspace, Schedule: "@every 1h",
+			OnSourceDelete: policy.DeleteRemove,
+			Settings:       map[string]any{"dsn": e.dsn, "table": "contacts", "changes": "binlog"},
+			Mapping:        configfile.Names(),
+		}},
+	}
+	var err error
+	if e.cfg, err = config.ParseConfig(f.YAML(), func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	e.open(t)
+	return e
+}
+
+// open opens the daemon on the configuration and state file, closed at
+// the test's end.
+func (e *binlogEnv) open(t *testing.T) {
+	t.Helper()
+	d, err := daemon.New(context.Background(), e.cfg, daemon.Options{Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.d = d
+	t.Cleanup(func() { e.close(t) })
+}
+
+// close closes the daemon, if open.
+func (e *binlogEnv) close(t *testing.T) {
+	t.Helper()
+	if e.d != nil {
+		if err := e.d.Close(); err != nil {
+			t.Errorf("close the daemon: %v", err)
+		}
+		e.d = nil
+	}
+}
+
+// names are the contacts' first and last names, sorted.
+func (e *binlogEnv) names() []string {
+	var out []string
+	for _, c := range e.emu.Contacts() {
+		out = append(out, deref(c.DefaultFields.FirstName)+" "+deref(c.DefaultFields.LastName))
+	}
+	sort.Strings(out)
+	return out
 }
 
 func checkNames(t *testing.T, names, present, absent []string, count int) {

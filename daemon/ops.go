@@ -120,10 +120,19 @@ func (d *Daemon) initOps() error {
 	d.ops.metrics.SetReplicationLags(func() []metrics.ReplicationLag {
 		var out []metrics.ReplicationLag
 		for _, c := range connectors {
-			if lr, ok := c.Source.(replicationLagger); ok {
-				if slot, bytes, ok := lr.ReplicationLag(); ok {
-					out = append(out, metrics.ReplicationLag{Connector: c.Name, Slot: slot, Bytes: bytes})
-				}
+			lr, ok := c.Source.(replicationLagger)
+			if !ok {
+				continue
+			}
+			l := metrics.ReplicationLag{Connector: c.Name}
+			l.Slot, l.Bytes, l.HasBytes = lr.ReplicationLag()
+			if rd, ok := c.Source.(replicationDelayer); ok {
+				var d time.Duration
+				d, l.HasSeconds = rd.ReplicationDelay()
+				l.Seconds = d.Seconds()
+			}
+			if l.HasBytes || l.HasSeconds {
+				out = append(out, l)
 			}
 		}
 		return out
@@ -136,6 +145,13 @@ func (d *Daemon) initOps() error {
 // seen; ok false before it was seen.
 type replicationLagger interface {
 	ReplicationLag() (slot string, bytes int64, ok bool)
+}
+
+// replicationDelayer is a replicationLagger that also measures for how
+// long its stream has been behind (MySQL with changes: binlog); ok false
+// when it does not stream.
+type replicationDelayer interface {
+	ReplicationDelay() (time.Duration, bool)
 }
 
 // stateGauges reads the figures of every connector from state.

@@ -11,10 +11,27 @@ func TestScrapeReplicationLag(t *testing.T) {
 		t.Fatal("replication lag served before any connector reports one")
 	}
 	m.SetReplicationLags(func() []ReplicationLag {
-		return []ReplicationLag{{Connector: "db", Slot: "syncd_db", Bytes: 12288}}
+		return []ReplicationLag{
+			{Connector: "db", Slot: "syncd_db", Bytes: 12288, HasBytes: true},
+			{Connector: "shop", Slot: "binlog", Bytes: 4096, HasBytes: true, Seconds: 2.5, HasSeconds: true},
+			{Connector: "new", Slot: "binlog", Seconds: 0, HasSeconds: true},
+		}
 	})
-	if out, want := scrape(t, m), `syncd_replication_lag_bytes{connector="db",slot="syncd_db"} 12288`; !strings.Contains(out, want) {
-		t.Errorf("scrape lacks %q", want)
+	out := scrape(t, m)
+	for _, want := range []string{
+		`syncd_replication_lag_bytes{connector="db",slot="syncd_db"} 12288`,
+		`syncd_replication_lag_bytes{connector="shop",slot="binlog"} 4096`,
+		`syncd_replication_lag_seconds{connector="shop",slot="binlog"} 2.5`,
+		`syncd_replication_lag_seconds{connector="new",slot="binlog"} 0`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	for _, absent := range []string{`syncd_replication_lag_seconds{connector="db"`, `syncd_replication_lag_bytes{connector="new"`} {
+		if strings.Contains(out, absent) {
+			t.Errorf("scrape serves %q, which was not seen", absent)
+		}
 	}
 }
 
