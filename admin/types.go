@@ -100,6 +100,10 @@ type ConnectorStatus struct {
 	// "poll every 5m", "file watch + poll every 5m", "webhooks + poll
 	// every 1h"; empty when no daemon runs.
 	Mode string `json:"mode,omitempty"`
+	// Notice is what the running daemon did by itself that the operator
+	// should know, such as the resync that followed a change position
+	// the source lost (a purged binlog); empty when nothing.
+	Notice string `json:"notice,omitempty"`
 	// Running is true while a pass of the connector is in progress.
 	Running bool `json:"running"`
 	// Progress is the running pass's progress (done, total, ETA...), when

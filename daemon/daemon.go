@@ -85,10 +85,13 @@ type Connector struct {
 	last            reconcile.Summary
 	lastErr         error
 	hasLast         bool
-	schedule        string
-	ops             *ops
-	tracker         *progress.Tracker
-	store           *state.Store // for the refused mass deletes (refused.go)
+	// notice is what the connector did by itself that status shows: the
+	// resync that followed a lost change position.
+	notice   string
+	schedule string
+	ops      *ops
+	tracker  *progress.Tracker
+	store    *state.Store // for the refused mass deletes (refused.go)
 }
 
 // New opens the state, the workspace client and every connector.
@@ -248,6 +251,15 @@ func (d *Daemon) Close() error {
 	return errors.Join(errs...)
 }
 
+// Notice returns what the connector last did by itself that an operator
+// should know ("resynced by itself at ...: binlog mysql-bin.000012 was
+// purged: ..."), or "".
+func (c *Connector) Notice() string {
+	c.lastMu.Lock()
+	defer c.lastMu.Unlock()
+	return c.notice
+}
+
 // Last returns the summary and error of the connector's last pass.
 func (c *Connector) Last() (reconcile.Summary, error, bool) {
 	c.lastMu.Lock()
@@ -280,8 +292,16 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 	c.record(sum, err)
 	if errors.Is(err, connector.ErrResyncNeeded) && ctx.Err() == nil {
 		c.log.WithError(err).Warn("source lost its change position; resyncing the connector")
+		lost := err
 		sum, err = c.Recon.Resync(ctx, reconcile.ResyncOptions{})
 		c.record(sum, err)
+		outcome := "resynced by itself"
+		if err != nil {
+			outcome = "resync by itself failed"
+		}
+		c.lastMu.Lock()
+		c.notice = fmt.Sprintf("%s at %s: %v", outcome, time.Now().Format(time.RFC3339), lost)
+		c.lastMu.Unlock()
 	}
 	return sum, err
 }

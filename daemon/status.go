@@ -125,6 +125,7 @@ func (d *Daemon) Status(ctx context.Context) (admin.Status, error) {
 		}
 		if c, ok := d.Connector(out.Connectors[i].Name); ok {
 			out.Connectors[i].Mode = c.Mode()
+			out.Connectors[i].Notice = c.Notice()
 			for _, q := range c.Quotas() {
 				out.Connectors[i].Quotas = append(out.Connectors[i].Quotas, admin.NewQuota(q))
 			}

@@ -153,6 +153,9 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 		} else if r != nil && r.Err != "" {
 			fmt.Fprintf(w, "\n%s: last run stopped early: %s", cs.Name, r.Err)
 		}
+		if cs.Notice != "" {
+			fmt.Fprintf(w, "\n%s: %s", cs.Name, cs.Notice)
+		}
 		for _, q := range cs.Quotas {
 			fmt.Fprintf(w, "\n%s: API %s: %s", cs.Name, q.Name, quotaLine(q))
 		}
