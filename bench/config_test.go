@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/csv"
+	_ "github.com/syncd-io/syncd/connector/mysql"
 	_ "github.com/syncd-io/syncd/connector/postgres"
+	"github.com/syncd-io/syncd/internal/testkit/configfile"
 	"github.com/syncd-io/syncd/policy"
 )
 
@@ -21,9 +24,23 @@ func TestConfigurations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The edits scenarios' connectors, as Edits completes them.
+	edits := func(tb editTable, mode string) string {
+		e := env()
+		cc, cleanup := tb.connector(mode)
+		cleanup()
+		cc.Name, cc.Direction, cc.Workers, cc.Schedule = "bench", policy.ToWorkspace, 8, "@every 1h"
+		path := filepath.Join(e.Dir, "syncd.yaml")
+		if err := e.config(cc, configfile.Webhooks{}, "warn").Write(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	binlogPath := edits(&mysqlTable{dsn: "u@tcp(127.0.0.1:9)/x"}, "binlog")
 	for name, check := range map[string]func(*config.ConnectorConfig) bool{
-		csvPath: func(cc *config.ConnectorConfig) bool { return cc.Type == "csv" && cc.Workers == 8 },
-		pgPath:  func(cc *config.ConnectorConfig) bool { return cc.Type == "postgres" && cc.Direction == policy.Both },
+		csvPath:    func(cc *config.ConnectorConfig) bool { return cc.Type == "csv" && cc.Workers == 8 },
+		pgPath:     func(cc *config.ConnectorConfig) bool { return cc.Type == "postgres" && cc.Direction == policy.Both },
+		binlogPath: func(cc *config.ConnectorConfig) bool { return cc.Type == "mysql" && cc.Direction == policy.ToWorkspace },
 	} {
 		cfg, err := config.Load(name, nil)
 		if err != nil {

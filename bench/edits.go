@@ -20,17 +20,44 @@ const EditRate = 50
 // patchRoute is the emulator's counter of contact updates.
 const patchRoute = "PATCH /v1/contacts/{id}"
 
-// Edits measures the time from an UPDATE's commit in PostgreSQL to its
-// contact in the workspace holding the new value, while a running
-// `syncd run` follows a table of n rows at a steady EditRate edits per
-// second for dur, changes read as mode says ("logical": the replication
-// stream; "poll": keyset reads every second, the shortest schedule).
+// editTable is the table an edits scenario changes: a PostgreSQL one
+// (postgres.go) or a MariaDB/MySQL one (mysql.go).
+type editTable interface {
+	// connector is the connector following the table, its changes read
+	// as mode says, and what to drop when the scenario ends.
+	connector(mode string) (cc configfile.Connector, cleanup func())
+	// setLastName commits one UPDATE of row id's last_name.
+	setLastName(ctx context.Context, id int, name string) error
+	// setAllLastNames commits one UPDATE setting every row's last_name
+	// to 'Tx-' followed by its id.
+	setAllLastNames(ctx context.Context) error
+	drop()
+}
+
+// Edits measures the time from an UPDATE's commit to its contact in the
+// workspace holding the new value, while a running `syncd run` follows a
+// table of n rows at a steady EditRate edits per second for dur, changes
+// read as mode says: "logical" (PostgreSQL's replication stream),
+// "binlog" (MariaDB's or MySQL's binary log), "poll" (keyset reads every
+// second, the shortest schedule) of db ("postgres" or "mysql").
 // Then one transaction updates every row: the time until every contact
 // holds its new value, against n / the workspace's configured write rate
 // + 2 s, and against the time syncd's PATCHes of that apply took (from
 // the first to the last, that is n at the rate it reached) + 2 s.
-func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mode string) ([]Figure, error) {
-	table, err := newPGTable(ctx, PostgresURL(), n)
+// Streaming modes have targets; poll mode is measured beside them.
+func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, db, mode string) ([]Figure, error) {
+	var (
+		table editTable
+		err   error
+	)
+	switch db {
+	case "postgres":
+		table, err = newPGTable(ctx, PostgresURL(), n)
+	case "mysql":
+		table, err = newMySQLTable(ctx, MySQLDSN(), n)
+	default:
+		err = fmt.Errorf("no edits scenario for %q", db)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -41,24 +68,15 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 		return nil, err
 	}
 	defer env.Close()
-	settings := map[string]any{"dsn": PostgresURL(), "table": table.Name, "batchSize": 1000, "changes": mode}
-	schedule := "@every 1s"
-	if mode == "logical" {
-		slot := "syncd_" + table.schema
-		settings["slot"] = slot
-		schedule = "@every 1h"
-		defer func() {
-			for range 100 { // the daemon's walsender may still be ending
-				if _, err := table.pool.Exec(context.Background(), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot); err == nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			_, _ = table.pool.Exec(context.Background(), "DROP PUBLICATION IF EXISTS "+slot)
-		}()
+	cc, cleanup := table.connector(mode)
+	defer cleanup()
+	streaming := mode != "poll"
+	cc.Name, cc.Direction, cc.Workers = "bench", policy.ToWorkspace, 8
+	cc.Schedule = "@every 1s"
+	if streaming {
+		cc.Schedule = "@every 1h" // passes started by the change notifier
 	}
-	f := env.config(configfile.Connector{Name: "bench", Type: "postgres", Direction: policy.ToWorkspace, Schedule: schedule, Workers: 8,
-		Settings: settings}, configfile.Webhooks{}, "warn")
+	f := env.config(cc, configfile.Webhooks{}, "warn")
 	cfg := filepath.Join(env.Dir, "syncd.yaml")
 	if err := f.Write(cfg); err != nil {
 		return nil, err
@@ -114,7 +132,7 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 		<-tick.C
 		id := 1 + rand.IntN(n)
 		name := fmt.Sprintf("Edit%d-%d", k, id)
-		if _, err := table.pool.Exec(ctx, "UPDATE "+table.Name+" SET last_name = $1 WHERE id = $2", name, id); err != nil {
+		if err := table.setLastName(ctx, id, name); err != nil {
 			tick.Stop()
 			close(stop)
 			return nil, err
@@ -152,10 +170,10 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	scn := fmt.Sprintf("edits (%s), %d edits/s for %v, %d rows", mode, EditRate, dur, n)
+	scn := fmt.Sprintf("edits (%s %s), %d edits/s for %v, %d rows", db, mode, EditRate, dur, n)
 	figs := []Figure{
-		fig(scn, "commit to contact p50", pct(0.5).Round(time.Millisecond).String(), "<= 500ms (logical)", mode != "logical" || pct(0.5) <= 500*time.Millisecond),
-		fig(scn, "commit to contact p99", pct(0.99).Round(time.Millisecond).String(), "<= 2s (logical)", mode != "logical" || pct(0.99) <= 2*time.Second),
+		fig(scn, "commit to contact p50", pct(0.5).Round(time.Millisecond).String(), "<= 500ms (streaming)", !streaming || pct(0.5) <= 500*time.Millisecond),
+		fig(scn, "commit to contact p99", pct(0.99).Round(time.Millisecond).String(), "<= 2s (streaming)", !streaming || pct(0.99) <= 2*time.Second),
 		fig(scn, "edits not seen within 30 s", fmt.Sprint(lost), "0", lost == 0),
 	}
 
@@ -165,7 +183,7 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 	// emulator's PATCHes from the first to the last), which on a loaded
 	// machine is far below the configured one.
 	before := env.Emu.Stats().Requests[patchRoute]
-	if _, err := table.pool.Exec(ctx, "UPDATE "+table.Name+" SET last_name = 'Tx-' || id"); err != nil {
+	if err := table.setAllLastNames(ctx); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -201,13 +219,13 @@ func Edits(ctx context.Context, binary, dir string, n int, dur time.Duration, mo
 		achieved = float64(patches) / writing.Seconds()
 	}
 	reached := writing + 2*time.Second
-	scn = fmt.Sprintf("one transaction of %d rows (%s), workspace at %.0f writes/s", n, mode, rate)
+	scn = fmt.Sprintf("one transaction of %d rows (%s %s), workspace at %.0f writes/s", n, db, mode, rate)
 	figs = append(figs,
 		fig(scn, "commit to every contact written, against the configured rate", took.Round(10*time.Millisecond).String(),
-			fmt.Sprintf("<= %d / %.0f + 2 s = %v (logical)", n, rate, target), mode != "logical" || took <= target),
+			fmt.Sprintf("<= %d / %.0f + 2 s = %v (streaming)", n, rate, target), !streaming || took <= target),
 		fig(scn, "PATCHes syncd sent during the apply, first to last", fmt.Sprintf("%d in %v (%.0f/s)", patches, writing.Round(10*time.Millisecond), achieved), "", true),
 		fig(scn, "commit to every contact written, against the rate reached", took.Round(10*time.Millisecond).String(),
-			fmt.Sprintf("<= %d / %.0f + 2 s = %v (logical)", patches, achieved, reached.Round(10*time.Millisecond)),
-			mode != "logical" || (patches > 0 && took <= reached)))
+			fmt.Sprintf("<= %d / %.0f + 2 s = %v (streaming)", patches, achieved, reached.Round(10*time.Millisecond)),
+			!streaming || (patches > 0 && took <= reached)))
 	return figs, nil
 }

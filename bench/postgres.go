@@ -85,6 +85,37 @@ func (t *pgTable) drop() {
 	t.pool.Close()
 }
 
+// connector follows the table, streaming from a slot of its own
+// (dropped by cleanup) when mode is "logical".
+func (t *pgTable) connector(mode string) (configfile.Connector, func()) {
+	settings := map[string]any{"dsn": PostgresURL(), "table": t.Name, "batchSize": 1000, "changes": mode}
+	cleanup := func() {}
+	if mode == "logical" {
+		slot := "syncd_" + t.schema
+		settings["slot"] = slot
+		cleanup = func() {
+			for range 100 { // the daemon's walsender may still be ending
+				if _, err := t.pool.Exec(context.Background(), `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			_, _ = t.pool.Exec(context.Background(), "DROP PUBLICATION IF EXISTS "+slot)
+		}
+	}
+	return configfile.Connector{Type: "postgres", Settings: settings}, cleanup
+}
+
+func (t *pgTable) setLastName(ctx context.Context, id int, name string) error {
+	_, err := t.pool.Exec(ctx, "UPDATE "+t.Name+" SET last_name = $1 WHERE id = $2", name, id)
+	return err
+}
+
+func (t *pgTable) setAllLastNames(ctx context.Context) error {
+	_, err := t.pool.Exec(ctx, "UPDATE "+t.Name+" SET last_name = 'Tx-' || id")
+	return err
+}
+
 // listen returns a connection listening on the table's channel.
 func (t *pgTable) listen(ctx context.Context) (*pgxpool.Conn, error) {
 	conn, err := t.pool.Acquire(ctx)

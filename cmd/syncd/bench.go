@@ -23,7 +23,7 @@ type BenchCommand struct {
 // Run parses the flags and runs the scenarios.
 func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("bench", "bench [--scenario forward,webhooks,scan,state,mapping] [--rows N] [--rate R] [--events N] [--scan-rows N] [--state-rows N] [--out FILE]")
-	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping, edits-logical, edits-poll (PostgreSQL edits to contacts, issue 25)")
+	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping, edits-logical, edits-poll (PostgreSQL edits to contacts, issue 25), edits-binlog, edits-mysql-poll (MariaDB/MySQL's, issue 34)")
 	rows := fs.Int("rows", 10000, "rows of the forward scenario")
 	rate := fs.Float64("rate", 100, "the emulator's rate limit, requests per second (syncd is configured to match)")
 	maxRatio := fs.Float64("max-ratio", 1.10, "target for wall time / ideal time of the initial sync")
@@ -66,9 +66,11 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		case "mapping":
 			figs, err = bench.Mapping()
 		case "edits-logical", "edits-poll":
-			figs, err = bench.Edits(ctx, binary, dir, 10000, 20*time.Second, strings.TrimPrefix(strings.TrimSpace(s), "edits-"))
+			figs, err = bench.Edits(ctx, binary, dir, 10000, 20*time.Second, "postgres", strings.TrimPrefix(strings.TrimSpace(s), "edits-"))
+		case "edits-binlog", "edits-mysql-poll":
+			figs, err = bench.Edits(ctx, binary, dir, 10000, 20*time.Second, "mysql", strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "edits-"), "mysql-"))
 		default:
-			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping, edits-logical, edits-poll)", s)
+			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping, edits-logical, edits-poll, edits-binlog, edits-mysql-poll)", s)
 		}
 		os.RemoveAll(dir)
 		if err != nil {
