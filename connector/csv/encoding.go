@@ -13,6 +13,8 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
+
+	"github.com/syncd-io/syncd/connector"
 )
 
 // encodings are the file encodings the connector reads besides UTF-8,
@@ -87,7 +89,7 @@ func (s *Source) checkUTF16(f *os.File) error {
 	}
 	b := make([]byte, 2)
 	if n, _ := f.ReadAt(b, 0); n == 2 && utf16BOM(b) {
-		return fmt.Errorf("read %s: %w", s.path, errUTF16)
+		return connector.SchemaError(fmt.Errorf("read %s: %w", s.path, errUTF16))
 	}
 	return nil
 }

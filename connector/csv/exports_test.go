@@ -2,6 +2,7 @@ package csv_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -139,6 +140,17 @@ func TestReadSpreadsheetExports(t *testing.T) {
 				t.Errorf("read\n %+v\nwant\n %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFieldsOfAUTF16FileReadAsUTF8: validate's read of the header names
+// the encoding to set, as a problem of the settings.
+func TestFieldsOfAUTF16FileReadAsUTF8(t *testing.T) {
+	src := open(t, settingsFor(filepath.Join("testdata", "utf16le_bom_tab.txt"), func(s *csv.Settings) { s.Delimiter = "tab" }))
+	defer src.Close()
+	_, err := src.(connector.FieldLister).Fields(context.Background())
+	if !errors.Is(err, connector.ErrSchema) || !strings.Contains(err.Error(), "set encoding: utf-16") {
+		t.Fatalf("Fields = %v, want a schema error naming encoding: utf-16", err)
 	}
 }
 

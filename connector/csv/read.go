@@ -31,6 +31,9 @@ func (s *Source) Fields(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := s.checkUTF16(f); err != nil {
+		return nil, err
+	}
 	h, err := s.header(s.newReader(f))
 	if err != nil {
 		return nil, err
