@@ -110,6 +110,20 @@ func TestMultiValueCells(t *testing.T) {
 	}
 }
 
+// TestEntityPrefix: a CRM export in another language names the record
+// before the field (Pipedrive in German: "Person - Vorname").
+func TestEntityPrefix(t *testing.T) {
+	p := Propose(&Source{Fields: []Field{{Name: "Person - Vorname"}, {Name: "Person - Nachname"}, {Name: "Person - E-Mail-Adresse - Büro"}, {Name: "Person - Position"}}}, nil, "")
+	var got []string
+	for _, g := range p.Guesses {
+		got = append(got, g.Target+"<-"+g.From)
+	}
+	want := "firstName<-Person - Vorname,lastName<-Person - Nachname,role<-Person - Position,emails.work<-Person - E-Mail-Adresse - Büro"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("proposal %s, want %s", strings.Join(got, ","), want)
+	}
+}
+
 func TestSniff(t *testing.T) {
 	if enc, _ := sniffEncoding([]byte{0xFF, 0xFE, 'i', 0}); enc != "utf-16" {
 		t.Errorf("UTF-16 with its mark: %q", enc)

@@ -82,13 +82,16 @@ var synonyms = []struct {
 var (
 	emailWords = set("email", "emails", "mail", "mails", "emailaddress", "courriel", "correo", "emailadresse", "mailadresse", "emailadres", "mailadres")
 	emailAlso  = set("e", "addr", "address", "adr", "work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact",
-		"adresse", "adres", "de", "direccion", "dirección", "electronico", "electrónico", "indirizzo", "endereco", "endereço", "privat", "geschäftlich")
+		"adresse", "adres", "de", "direccion", "dirección", "electronico", "electrónico", "indirizzo", "endereco", "endereço", "privat", "geschäftlich", "büro")
 	phoneWords = set("phone", "phones", "telephone", "tel", "number", "no", "num", "nr", "mobile", "cell", "cellphone", "mobilephone", "handy", "phonenumber", "telefon", "mobil",
 		"telefonnummer", "rufnummer", "handynummer", "mobilnummer", "mobiltelefon", "téléphone", "tél", "portable", "teléfono", "telefono", "móvil", "movil", "celular", "cellulare", "telefoon", "mobiel", "nummer", "numéro", "número", "numero")
 	mobileWord = set("mobile", "cell", "cellphone", "mobilephone", "handy", "mobil", "handynummer", "mobilnummer", "mobiltelefon", "portable", "móvil", "movil", "celular", "cellulare", "mobiel")
 	labelWords = set("work", "home", "other", "main", "office", "business", "personal", "private", "primary", "direct", "contact", "mobile", "privat", "geschäftlich", "büro", "festnetz")
 	nameWords  = set("name", "fullname", "contactname", "displayname", "personname")
 )
+
+// entityWords are the record names a CRM export puts before its fields.
+var entityWords = set("person", "contact", "kontakt", "persona", "personne", "lead")
 
 func set(s ...string) map[string]bool {
 	m := make(map[string]bool, len(s))
@@ -320,6 +323,11 @@ func Propose(src *Source, custom []workspace.CustomFieldDefinition, region strin
 			continue
 		}
 		ws := words(f.Name)
+		if len(ws) > 1 && entityWords[ws[0]] {
+			// A CRM export names the record before the field, in the
+			// user's language ("Person - Vorname", "Contact - Email").
+			ws = ws[1:]
+		}
 		joined := strings.Join(ws, "")
 		if joined == "id" || joined == "hsobjectid" {
 			continue // the record's id, the externalId already
