@@ -137,6 +137,8 @@ type ConnectorConfig struct {
 	// the value its NewSettings returns.
 	Settings connector.Settings `yaml:"settings"`
 	Mapping  mapping.Spec       `yaml:"mapping"`
+	// Activities logs the workspace's calls and texts on the records.
+	Activities ActivitiesConfig `yaml:"activities"`
 }
 
 // DefaultConfig returns a configuration holding every default.
@@ -173,6 +175,7 @@ func DefaultConnector() ConnectorConfig {
 		Workers:             DefaultWorkers,
 		MassDeleteThreshold: DefaultMassDeleteThreshold,
 		MassRekeyThreshold:  DefaultMassRekeyThreshold,
+		Activities:          ActivitiesConfig{UnknownNumbers: policy.UnknownSkip},
 	}
 }
 

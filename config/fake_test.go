@@ -60,4 +60,12 @@ func init() {
 		Writable:    true,
 		Incremental: true,
 	})
+	connector.Register(connector.Type{
+		Name:         "crmtest",
+		NewSettings:  func() connector.Settings { return &dbSettings{BatchSize: 500} },
+		Open:         openFake,
+		Writable:     true,
+		Incremental:  true,
+		Capabilities: []connector.Capability{connector.CapActivities},
+	})
 }

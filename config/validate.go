@@ -90,7 +90,7 @@ func (c *Config) validateServers(ps *problems) {
 	wh := c.Webhooks
 	reads := ""
 	for _, cc := range c.Connectors {
-		if cc.ReadsWorkspace() {
+		if cc.ReadsWorkspace() || cc.Activities.Enabled() {
 			reads = cc.Name
 			break
 		}
@@ -195,6 +195,9 @@ func (cc *ConnectorConfig) validate(ps *problems, path string) {
 
 	if known {
 		cc.validateForType(ps, path, typ)
+		cc.validateActivities(ps, path, &typ)
+	} else {
+		cc.validateActivities(ps, path, nil)
 	}
 
 	dir := cc.Direction

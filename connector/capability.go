@@ -41,6 +41,9 @@ const (
 	// the daemon's listener (a verified one starts a pass) and registers
 	// them where the system's API allows.
 	CapWebhook Capability = "webhook"
+	// CapActivities: ActivityWriter, logs the workspace's calls and texts
+	// on the system's records (a connector's `activities:` settings).
+	CapActivities Capability = "activities"
 )
 
 // capabilities maps each capability to its interface's test, in the
@@ -60,6 +63,7 @@ var capabilities = []struct {
 	{CapNotify, func(s Source) bool { _, ok := s.(ChangeNotifier); return ok }, "ChangeNotifier"},
 	{CapSurvivor, func(s Source) bool { _, ok := s.(SurvivorFinder); return ok }, "SurvivorFinder"},
 	{CapWebhook, func(s Source) bool { _, ok := s.(WebhookSource); return ok }, "WebhookSource"},
+	{CapActivities, func(s Source) bool { _, ok := s.(ActivityWriter); return ok }, "ActivityWriter"},
 }
 
 // Capabilities returns every capability, in the documentation's order.

@@ -94,8 +94,9 @@ func TestConnectorSkeleton(t *testing.T) {
 
 // capabilityFile is the file that holds each capability's method.
 var capabilityFile = map[connector.Capability]string{
-	connector.CapGet:     "get.go",
-	connector.CapCount:   "count.go",
-	connector.CapNotify:  "watch.go",
-	connector.CapWebhook: "webhooks.go",
+	connector.CapGet:        "get.go",
+	connector.CapCount:      "count.go",
+	connector.CapNotify:     "watch.go",
+	connector.CapWebhook:    "webhooks.go",
+	connector.CapActivities: "activities.go",
 }
