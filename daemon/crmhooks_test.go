@@ -89,14 +89,18 @@ var crmCases = []crmCase{
 				},
 			}
 	}},
-	{name: "pipedrive", start: func(t *testing.T, n int, url string) (configfile.Connector, *crmHook) {
+	pipedriveCase(time.Minute),
+}
+
+// pipedriveCase is the Pipedrive case whose persons were made age before
+// the daemon starts.
+func pipedriveCase(age time.Duration) crmCase {
+	return crmCase{name: "pipedrive", start: func(t *testing.T, n int, url string) (configfile.Connector, *crmHook) {
 		srv := pipedrivetest.NewServer(pipedrivetest.Options{WebhookRetryScale: 0.001})
 		t.Cleanup(srv.Close)
 		ids := make([]string, n)
 		for i := range n {
-			// Made a minute ago: a read window ends on a whole second
-			// before the clock.
-			ids[i] = srv.Add(pipedrivetest.Person{Name: "First Before", UpdateTime: time.Now().Add(-time.Minute).Truncate(time.Millisecond), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Primary: true, Label: "work"}}})
+			ids[i] = srv.Add(pipedrivetest.Person{Name: "First Before", UpdateTime: time.Now().Add(-age).Truncate(time.Millisecond), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Primary: true, Label: "work"}}})
 		}
 		req := func(u, user, pass string) *http.Request {
 			r, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader([]byte(`{"meta":{"action":"change","entity":"person","entity_id":"1"},"data":{"id":1,"name":"Forged"}}`)))
@@ -122,7 +126,7 @@ var crmCases = []crmCase{
 					"wrong user":     func(u string) *http.Request { return req(u, "admin", hookSecret) },
 				},
 			}
-	}},
+	}}
 }
 
 // hookEnv is a daemon running the forward direction of one CRM

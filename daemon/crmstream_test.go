@@ -126,3 +126,15 @@ func (w *streamWatch) stop() []time.Time {
 	defer w.mu.Unlock()
 	return slices.Clone(w.arrived)
 }
+
+// Persons changed in Pipedrive a second before the daemon starts, inside
+// the read window's look-back (5 s), are in the workspace after the
+// start-up pass alone (the schedule is hourly, and no webhook announced
+// them). Before, the start-up pass's window ended 5 s before the clock
+// and they waited for the next pass.
+func TestCRMStartupPassReadsTheLookback(t *testing.T) {
+	e := startHookEnv(t, pipedriveCase(time.Second), 5)
+	if runs := e.runsSince(time.Time{}); len(runs) != 1 {
+		t.Errorf("%d passes, want the start-up pass alone", len(runs))
+	}
+}
