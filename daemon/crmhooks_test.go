@@ -86,6 +86,12 @@ var crmCases = []crmCase{
 					},
 					"stale (6 minutes)": func(u string) *http.Request { ts := now(-6 * time.Minute); return req(u, sign(u, ts, body), ts) },
 					"other body":        func(u string) *http.Request { ts := now(0); return req(u, sign(u, ts, []byte("[]")), ts) },
+					"v1 of another secret": func(u string) *http.Request {
+						r := req(u, "", now(0))
+						r.Header.Set(hubspot.SignatureVersionHeader, "v1")
+						r.Header.Set(hubspot.OlderSignatureHeader, hubspottest.SignatureV1("other", body))
+						return r
+					},
 				},
 			}
 	}},

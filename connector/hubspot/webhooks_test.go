@@ -140,3 +140,67 @@ func TestVerifierHubSpotLibraryVectors(t *testing.T) {
 		t.Fatalf("%d v3 vectors, want the library's and the query-string ones", n)
 	}
 }
+
+// A request without a v3 signature is checked by the older version its
+// X-HubSpot-Signature-Version names, against the signatures HubSpot's
+// library computes (the page's v1 and v2 examples): accepted as signed,
+// refused with another body or secret, or with no version HubSpot
+// documents; a v3 signature that fails is never passed over for an older
+// one.
+func TestVerifierOlderSignatures(t *testing.T) {
+	b, err := os.ReadFile("hubspottest/testdata/signature-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct{ Vectors []vector }
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	const anyTarget = "https://syncd.example.com/webhooks/connectors/hs"
+	n := 0
+	for _, v := range f.Vectors {
+		if v.Version != "v1" && v.Version != "v2" {
+			continue
+		}
+		n++
+		t.Run(v.Name, func(t *testing.T) {
+			target := v.Target
+			if target == "" {
+				target = anyTarget // v1 does not sign the URL
+			}
+			deliver := func(secret, body, version string) error {
+				r := httptest.NewRequest(v.Method, target, strings.NewReader(body))
+				r.Header.Set(OlderSignatureHeader, v.Signature)
+				r.Header.Set(SignatureVersionHeader, version)
+				return verifier(secret, target)(r, []byte(body), time.Now())
+			}
+			if err := deliver(v.Secret, v.Body, v.Version); err != nil {
+				t.Errorf("HubSpot's %s signature refused: %v", v.Version, err)
+			}
+			for name, err := range map[string]error{
+				"another body":   deliver(v.Secret, v.Body+" ", v.Version),
+				"another secret": deliver("zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", v.Body, v.Version),
+				"no version":     deliver(v.Secret, v.Body, ""),
+				"version v9":     deliver(v.Secret, v.Body, "v9"),
+			} {
+				if err == nil {
+					t.Errorf("%s: accepted", name)
+				}
+			}
+		})
+	}
+	if n < 3 {
+		t.Fatalf("%d v1/v2 vectors, want the page's three", n)
+	}
+
+	// A genuine v1 signature beside a v3 one that fails: refused.
+	body := []byte(`[{"objectId":1}]`)
+	r := httptest.NewRequest(http.MethodPost, anyTarget, bytes.NewReader(body))
+	r.Header.Set(SignatureHeader, "bm90IHRoZSBzaWduYXR1cmU=")
+	r.Header.Set(TimestampHeader, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	r.Header.Set(SignatureVersionHeader, "v1")
+	r.Header.Set(OlderSignatureHeader, SignV1("s3cret", body))
+	if err := verifier("s3cret", anyTarget)(r, body, time.Now()); err == nil {
+		t.Error("a failing v3 signature was passed over for the v1 one")
+	}
+}
