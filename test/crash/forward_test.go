@@ -33,14 +33,22 @@ type forwardWorld struct {
 
 func newForwardWorld(t *testing.T, rows int, rate float64) *forwardWorld {
 	t.Helper()
-	w := &forwardWorld{table: e2e.NewTable(t), rows: rows, rate: rate}
+	return newForwardWorldIn(t, e2e.PostgreSQL, rows, rate, nil)
+}
+
+// newForwardWorldIn makes the world's table in d's server, its connector
+// given settings (changes: logical, binlog...; default poll).
+func newForwardWorldIn(t *testing.T, d *e2e.Dialect, rows int, rate float64, settings map[string]any) *forwardWorld {
+	t.Helper()
+	w := &forwardWorld{table: e2e.NewTableIn(t, d), rows: rows, rate: rate}
 	w.table.InsertN(rows, func(i int) e2e.Values { return row(i, "") })
 	w.emu = emulator.NewServer(emulator.Options{Rate: rate, Burst: 20, Latency: 2 * time.Millisecond, Seed: *seed})
 	t.Cleanup(w.emu.Close)
 	dir := t.TempDir()
 	w.cfg = e2e.WriteConfig(t, dir, e2e.ConfigOptions{
-		EmulatorURL: w.emu.URL, Table: w.table.Name, StatePath: filepath.Join(dir, "syncd.db"),
+		EmulatorURL: w.emu.URL, Table: w.table.Name, Type: d.Type, DSN: w.table.DSN, StatePath: filepath.Join(dir, "syncd.db"),
 		RateLimit: rate, Burst: 20, Direction: "to-workspace", BatchSize: 100, Workers: 4, LogLevel: "warn",
+		Settings: settings,
 	})
 	return w
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,15 +19,11 @@ import (
 // lets one run finish: one contact per live row, every field equal, none
 // for a deleted row (0 duplicates, 0 lost), and a rerun writes nothing.
 func TestKillWhileStreaming(t *testing.T) {
-	rng := rand.New(rand.NewSource(*seed))
 	pool := pgtest.Connect(t)
 	var level string
 	if err := pool.QueryRow(context.Background(), "SHOW wal_level").Scan(&level); err != nil || level != "logical" {
 		t.Fatalf("the test server runs with wal_level=%s (%v); run scripts/test --prepare-only to set wal_level=logical", level, err)
 	}
-	const rows, rate = 1200, 400.0
-	w := &forwardWorld{table: e2e.NewTable(t), rows: rows, rate: rate}
-	w.table.InsertN(rows, func(i int) e2e.Values { return row(i, "") })
 	slot := pgtest.Name(t, "syncd_")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -40,34 +36,40 @@ func TestKillWhileStreaming(t *testing.T) {
 		}
 		_, _ = pool.Exec(ctx, `DROP PUBLICATION IF EXISTS `+slot)
 	})
-	w.emu = emulator.NewServer(emulator.Options{Rate: rate, Burst: 20, Latency: 2 * time.Millisecond, Seed: *seed})
-	t.Cleanup(w.emu.Close)
-	dir := t.TempDir()
-	w.cfg = e2e.WriteConfig(t, dir, e2e.ConfigOptions{
-		EmulatorURL: w.emu.URL, Table: w.table.Name, StatePath: filepath.Join(dir, "syncd.db"),
-		RateLimit: rate, Burst: 20, Direction: "to-workspace", BatchSize: 100, Workers: 4, LogLevel: "warn",
-		Settings: map[string]any{"changes": "logical", "slot": slot},
-	})
+	w := newForwardWorldIn(t, e2e.PostgreSQL, 1200, 400, map[string]any{"changes": "logical", "slot": slot})
+	w.killWhileStreaming(t)
+}
+
+// killWhileStreaming runs the first sync, then kills `syncd run --once`
+// at random moments while it streams, each time after one transaction
+// of 300 edits, 20 inserts and a DELETE of 5 rows; then one run
+// finishes: both sides agree, and an unchanged rerun writes nothing.
+func (w *forwardWorld) killWhileStreaming(t *testing.T) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(*seed))
 	runOK(t, time.Minute, "run", "--once", "--config", w.cfg)
 	w.converged(t, "after the first sync")
 
-	hit := 0
+	hit, midStream := 0, 0
 	for k := range *kills {
-		// One transaction of 300 edits, inserts, and hard deletes.
-		tx := fmt.Sprintf("k%d", k)
-		pgtest.Exec(t, pool, fmt.Sprintf(`UPDATE %s SET last_name = 'Last' || id || '-%s' WHERE id IN (SELECT id FROM %s ORDER BY random() LIMIT 300)`,
-			w.table.Name, tx, w.table.Name))
+		w.table.Exec(fmt.Sprintf(`UPDATE %s SET last_name = CONCAT('Last', id, '-k%d') WHERE id IN (%s)`,
+			w.table.Name, k, w.liveIDs(rng, 300)))
 		for i := range 20 {
 			w.table.Insert(row(10000+k*100+i, ""))
 		}
-		pgtest.Exec(t, pool, fmt.Sprintf(`DELETE FROM %s WHERE id IN (SELECT id FROM %s ORDER BY random() LIMIT 5)`, w.table.Name, w.table.Name))
-		ideal := time.Duration(float64(330) / rate * float64(time.Second))
+		w.table.Exec(fmt.Sprintf(`DELETE FROM %s WHERE id IN (%s)`, w.table.Name, w.liveIDs(rng, 5)))
+		ideal := time.Duration(float64(330) / w.rate * float64(time.Second))
+		before := w.emu.Stats()
 		if killAtRandom(t, rng, 20*time.Millisecond, max(ideal, 100*time.Millisecond), "run", "--once", "--config", w.cfg) {
 			hit++
+			// Mid-stream: it had written some of the changes, not all.
+			if writes(before, w.emu.Stats()) > 0 && len(e2e.Agree(w.table.Rows(), w.emu.Contacts())) > 0 {
+				midStream++
+			}
 		}
 	}
-	if hit == 0 {
-		t.Fatalf("no kill hit a running syncd: the test proves nothing")
+	if hit == 0 || midStream == 0 {
+		t.Fatalf("of %d kills that hit a running syncd, %d landed after its first write and before its last: the test proves nothing", hit, midStream)
 	}
 	runOK(t, time.Minute, "run", "--once", "--config", w.cfg)
 	w.converged(t, fmt.Sprintf("after %d kills while streaming and one complete run", hit))
@@ -80,5 +82,26 @@ func TestKillWhileStreaming(t *testing.T) {
 			t.Errorf("unchanged rerun after the crashes: %d %s", n, route)
 		}
 	}
-	t.Logf("%d kills hit while streaming; %d creates in all", hit, after.Requests["POST /v1/contacts"])
+	t.Logf("%d kills hit while streaming (%d between its first and last write); %d creates in all", hit, midStream, after.Requests["POST /v1/contacts"])
+}
+
+// writes counts the workspace writes between two of the emulator's stats.
+func writes(before, after emulator.Stats) int {
+	n := 0
+	for _, route := range []string{"POST /v1/contacts", "PATCH /v1/contacts/{id}", "DELETE /v1/contacts/{id}"} {
+		n += after.Requests[route] - before.Requests[route]
+	}
+	return n
+}
+
+// liveIDs picks n of the table's rows at random, as an id list.
+func (w *forwardWorld) liveIDs(rng *rand.Rand, n int) string {
+	var ids []string
+	for _, r := range w.table.Rows() {
+		if !r.Deleted {
+			ids = append(ids, fmt.Sprint(r.ID))
+		}
+	}
+	rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	return strings.Join(ids[:min(n, len(ids))], ", ")
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/syncd-io/syncd/connector/postgres" // the connector of these configurations
 	"github.com/syncd-io/syncd/internal/testkit/configfile"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/policy"
@@ -36,8 +35,12 @@ func DSN() string {
 type ConfigOptions struct {
 	EmulatorURL string
 	APIKey      string // default emulator.DefaultAPIKey
-	Table       string
-	StatePath   string
+	// Table is the table's name; Type and DSN its connector type and
+	// syncd's address of its database (Table's Dialect.Type and DSN),
+	// default postgres and DSN().
+	Table     string
+	Type, DSN string
+	StatePath string
 	// Listen is the webhook receiver's address; "" runs none.
 	Listen string
 	// PublicURL, when set, is where the workspace delivers, and syncd
@@ -57,7 +60,8 @@ type ConfigOptions struct {
 	Workers   int
 	// Settings are more connector settings (changes: logical, slot...).
 	// The table polls (changes: poll) unless they set changes: a test that
-	// streams sets a slot of its own too, and drops it at its end.
+	// streams from PostgreSQL sets a slot of its own too, and drops it at
+	// its end.
 	Settings map[string]any
 }
 
@@ -90,11 +94,17 @@ func WriteConfig(t testing.TB, dir string, o ConfigOptions) string {
 	if o.Workers == 0 {
 		o.Workers = 4
 	}
+	if o.Type == "" {
+		o.Type = PostgreSQL.Type
+	}
+	if o.DSN == "" {
+		o.DSN = DSN()
+	}
 	cc := configfile.Connector{
-		Name: Connector, Type: "postgres", Direction: o.Direction, Schedule: o.Schedule,
+		Name: Connector, Type: o.Type, Direction: o.Direction, Schedule: o.Schedule,
 		Conflict: policy.NewestWins, OnSourceDelete: policy.DeleteRemove, MassDeleteThreshold: 1,
 		Workers: o.Workers, BatchSize: o.BatchSize,
-		Settings: map[string]any{"dsn": DSN(), "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize,
+		Settings: map[string]any{"dsn": o.DSN, "table": o.Table, "deletedAtColumn": "deleted_at", "batchSize": o.BatchSize,
 			"changes": "poll"},
 		Mapping: configfile.People(),
 	}
