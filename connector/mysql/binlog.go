@@ -40,6 +40,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
 )
 
@@ -210,7 +211,9 @@ func (s *Source) chooseMode(ctx context.Context, st *Settings, name string, cfg 
 	}
 	if reason := binlogBlocker(s.tbl.name, s.tbl.view, ss); reason != "" {
 		if st.Changes == ChangesBinlog {
-			return fmt.Errorf("changes: binlog: %s", reason)
+			// The server answered and does not allow what the settings
+			// ask: a problem of the configuration (syncd validate).
+			return connector.SchemaError(fmt.Errorf("changes: binlog: %s", reason))
 		}
 		s.binlogNote = "changes: auto polls: " + reason
 		s.log.WithField(logfield.Reason, reason).Warn("binlog not available; polling instead")

@@ -393,5 +393,7 @@ func TestBinlogAutoFallsBack(t *testing.T) {
 	strict := settings(dsn, "contacts", func(s *mysql.Settings) { s.Changes = mysql.ChangesBinlog })
 	if _, err := openErr(t, strict); err == nil || !strings.Contains(err.Error(), "GRANT REPLICATION SLAVE") {
 		t.Errorf("changes: binlog without the grant opened: %v", err)
+	} else if !errors.Is(err, connector.ErrSchema) {
+		t.Errorf("changes: binlog without the grant: %v is not a problem of the settings (connector.ErrSchema)", err)
 	}
 }
