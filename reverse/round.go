@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
@@ -44,6 +45,9 @@ type group struct {
 	// deletedAt is when the contact was deleted, for a deletion: the
 	// event's createdAt, else when it was received.
 	deletedAt time.Time
+	// versions are the contact's versions received (updates), oldest
+	// updatedAt first, for the edit time of each field (editTime).
+	versions []workspace.Contact
 	// afterDelete is the journal entry of a record edited since the last
 	// sync that the deletion deletes (editafterdelete.go).
 	afterDelete *state.Conflict
@@ -172,6 +176,13 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 			out = append(out, g)
 		}
 		g.events = append(g.events, e)
+		if e.Type == workspace.EventContactUpdated {
+			i := len(g.versions)
+			for i > 0 && g.versions[i-1].UpdatedAt.After(c.UpdatedAt) {
+				i--
+			}
+			g.versions = slices.Insert(g.versions, i, c)
+		}
 		g.attempts = max(g.attempts, e.Attempts)
 		g.putOffs = max(g.putOffs, e.PutOffs)
 		deleted := e.Type == workspace.EventContactDeleted

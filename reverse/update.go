@@ -160,6 +160,27 @@ func (b *batch) compare(g *group) (*update, error) {
 type merge struct {
 	cur, want, agreed mapping.Fields
 	conflict          *state.Conflict
+	// other is the conflict of the fields the other side won, when the
+	// fields' own edit times split them.
+	other *state.Conflict
+}
+
+// editTime is when the app's edit of target k to v was made, as far as
+// the contact's versions received tell: the updatedAt of the earliest of
+// the versions, going back from the newest, that all hold v.
+func editTime(m *mapping.Mapper, g *group, k, v string) time.Time {
+	at := g.contact.UpdatedAt
+	for i := len(g.versions) - 1; i >= 0; i-- {
+		c := g.versions[i]
+		if c.UpdatedAt.After(at) {
+			continue // newer than the version applied (a deletion's)
+		}
+		if m.FromContact(c)[k] != v {
+			break
+		}
+		at = c.UpdatedAt
+	}
+	return at
 }
 
 // mergeUpdate decides a write-back; rec is nil when the connector cannot
@@ -204,23 +225,37 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 		}
 	}
 	m := merge{cur: cur.Only(rt), want: cur.Only(rt), agreed: copyFields(u.base)}
-	workspaceWins := true
-	if len(conflict) > 0 {
-		workspaceWins = wins(t.Conflict, u.g.contact.UpdatedAt, rec)
-		m.conflict = &state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
-			Policy: t.Conflict.String(), Winner: "workspace", Workspace: map[string]string{}, Source: map[string]string{}}
-		if !workspaceWins {
-			m.conflict.Winner = t.Name
+	// Each field's app edit is weighed at its own time: that of the first
+	// of the contact's versions received that holds the value, not that
+	// of the newest, which may be a later edit of another field or the
+	// echo of syncd's own write (see editTime).
+	recordWins := map[string]bool{}
+	for k := range conflict {
+		winner := "workspace"
+		if !wins(t.Conflict, editTime(t.Mapper, u.g, k, u.ws[k]), rec) {
+			recordWins[k], winner = true, t.Name
 		}
-		for k := range conflict {
-			m.conflict.Workspace[k], m.conflict.Source[k] = u.ws[k], src[k]
+		cf := m.conflict
+		if cf == nil || cf.Winner != winner {
+			if m.other == nil || m.other.Winner != winner {
+				cf = &state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
+					Policy: t.Conflict.String(), Winner: winner, Workspace: map[string]string{}, Source: map[string]string{}}
+				if m.conflict == nil {
+					m.conflict = cf
+				} else {
+					m.other = cf
+				}
+			} else {
+				cf = m.other
+			}
 		}
+		cf.Workspace[k], cf.Source[k] = u.ws[k], src[k]
 	}
 	for _, k := range u.changed {
 		if keep[k] {
 			continue // the record's text stays; a fix at the source maps again
 		}
-		if conflict[k] && !workspaceWins {
+		if recordWins[k] {
 			continue // the record's value stays; the forward pass brings it over
 		}
 		m.want[k] = u.ws[k]
@@ -235,7 +270,10 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 func (b *batch) planWrite(u *update, rec *connector.Record) {
 	t, r := b.t, b.r
 	m := mergeUpdate(t, u, rec)
-	if cf := m.conflict; cf != nil {
+	for _, cf := range []*state.Conflict{m.conflict, m.other} {
+		if cf == nil {
+			continue
+		}
 		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
 		r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.Policy: t.Conflict, logfield.Winner: cf.Winner}).
 			Info("both sides changed since the last sync; conflict settled by policy")
