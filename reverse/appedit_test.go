@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
@@ -173,5 +174,39 @@ func TestForwardPatchLeavesOutTheAppsWinningField(t *testing.T) {
 	e.checkFirstName("App", "workspace")
 	if got := *e.contact("1").DefaultFields.LastName; got != "TableLast" {
 		t.Errorf("contact's lastName = %q, want TableLast", got)
+	}
+}
+
+// TestAppEditWeighedAtItsOwnTime: the app edits the first name (t1), the
+// table then the first name too (t3), the app then the last name (t2):
+// the write-back receives both versions in one round and weighs the first
+// name at t1, the time of the first version holding it, not at t2 (the
+// newest version's, which may even be the echo of syncd's own write), so
+// the table's newer first name stays.
+func TestAppEditWeighedAtItsOwnTime(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	c := e.contact("1")
+	v1 := c
+	v1.DefaultFields.FirstName = ptr("App")
+	v1.UpdatedAt = c.UpdatedAt.Add(time.Second)
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	e.mem.setUpdatedAt("1", v1.UpdatedAt.Add(time.Second))
+	v2 := v1
+	v2.DefaultFields.LastName = ptr("Later")
+	v2.UpdatedAt = v1.UpdatedAt.Add(2 * time.Second)
+	e.event("e1", workspace.EventContactUpdated, v1)
+	e.event("e2", workspace.EventContactUpdated, v2)
+	e.drain()
+	rec := e.mem.get("1")
+	if rec.Fields["first_name"] != "Table" || rec.Fields["last_name"] != "Later" {
+		t.Errorf("record %v, want the table's first name and the app's last name", rec.Fields)
+	}
+	cs, err := e.store.Conflicts("mem", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Winner != "mem" || cs[0].Workspace["firstName"] != "App" || cs[0].Source["firstName"] != "Table" {
+		t.Errorf("conflict journal %+v, want the first name won by mem", cs)
 	}
 }
