@@ -100,6 +100,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	}
 	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
+	if err := p.refreshStale(wctx, items); err != nil {
+		return err
+	}
 	if items, err = p.refuseDuplicates(wctx, items, twins); err != nil {
 		return err
 	}

@@ -37,6 +37,13 @@ const pgRows = 3
 
 func newPGWorld(t *testing.T, opts Options) *pgWorld {
 	t.Helper()
+	return newPGWorldWith(t, opts, nil)
+}
+
+// newPGWorldWith is newPGWorld with the connector's settings changed by
+// mod (after the test's own: changes poll).
+func newPGWorldWith(t *testing.T, opts Options, mod func(*postgres.Settings)) *pgWorld {
+	t.Helper()
 	w := &pgWorld{e: newEnv(t, nil), pool: pgtest.Connect(t)}
 	schema := pgtest.NewSchema(t, w.pool)
 	w.table = schema + ".people"
@@ -65,6 +72,9 @@ func newPGWorld(t *testing.T, opts Options) *pgWorld {
 	typ, _ := connector.Lookup(postgres.TypeName)
 	set := postgres.NewSettings()
 	set.DSN, set.Table, set.Changes = pgtest.URL(), w.table, postgres.ChangesPoll
+	if mod != nil {
+		mod(set)
+	}
 	if w.src, err = typ.Open(context.Background(), connector.Options{Name: "pg", Settings: set, Fields: m.SourceFields(), Log: quietLog()}); err != nil {
 		t.Fatal(err)
 	}
