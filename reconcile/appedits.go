@@ -3,6 +3,7 @@ package reconcile
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -42,32 +43,33 @@ type appEdits struct {
 	// want is what to patch the contact to: the record's values, but for
 	// the fields whose app edit won (kept as the link has them).
 	want mapping.Fields
-	// kept are the fields whose app edit won.
-	kept map[string]bool
+	// kept are the fields whose app edit won, with the app's values.
+	kept map[string]string
 	// lost is the conflict the record won, to journal once patched.
 	lost *state.Conflict
 }
 
-// weighAppEdits weighs the pending app edits of a linked item's contact
-// (see above); nil when there is nothing to weigh.
-func (p *pass) weighAppEdits(it *item) (*appEdits, error) {
+// version is one version of a contact an inbox event carries: its
+// updatedAt and its canonical values.
+type version struct {
+	at     time.Time
+	fields mapping.Fields
+}
+
+// pendingVersions returns the versions of a linked item's contact that
+// wait in the inbox, received after the event afterSeq and not older
+// than the link, in updatedAt order, and the last event's seq.
+func (p *pass) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, error) {
 	r := p.r
-	if !r.opts.WeighAppEdits || it.link == nil {
-		return nil, nil
-	}
 	evs, err := r.opts.Store.PendingEventsOf(it.link.ContactID)
-	if err != nil || len(evs) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, afterSeq, fmt.Errorf("weigh app edits of contact %s: %w", it.link.ContactID, err)
 	}
-	// The versions of the contact newer than what the link records, in
-	// the order of their updatedAt (the inbox's order is the arrival's).
-	type version struct {
-		at     time.Time
-		fields mapping.Fields
-	}
+	last := afterSeq
 	var vs []version
 	for _, e := range evs {
-		if e.Type != workspace.EventContactUpdated || e.ContactUpdatedAt.Before(it.link.ContactUpdatedAt) {
+		last = max(last, e.Seq)
+		if e.Seq <= afterSeq || e.Type != workspace.EventContactUpdated || e.ContactUpdatedAt.Before(it.link.ContactUpdatedAt) {
 			continue
 		}
 		c, err := eventContact(e)
@@ -79,10 +81,29 @@ func (p *pass) weighAppEdits(it *item) (*appEdits, error) {
 		for i > 0 && vs[i-1].at.After(v.at) {
 			i--
 		}
-		vs = append(vs[:i], append([]version{v}, vs[i:]...)...)
+		vs = slices.Insert(vs, i, v)
 	}
+	return vs, last, nil
+}
+
+// weighAppEdits weighs the pending app edits of a linked item's contact
+// (see above) against want, what the pass would patch it to; nil when
+// there is nothing to weigh. seq is the last event weighed.
+func (p *pass) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq uint64, err error) {
+	vs, seq, err := p.pendingVersions(it, 0)
+	if err != nil {
+		return nil, seq, err
+	}
+	return p.settle(it, vs, want), seq, nil
+}
+
+// settle settles the fields want changes from the link against the app's
+// value in the newest of vs, each edit at its own time: the record's
+// UpdatedAt, the updatedAt of the first version holding the app's value.
+func (p *pass) settle(it *item, vs []version, want mapping.Fields) *appEdits {
+	r := p.r
 	if len(vs) == 0 {
-		return nil, nil
+		return nil
 	}
 	newest := vs[len(vs)-1].fields
 	base := mapping.Fields(it.link.Fields)
@@ -92,7 +113,7 @@ func (p *pass) weighAppEdits(it *item) (*appEdits, error) {
 	}
 	var out *appEdits
 	for _, k := range r.opts.Mapper.ReverseTargets() {
-		app, rec := newest[k], it.fields[k]
+		app, rec := newest[k], want[k]
 		if !r.forwardTarget(k) {
 			continue // does not flow to the workspace: never patched
 		}
@@ -105,10 +126,10 @@ func (p *pass) weighAppEdits(it *item) (*appEdits, error) {
 			at = vs[i].at
 		}
 		if out == nil {
-			out = &appEdits{want: copyFields(it.fields), kept: map[string]bool{}}
+			out = &appEdits{want: copyFields(want), kept: map[string]string{}}
 		}
 		if conflict.WorkspaceWins(at, it.rec.UpdatedAt) {
-			out.kept[k] = true
+			out.kept[k] = app
 			if v, ok := base[k]; ok {
 				out.want[k] = v
 			} else {
@@ -129,9 +150,25 @@ func (p *pass) weighAppEdits(it *item) (*appEdits, error) {
 		}
 		r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,
 			logfield.Policy: conflict, logfield.Winner: winner}).
-			Info("record and contact both changed since the last sync; conflict settled by policy before the patch")
+			Info("record and contact both changed since the last sync; conflict settled by policy")
 	}
-	return out, nil
+	return out
+}
+
+// overwritten weighs the app edits of the contact that reached the inbox
+// while its patch was in flight (after the event seq) and that the patch,
+// answered at patchedAt, may have overwritten: the versions older than
+// the patch. wrote is what the patch wrote.
+func (p *pass) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt time.Time) (*appEdits, error) {
+	vs, _, err := p.pendingVersions(it, seq)
+	if err != nil {
+		return nil, err
+	}
+	i := len(vs)
+	for i > 0 && !vs[i-1].at.Before(patchedAt) {
+		i--
+	}
+	return p.settle(it, vs[:i], wrote), nil
 }
 
 // forwardTarget reports whether target flows to the workspace.

@@ -132,26 +132,33 @@ func (p *pass) update(ctx context.Context, it *item, contactID string, have mapp
 }
 
 // patchLinked patches a linked contact with what its record changed,
-// after weighing the app edits of it still waiting in the inbox (see
-// appedits.go).
+// after weighing the app edits of it waiting in the inbox, and then
+// those that came while the patch was in flight (see appedits.go).
 func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
+	r := p.r
 	have := mapping.Fields(it.link.Fields)
-	w, err := p.weighAppEdits(it)
-	if err != nil {
-		return true, fmt.Errorf("weigh app edits of contact %s: %w", it.link.ContactID, err)
-	}
-	if w == nil {
+	if !r.opts.WeighAppEdits {
 		return p.update(ctx, it, it.link.ContactID, have, it.link.ItemIDs)
 	}
-	body := patchBody(have, w.want, it.link.ItemIDs)
+	want := it.fields
+	w, seq, err := p.weighAppEdits(it, want)
+	if err != nil {
+		return true, err
+	}
+	kept := map[string]string{}
+	var lost []*state.Conflict
+	if w != nil {
+		want, kept, lost = w.want, w.kept, append(lost, w.lost)
+	}
+	body := patchBody(have, want, it.link.ItemIDs)
 	if body.IsEmpty() {
 		// Every change lost to an app edit that the write-back brings to
 		// the record; the link stays as it is for it to do so.
 		p.count(func(s *Summary) { s.Unchanged++ })
 		return true, nil
 	}
-	p.planned("update", it.mapped.ExternalID, it.link.ContactID, have, w.want)
-	c, err := p.r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body)
+	p.planned("update", it.mapped.ExternalID, it.link.ContactID, have, want)
+	c, err := r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true
 		return false, nil
@@ -159,15 +166,39 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("patch contact %s: %w", it.link.ContactID, err)
 	}
-	if w.lost != nil {
-		if _, err := p.r.opts.Store.AddConflict(*w.lost); err != nil {
+	late, err := p.overwritten(it, seq, want, c.UpdatedAt)
+	if err != nil {
+		return true, err
+	}
+	if late != nil {
+		lost = append(lost, late.lost)
+		if len(late.kept) > 0 {
+			// The patch overwrote app edits that win: put them back.
+			restore := copyFields(want)
+			for k, v := range late.kept {
+				restore[k] = v
+			}
+			if c, err = r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, patchBody(want, restore, mapping.ItemIDs(c))); err != nil {
+				return true, fmt.Errorf("put back app edits of contact %s: %w", it.link.ContactID, err)
+			}
+			want = late.want
+			for k, v := range late.kept {
+				kept[k] = v
+			}
+		}
+	}
+	for _, cf := range lost {
+		if cf == nil {
+			continue
+		}
+		if _, err := r.opts.Store.AddConflict(*cf); err != nil {
 			return true, fmt.Errorf("record conflict: %w", err)
 		}
 	}
-	if len(w.kept) == 0 {
+	if len(kept) == 0 {
 		err = p.saveLink(it, c)
 	} else {
-		err = p.saveKept(it, c, w.want)
+		err = p.saveKept(it, c, want)
 	}
 	if err != nil {
 		return true, err

@@ -210,3 +210,47 @@ func TestAppEditWeighedAtItsOwnTime(t *testing.T) {
 		t.Errorf("conflict journal %+v, want the first name won by mem", cs)
 	}
 }
+
+// slowPatch is the forward pass's workspace whose first contact patch
+// is slow to land (the client retrying it under faults): a person edits
+// the contact in the app meanwhile, and the edit's event reaches the
+// inbox, before the patch is applied and answered.
+type slowPatch struct {
+	*workspace.Client
+	during func()
+	done   bool
+}
+
+func (w *slowPatch) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	if !w.done {
+		w.done = true
+		w.during()
+	}
+	return w.Client.UpdateContact(ctx, id, p)
+}
+
+// TestAppEditDuringSlowForwardPatch: the app edit lands after the pass
+// weighed the contact's pending edits and before its patch lands, which
+// overwrites it; the pass weighs the events that came meanwhile and puts
+// back an app edit that wins.
+func TestAppEditDuringSlowForwardPatch(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.listen()
+			e.seed(1)
+			e.waitDelivered()
+			e.drain()
+			id := e.link("1").ContactID
+			e.fwd = &slowPatch{Client: e.ws, during: func() {
+				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+				e.waitInbox(1)
+			}}
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.forward()
+			e.fwd = nil
+			e.settle()
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}
