@@ -2,13 +2,17 @@
 // sync, for `syncd init`: the source's fields with sample values, its id
 // field and change cursor (inspect.go, sql.go), the workspace's custom
 // fields, and a proposed mapping guessed from names and samples
-// (guess.go, region.go). file.go turns what it found into a commented
-// configuration file.
+// (guess.go, names.go, values.go, region.go, language.go). file.go turns
+// what it found into a commented configuration file.
 //
-// It reads the source only through its connector: Open, the optional
+// It reads the source through its connector: Open, the optional
 // connector.FieldLister and connector.FieldDescriber, and the first batch
 // of a Snapshot; a database's catalog through its connector's own
-// inspection (postgres.Inspect). It writes nothing to either side.
+// inspection (postgres.Inspect). A CSV file is looked at first as text,
+// decoded as the connector decodes it (csvfile.go): its encoding and
+// delimiter, the program that exported it (exports.go, known headers as
+// data) and its id: a column (idnames.go) or the e-mail and phone
+// columns one is derived from. It writes nothing to either side.
 package discover
 
 import (
