@@ -16,10 +16,17 @@ import (
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }
 
-// Shares of a side's operations: the rest are field edits.
+// Shares of a side's operations: the rest are field edits. Creates
+// take refillShare while fewer than Options.Active contacts are active.
 const (
-	createShare = 0.06
-	deleteShare = 0.06
+	createShare = 0.04
+	refillShare = 0.3
+	deleteShare = 0.05
+	// A contact is active for minEdits to maxEdits edits, then left
+	// alone to the end, so that the last edit of most fields can be
+	// checked however long the run (a contact edited to the end would
+	// show only its last few edits).
+	minEdits, maxEdits = 3, 12
 	// hotShare of the edits go to a field the other side edited in the
 	// last hotWindow: the races and near-races the lost edits
 	// came from.
@@ -28,26 +35,27 @@ const (
 )
 
 // entities are the contacts the soak knows, by key (e-mail), with their
-// handle on each side as last seen.
+// handle on each side as last seen and the edits left before they retire.
 type entities struct {
 	mu     sync.Mutex
-	keys   []string // in order of creation: seeded choices index it
+	keys   []string // the active ones, in order of creation: seeded choices index it
+	left   map[string]int
 	row    map[string]int64
 	ct     map[string]string
 	recent []Edit // field edits of the last hotWindow
 }
 
 func newEntities() *entities {
-	return &entities{row: map[string]int64{}, ct: map[string]string{}}
+	return &entities{row: map[string]int64{}, ct: map[string]string{}, left: map[string]int{}}
 }
 
-func (es *entities) add(key string, row int64, contact string) {
+// add makes key active for edits edits.
+func (es *entities) add(key string, row int64, contact string, edits int) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if _, ok := es.row[key]; !ok {
-		if _, ok := es.ct[key]; !ok {
-			es.keys = append(es.keys, key)
-		}
+	if _, ok := es.left[key]; !ok {
+		es.keys = append(es.keys, key)
+		es.left[key] = edits
 	}
 	if row != 0 {
 		es.row[key] = row
@@ -83,6 +91,9 @@ func (es *entities) pick(rng *rand.Rand, side string) (key string, row int64, co
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	live := func(k string) bool {
+		if es.left[k] <= 0 {
+			return false
+		}
 		if side == Table {
 			return es.row[k] != 0
 		}
@@ -121,15 +132,41 @@ func (es *entities) pick(rng *rand.Rand, side string) (key string, row int64, co
 	return k, es.row[k], es.ct[k], field, true
 }
 
+// edited counts an edit against its contact's budget: a contact with
+// none left retires.
 func (es *entities) edited(e Edit) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	es.recent = append(es.recent, e)
+	if es.left[e.Key]--; es.left[e.Key] <= 0 {
+		es.retire(e.Key)
+	}
 }
 
-func (es *entities) gone(side, key string) {
+func (es *entities) retire(key string) {
+	es.left[key] = 0
+	for i, k := range es.keys {
+		if k == key {
+			es.keys = append(es.keys[:i], es.keys[i+1:]...)
+			return
+		}
+	}
+}
+
+// active is the number of contacts still to be edited.
+func (es *entities) active() int {
 	es.mu.Lock()
 	defer es.mu.Unlock()
+	return len(es.keys)
+}
+
+// gone notes that key has no row (contact) any more; deleted retires it.
+func (es *entities) gone(side, key string, deleted bool) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if deleted {
+		es.retire(key)
+	}
 	if side == Table {
 		delete(es.row, key)
 	} else {
@@ -197,10 +234,14 @@ func (w *world) driver(side string, rate float64, seq *atomic.Int64, stop <-chan
 		n := seq.Add(1)
 		value := fmt.Sprintf("%s%d", prefix, n)
 		var err error
+		creates := createShare
+		if w.ents.active() < w.o.Active {
+			creates = refillShare
+		}
 		switch p := rng.Float64(); {
-		case p < createShare:
-			err = w.create(side, n, value)
-		case p < createShare+deleteShare:
+		case p < creates:
+			err = w.create(rng, side, n, value)
+		case p < creates+deleteShare:
 			if key, row, ct, _, ok := w.ents.pick(rng, side); ok {
 				err = w.remove(side, key, row, ct)
 			}
@@ -233,7 +274,7 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 			return fmt.Errorf("update row %d: %w", row, err)
 		}
 		if tag.RowsAffected() == 0 {
-			w.ents.gone(side, key)
+			w.ents.gone(side, key, false)
 			return nil
 		}
 	} else {
@@ -248,7 +289,7 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 		}
 		if _, err := w.app().UpdateContact(ctx, contact, workspace.ContactPatch{DefaultFields: p}); err != nil {
 			if notFound(err) {
-				w.ents.gone(side, key)
+				w.ents.gone(side, key, false)
 				return nil
 			}
 			return fmt.Errorf("edit contact %s: %w", contact, err)
@@ -260,7 +301,7 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 }
 
 // create makes a contact on side, with every field set to value.
-func (w *world) create(side string, n int64, value string) error {
+func (w *world) create(rng *rand.Rand, side string, n int64, value string) error {
 	ctx, cancel := opCtx(w.ctx)
 	defer cancel()
 	key := fmt.Sprintf("%s%d@soak.example", strings.ToLower(value[:1]), n)
@@ -280,7 +321,7 @@ func (w *world) create(side string, n int64, value string) error {
 	}
 	e.At = time.Now()
 	w.log.Add(e)
-	w.ents.add(key, e.Row, e.Contact)
+	w.ents.add(key, e.Row, e.Contact, minEdits+rng.Intn(maxEdits-minEdits+1))
 	return nil
 }
 
@@ -294,18 +335,18 @@ func (w *world) remove(side, key string, row int64, contact string) error {
 			return fmt.Errorf("delete row %d: %w", row, err)
 		}
 		if tag.RowsAffected() == 0 {
-			w.ents.gone(side, key)
+			w.ents.gone(side, key, false)
 			return nil
 		}
 	} else if err := w.app().DeleteContact(ctx, contact); err != nil {
 		if notFound(err) {
-			w.ents.gone(side, key)
+			w.ents.gone(side, key, false)
 			return nil
 		}
 		return fmt.Errorf("delete contact %s: %w", contact, err)
 	}
 	w.log.Add(Edit{At: time.Now(), Side: side, Op: OpDelete, Key: key, Row: row, Contact: contact})
-	w.ents.gone(side, key)
+	w.ents.gone(side, key, true)
 	return nil
 }
 

@@ -38,7 +38,11 @@ func (w *world) report(s Summary, final Final) string {
 		r.Fields, r.Survived, o.Race, r.Races, r.Journaled, r.Lost)
 	fmt.Fprintf(&b, "edits after a delete on the other side: within the race window %d, applied %d, journaled %d, DROPPED without a journal entry %d\n",
 		r.AfterDelete.Races, r.AfterDelete.Applied, r.AfterDelete.Journaled, r.AfterDelete.Dropped)
-	fmt.Fprintf(&b, "conflict journal: %d entries\n", len(s.Journal))
+	dead := map[string]int{}
+	for _, d := range s.DeadLetters {
+		dead[d.Operation]++
+	}
+	fmt.Fprintf(&b, "conflict journal: %d entries; dead letters: %d %v\n", len(s.Journal), len(s.DeadLetters), dead)
 	if len(r.Findings) > 0 {
 		mech := map[string]int{}
 		for _, f := range r.Findings {
@@ -117,7 +121,11 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 			continue
 		}
 		if c.Kind == "api" {
-			lines = append(lines, line{c.At, fmt.Sprintf("api    %s syncd %s %s -> %d %s %s", w.log.Stamp(c.At), c.Method, c.Path, c.Status, c.Fault, c.Body)})
+			text := fmt.Sprintf("api    %s syncd %s %s -> %d %s %s", w.log.Stamp(c.At), c.Method, c.Path, c.Status, c.Fault, c.Body)
+			if c.Before != nil {
+				text += fmt.Sprintf(" (the contact held %v)", c.Before)
+			}
+			lines = append(lines, line{c.At, text})
 		} else {
 			lines = append(lines, line{c.At, fmt.Sprintf("hook   %s delivery %s %s %v -> %d", w.log.Stamp(c.At), c.Method, c.Path, c.Values, c.Status)})
 		}
@@ -128,6 +136,11 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 	for _, c := range s.Journal {
 		if rows[atoi(c.ExternalID)] || contacts[c.ContactID] {
 			lines = append(lines, line{c.At, fmt.Sprintf("journal %s winner %s workspace %v source %v", w.log.Stamp(c.At), c.Winner, c.Workspace, c.Source)})
+		}
+	}
+	for _, d := range s.DeadLetters {
+		if rows[atoi(d.Key)] || contacts[d.Key] {
+			lines = append(lines, line{d.CreatedAt, fmt.Sprintf("dead   %s dead letter %s %s: %s (attempts %d, last %s)", w.log.Stamp(d.CreatedAt), d.Operation, d.Key, d.Reason, d.Attempts, w.log.Stamp(d.UpdatedAt))})
 		}
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
@@ -205,13 +218,21 @@ func (w *world) lateWrites(b *strings.Builder, s Summary) {
 				continue
 			}
 			e, ok := byValue[v]
+			held := ""
+			if b, known := c.Before[f]; known && b == v {
+				held = " (the contact held it already: a no-op)"
+			} else if known {
+				if o, ok := byValue[b]; ok && o.At.After(e.At) {
+					held = fmt.Sprintf(" OVER the newer %s %s %s of %.1fs before the stop", o.Side, o.Op, b, s.Stopped.Sub(o.At).Seconds())
+				}
+			}
 			switch {
 			case !ok:
 				origins = append(origins, fmt.Sprintf("%s=%s (no edit made it)", f, v))
 			case e.Side == Table:
-				origins = append(origins, fmt.Sprintf("%s=%s late drain of the table's %s %.1fs before the stop", f, v, e.Op, s.Stopped.Sub(e.At).Seconds()))
+				origins = append(origins, fmt.Sprintf("%s=%s late drain of the table's %s %.1fs before the stop%s", f, v, e.Op, s.Stopped.Sub(e.At).Seconds(), held))
 			default:
-				origins = append(origins, fmt.Sprintf("%s=%s ECHO of the app's %s %.1fs before the stop", f, v, e.Op, s.Stopped.Sub(e.At).Seconds()))
+				origins = append(origins, fmt.Sprintf("%s=%s ECHO of the app's %s %.1fs before the stop%s", f, v, e.Op, s.Stopped.Sub(e.At).Seconds(), held))
 			}
 		}
 		if len(origins) == 0 {

@@ -31,6 +31,7 @@ type Summary struct {
 	// IdleWS and IdleTable are syncd's writes in the quiet window after.
 	IdleWS, IdleTable int
 	Journal           []state.Conflict
+	DeadLetters       []state.DeadLetter
 	Stopped           time.Time
 }
 
@@ -54,10 +55,11 @@ func Run(t *testing.T, o Options) Summary {
 	}
 	defer edits.Close()
 	w.log = NewLog(time.Now(), edits)
+	budget := newRand(o.Seed + 4)
 	for _, r := range w.table.Rows() {
 		w.log.Add(Edit{At: w.log.Start, Side: Table, Op: OpCreate, Key: r.Email, Row: r.ID,
 			Values: map[string]string{"firstName": r.First, "lastName": r.Last, "company": r.Company}})
-		w.ents.add(r.Email, r.ID, "")
+		w.ents.add(r.Email, r.ID, "", minEdits+budget.Intn(maxEdits-minEdits+1))
 	}
 	if err := w.startSyncd(); err != nil {
 		t.Fatal(err)
@@ -138,6 +140,9 @@ func Run(t *testing.T, o Options) Summary {
 		t.Fatal(err)
 	}
 	s.Journal, err = st.Conflicts(e2e.Connector, 0)
+	if err == nil {
+		s.DeadLetters, err = st.DeadLetters(e2e.Connector)
+	}
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ var (
 	faults    = flag.Float64("soak.faults", 0.2, "share of workspace API calls that fail (429, 500, latency, lost answer)")
 	killEvery = flag.Duration("soak.kill-every", 0, "mean time between SIGKILLs of syncd (default: 5m, or a third of -soak.duration when shorter than 15m; negative: none)")
 	rows      = flag.Int("soak.rows", 150, "rows of the table at the start")
+	active    = flag.Int("soak.active", 150, "contacts being edited at a time: each takes 3 to 12 edits, then is left alone and checked at the end")
 	seed      = flag.Int64("soak.seed", 1, "seed of the edits, faults and kills")
 	race      = flag.Duration("soak.race", 3*time.Second, "edits of both sides within this window are a true race")
 	out       = flag.String("soak.out", "", "folder of the reports, edit logs and syncd output (default: a new folder under $TMPDIR)")
@@ -66,7 +67,7 @@ func TestSoak(t *testing.T) {
 				t.Parallel()
 			}
 			s := Run(t, Options{
-				Mode: mode, Binary: bin, Duration: *duration, Rate: *rate, Rows: *rows,
+				Mode: mode, Binary: bin, Duration: *duration, Rate: *rate, Rows: *rows, Active: *active,
 				Faults: *faults, FaultLatency: time.Second, KillEvery: kill, Race: *race,
 				Drain: 3 * time.Minute, Settle: 5 * time.Second, Quiet: *quiet, Seed: *seed,
 				Out: filepath.Join(base, fmt.Sprintf("%s-seed%d", mode, *seed)), Show: *show, LogLevel: *logLevel,

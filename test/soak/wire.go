@@ -28,6 +28,8 @@ type Call struct {
 	// Values are the contact fields the body carries (an API write's
 	// defaultFields, a delivery's contact).
 	Values map[string]string
+	// Before are the contact's fields just before an API PATCH.
+	Before map[string]string
 	Body   string
 }
 
@@ -35,8 +37,11 @@ type Call struct {
 // deliveries to syncd, for the timelines of the report and the writes
 // after the edits stop.
 type Wire struct {
-	mu    sync.Mutex
-	calls []Call
+	// Contact reads a contact's fields as the workspace holds them (nil:
+	// API writes are recorded without Before).
+	Contact func(id string) map[string]string
+	mu      sync.Mutex
+	calls   []Call
 }
 
 // Calls returns the recorded calls from since on.
@@ -68,10 +73,15 @@ func (w *Wire) Handler(h http.Handler) http.Handler {
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1/contacts"), "/")
+		var before map[string]string
+		if r.Method == http.MethodPatch && w.Contact != nil {
+			before = w.Contact(id)
+		}
 		rec := &status{ResponseWriter: rw, code: http.StatusOK}
 		h.ServeHTTP(rec, r)
-		c := Call{At: time.Now(), Kind: "api", Method: r.Method, Path: r.URL.Path, Status: rec.code, Fault: rec.Header().Get("Emulator-Fault"),
-			Contact: strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1/contacts"), "/"), Body: string(body)}
+		c := Call{At: time.Now(), Before: before, Kind: "api", Method: r.Method, Path: r.URL.Path, Status: rec.code, Fault: rec.Header().Get("Emulator-Fault"),
+			Contact: id, Body: string(body)}
 		var in struct {
 			DefaultFields map[string]any `json:"defaultFields"`
 		}

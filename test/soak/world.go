@@ -23,10 +23,13 @@ type Options struct {
 	// Binary is the syncd binary to run.
 	Binary string
 	// Duration of the edits; Rate is edits per second on both sides
-	// together (half each); Rows the table's rows at the start.
+	// together (half each); Rows the table's rows at the start; Active
+	// how many contacts are being edited at a time (each retires after a
+	// few edits, new ones are created).
 	Duration time.Duration
 	Rate     float64
 	Rows     int
+	Active   int
 	// Faults is the share of workspace API calls that fail (429, 500,
 	// latency of FaultLatency, lost answer).
 	Faults       float64
@@ -85,6 +88,15 @@ func newWorld(t *testing.T, o Options) *world {
 		RetryBase: 100 * time.Millisecond, RetryMax: 5 * time.Second, MaxAttempts: 12,
 		HTTPClient: &http.Client{Transport: w.wire.Transport(), Timeout: 10 * time.Second},
 	})
+	w.wire.Contact = func(id string) map[string]string {
+		for _, c := range w.emu.Contacts() {
+			if c.ID == id {
+				v := e2e.ContactValues(c)
+				return map[string]string{"firstName": v.First, "lastName": v.Last, "company": v.Company}
+			}
+		}
+		return nil
+	}
 	srv := httptest.NewServer(w.wire.Handler(w.emu.Handler()))
 	w.url = srv.URL
 	t.Cleanup(func() {
