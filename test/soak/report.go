@@ -29,7 +29,7 @@ func (w *world) report(s Summary, final Final) string {
 		o.Mode, o.Seed, o.Duration, o.Rate, 100*o.Faults, o.KillEvery, o.Rows)
 	fmt.Fprintf(&b, "acknowledged: %d (table: %d edits, %d creates, %d deletes; app: %d edits, %d creates, %d deletes; %d initial rows)\n",
 		len(s.Edits)-o.Rows, count["table edit"], count["table create"]-o.Rows, count["table delete"], count["app edit"], count["app create"], count["app delete"], o.Rows)
-	fmt.Fprintf(&b, "syncd SIGKILLed %d times; faults injected: %v\n", s.Kills, s.Faults)
+	fmt.Fprintf(&b, "syncd SIGKILLed %d times; API calls %v at %.0f/s; faults injected: %v\n", s.Kills, s.Calls, o.APIRate, s.Faults)
 	fmt.Fprintf(&b, "drain: the last write came %v after the edits stopped (%d workspace writes, %d table writes after the stop)\n",
 		s.Drain.Round(time.Millisecond), s.LateWS, s.LateTable)
 	fmt.Fprintf(&b, "idle writes in the %v quiet window after the drain: workspace %d, table %d\n", o.Quiet, s.IdleWS, s.IdleTable)

@@ -20,8 +20,9 @@ type Summary struct {
 	Result  Result
 	Edits   []Edit
 	Kills   int
-	// Faults injected by kind.
+	// Faults injected by kind; Calls are the API requests by route.
 	Faults map[string]int
+	Calls  map[string]int
 	// Agreement is e2e.Agree's disagreements at the end.
 	Agreement []string
 	// Drain is the time from the edits' stop to both sides agreeing with
@@ -151,7 +152,8 @@ func Run(t *testing.T, o Options) Summary {
 	s.Edits = w.log.Edits()
 	s.Result = Check(s.Edits, final, s.Journal, o.Race)
 	s.Kills = w.kills
-	s.Faults = w.emu.Stats().FaultsByKind
+	st2 := w.emu.Stats()
+	s.Faults, s.Calls = st2.FaultsByKind, st2.Requests
 	report := w.report(s, final)
 	if err := os.WriteFile(filepath.Join(o.Out, "report.txt"), []byte(report), 0o644); err != nil {
 		t.Error(err)

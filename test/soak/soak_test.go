@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/test/e2e"
+	"github.com/syncd-io/syncd/workspace"
 )
 
 var (
 	duration  = flag.Duration("soak.duration", 2*time.Minute, "how long the edits go on, per mode")
 	modes     = flag.String("soak.modes", "logical,poll", "the table's changes modes to soak, comma-separated (logical, poll)")
 	rate      = flag.Float64("soak.rate", 12, "edits per second, both sides together")
+	apiRate   = flag.Float64("soak.api-rate", workspace.DefaultRateLimit, "the workspace's rate limit, requests per second (syncd is configured to match)")
 	faults    = flag.Float64("soak.faults", 0.2, "share of workspace API calls that fail (429, 500, latency, lost answer)")
 	killEvery = flag.Duration("soak.kill-every", 0, "mean time between SIGKILLs of syncd (default: 5m, or a third of -soak.duration when shorter than 15m; negative: none)")
 	rows      = flag.Int("soak.rows", 150, "rows of the table at the start")
@@ -68,7 +70,7 @@ func TestSoak(t *testing.T) {
 			}
 			s := Run(t, Options{
 				Mode: mode, Binary: bin, Duration: *duration, Rate: *rate, Rows: *rows, Active: *active,
-				Faults: *faults, FaultLatency: time.Second, KillEvery: kill, Race: *race,
+				APIRate: *apiRate, Faults: *faults, FaultLatency: time.Second, KillEvery: kill, Race: *race,
 				Drain: 3 * time.Minute, Settle: 5 * time.Second, Quiet: *quiet, Seed: *seed,
 				Out: filepath.Join(base, fmt.Sprintf("%s-seed%d", mode, *seed)), Show: *show, LogLevel: *logLevel,
 			})

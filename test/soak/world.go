@@ -30,6 +30,10 @@ type Options struct {
 	Rate     float64
 	Rows     int
 	Active   int
+	// APIRate is the workspace's rate limit (requests per second, burst
+	// 10), syncd configured to match: at the service's 10/s the writes
+	// queue behind each other and faults' retries, as in production.
+	APIRate float64
 	// Faults is the share of workspace API calls that fail (429, 500,
 	// latency of FaultLatency, lost answer).
 	Faults       float64
@@ -84,7 +88,7 @@ func newWorld(t *testing.T, o Options) *world {
 		t.Fatalf("the test server runs with wal_level=%s (%v); run scripts/test --prepare-only to set wal_level=logical", level, err)
 	}
 	w.emu = emulator.New(emulator.Options{
-		Seed: o.Seed, Rate: -1, FaultRate: 0, FaultLatency: o.FaultLatency,
+		Seed: o.Seed, Rate: o.APIRate, Burst: 10, FaultRate: 0, FaultLatency: o.FaultLatency,
 		RetryBase: 100 * time.Millisecond, RetryMax: 5 * time.Second, MaxAttempts: 12,
 		HTTPClient: &http.Client{Transport: w.wire.Transport(), Timeout: 10 * time.Second},
 	})
@@ -114,7 +118,7 @@ func newWorld(t *testing.T, o Options) *world {
 	w.cfg = e2e.WriteConfig(t, dir, e2e.ConfigOptions{
 		EmulatorURL: w.url, Table: w.table.Name, StatePath: filepath.Join(dir, "syncd.db"),
 		Listen: w.addr, PublicURL: "http://" + w.addr + "/webhooks/workspace", Schedule: schedule,
-		RateLimit: 1000, Burst: 50, LogLevel: o.LogLevel, BatchSize: 25, Settings: settings,
+		RateLimit: o.APIRate, Burst: 10, LogLevel: o.LogLevel, BatchSize: 25, Settings: settings,
 	})
 	f, err := os.Create(filepath.Join(o.Out, "syncd.log"))
 	if err != nil {
