@@ -71,6 +71,14 @@ func TestReadSpreadsheetExports(t *testing.T) {
 			},
 		},
 		{
+			name: "rows a spreadsheet left empty are no records", file: "trailing_empty_rows.csv",
+			mod: func(s *csv.Settings) { s.Delimiter = ";" },
+			want: []connector.Record{
+				{ID: "1", Fields: map[string]any{"id": "1", "name": "Ada"}},
+				{ID: "2", Fields: map[string]any{"id": "2", "name": "Grace"}},
+			},
+		},
+		{
 			name: "ids from the first e-mail, else the first phone", file: "no_id_column_emails.csv",
 			mod: func(s *csv.Settings) { s.IDFrom = []string{"E-mail 1 - Value", "Phone 1 - Value"} },
 			want: []connector.Record{

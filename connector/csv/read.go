@@ -240,6 +240,11 @@ func (s *Source) read(ctx context.Context, withCheckpoint bool, fn connector.Bat
 		if err != nil {
 			return err
 		}
+		if bad == nil && blankRow(row) {
+			// A spreadsheet's once-used, now empty row (";;;;"): no
+			// record, as an empty line is none.
+			continue
+		}
 		var rec connector.Record
 		if bad == nil {
 			rec, bad, err = s.record(h, cols, row, line, seen)
@@ -354,6 +359,16 @@ func (s *Source) keyedRecord(h header, cols []column, row []string, line int, se
 		fields[c.name] = row[c.index]
 	}
 	return connector.Record{ID: id, Fields: fields}, nil, nil
+}
+
+// blankRow reports whether every field of row is white space.
+func blankRow(row []string) bool {
+	for _, v := range row {
+		if strings.TrimSpace(v) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // columnName is the name of a row's column i, also past the named ones.
