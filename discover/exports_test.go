@@ -170,3 +170,51 @@ func TestInspectCSVWithoutKey(t *testing.T) {
 		t.Fatalf("idFrom %v, want the e-mail column, then the phone column", got)
 	}
 }
+
+// TestRegionTheFileImplies: national numbers valid in several regions
+// are read in the one the header's language or an address's country
+// names; numbers that cannot be from there keep the region they are
+// valid in.
+func TestRegionTheFileImplies(t *testing.T) {
+	french := []string{"01 42 68 53 00", "06 12 34 56 78", "04 78 00 00 02", "07 11 22 33 44"}
+	if r, _ := GuessRegion(french); r != "ZA" {
+		t.Fatalf("without a hint the numbers read as %s; the case needs numbers valid in ZA too", r)
+	}
+	hint, why := languageRegion([]string{"Prénom", "Nom", "Société", "Téléphone"})
+	if hint != "FR" || !strings.Contains(why, "French") {
+		t.Fatalf("languageRegion = %s (%s), want FR", hint, why)
+	}
+	if r, why := guessRegion(french, hint, why, false); r != "FR" {
+		t.Fatalf("region %s (%s), want FR from the header's language", r, why)
+	}
+	if r, _ := guessRegion([]string{"(415) 555-0100", "212 555 0199"}, "FR", "the header is in French", false); r != "US" {
+		t.Fatalf("region %s, want US: the numbers are no French numbers", r)
+	}
+	c, why := countryRegion([]string{"Name", "Business Country/Region"}, [][]string{{"Ada", "United Kingdom"}, {"Mary", "United Kingdom"}, {"Bob", ""}})
+	if c != "GB" || !strings.Contains(why, "2 of 2") {
+		t.Fatalf("countryRegion = %s (%s), want GB", c, why)
+	}
+	// Ofcom's drama numbers are possible, not valid, in GB: the country
+	// column settles it.
+	if r, why := guessRegion([]string{"07700 900123", "07700 900456", "020 7946 0018"}, "GB", "an address names it", true); r != "GB" {
+		t.Fatalf("region %s (%s), want GB", r, why)
+	}
+}
+
+func TestLabelFromColumn(t *testing.T) {
+	tests := []struct {
+		samples []string
+		want    string
+	}{
+		{[]string{"* Home", "Home", "Work"}, "home"},
+		{[]string{"Mobile", "Mobil", "Handy"}, "mobile"},
+		{[]string{"Geschäftlich"}, "work"},
+		{[]string{"Assistant"}, "other"},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		if got, _ := labelFromColumn(Field{Name: "Phone 1 - Label", Samples: tt.samples}, "Phone 1 - Value"); got != tt.want {
+			t.Errorf("labelFromColumn(%q) = %q, want %q", tt.samples, got, tt.want)
+		}
+	}
+}
