@@ -71,6 +71,7 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	values := fs.String("custom-field-values", workspace.ValuesTyped, "form of custom field values taken and answered: typed (by the field's type, as the published OpenAPI document) or arrays (every value an array of strings, as the spec)")
 	envelope := fs.String("webhook-envelope", emulator.EnvelopeObject, "where deliveries carry the contact: object (data.object, as the service's webhook guide) or resource (data.resource, the shape of earlier emulators)")
 	whRoutes := fs.String("webhook-routes", emulator.RoutesBoth, "webhook routes served: both, spec (/webhooks, as the spec) or v1 (/v1/webhooks, as the published OpenAPI document)")
+	dups := fs.Float64("webhook-duplicates", 0, "share in [0,1] of events delivered twice (the same webhook-id), as at-least-once services do")
 	noOrg := fs.Bool("no-organization", false, "answer 404 on GET /v1/organization, as versions of the service without it do")
 	var fields customFieldFlags
 	fs.Var(&fields, "custom-field", "a custom field definition key:type:name (repeatable); types: "+strings.Join(emulator.FieldTypes, ", "))
@@ -97,6 +98,9 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	if *faultRate < 0 || *faultRate > 1 {
 		return fmt.Errorf("--fault-rate %v: want a probability in [0,1]: %w", *faultRate, ErrUsage)
 	}
+	if *dups < 0 || *dups > 1 {
+		return fmt.Errorf("--webhook-duplicates: must be a share in [0,1], not %v: %w", *dups, ErrUsage)
+	}
 	level, err := logrus.ParseLevel(*logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level: %v: %w", err, ErrUsage)
@@ -113,7 +117,8 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 		FaultRate: *faultRate, FaultLatency: *faultLatency, Latency: *latency,
 		Seed: *seed, CustomFields: fields, CustomFieldValues: *values, LegacySignature: *legacy,
 		WebhookEnvelope: *envelope, WebhookRoutes: *whRoutes, NoOrganization: *noOrg,
-		Log: entry,
+		WebhookDuplicates: *dups,
+		Log:               entry,
 	})
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)

@@ -112,7 +112,7 @@ func TestVersionHeaderName(t *testing.T) {
 
 func TestUnmatchedRoute(t *testing.T) {
 	s := newServer(t, emulator.Options{})
-	eb := errorBody(t, call(t, s.URL, "GET", "/v1/calls", nil), http.StatusNotFound)
+	eb := errorBody(t, call(t, s.URL, "GET", "/v1/conversations", nil), http.StatusNotFound)
 	if eb.Code != "0000404" {
 		t.Errorf("code = %s", eb.Code)
 	}

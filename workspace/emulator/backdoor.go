@@ -40,6 +40,7 @@ func (e *Emulator) backdoorRoutes(mux *http.ServeMux) {
 		return ok(http.StatusNoContent, nil)
 	}))
 	mux.Handle("POST /_emulator/faults", serve(e.setFaults))
+	e.activityRoutes(mux, serve)
 }
 
 var faultsSchema = object(map[string]*node{"rate": {typ: "number"}}, "rate")

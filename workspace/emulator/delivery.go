@@ -83,6 +83,7 @@ func (e *Emulator) queueLocked(wh *webhookRec, evID, event string, resource []by
 		}
 	}
 	e.deliver.enqueue(wh.wh.ID, dl, dl.round)
+	e.maybeDuplicateLocked(wh, dl)
 	return dl
 }
 

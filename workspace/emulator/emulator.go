@@ -100,6 +100,9 @@ type Options struct {
 	// NoOrganization answers 404 on GET /v1/organization and GET
 	// /organization, as versions of the service without that route do.
 	NoOrganization bool
+	// WebhookDuplicates is the share, in [0,1], of events delivered twice
+	// (the same webhook-id, two deliveries), as at-least-once services do.
+	WebhookDuplicates float64
 	// HistoryLimit bounds the delivery history kept per webhook.
 	HistoryLimit int
 	// HTTPClient sends deliveries (default: a plain client).

@@ -62,6 +62,7 @@ func (e *Emulator) routes() http.Handler {
 		{route: workspace.RouteRetryDelivery, area: areaWebhooks, write: true, webhook: true, handle: e.retryDelivery},
 		{route: workspace.RouteSendTestEvent, area: areaWebhooks, write: true, webhook: true, handle: e.testEvent},
 	}
+	ops = append(ops, e.activityOps()...)
 	for _, o := range ops {
 		switch {
 		case o.area == areaOrganization && e.opts.NoOrganization:

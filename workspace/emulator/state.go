@@ -28,6 +28,8 @@ type state struct {
 	webhooks      map[string]*webhookRec
 	webhookOrder  []string
 	nextWebhookID int
+
+	act *activityState // calls and texts (activity.go), made on first use
 }
 
 func newState(seed int64) *state {

@@ -1,0 +1,104 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// CallIn is a call made in the app (POST /_emulator/app/calls).
+type CallIn struct {
+	Participants []string `json:"participants"`
+	Direction    string   `json:"direction"`
+	Status       string   `json:"status,omitempty"`
+	Duration     int      `json:"duration"`
+	UserID       string   `json:"userId,omitempty"`
+}
+
+// MessageIn is a text sent or received in the app (POST
+// /_emulator/app/messages).
+type MessageIn struct {
+	From      string   `json:"from"`
+	To        []string `json:"to"`
+	Text      string   `json:"text"`
+	Direction string   `json:"direction"`
+	UserID    string   `json:"userId,omitempty"`
+}
+
+// Call makes a call end in the workspace: it is listed, and call.completed
+// is delivered. It returns the call's id.
+func (a App) Call(ctx context.Context, in CallIn) (string, error) {
+	return a.post(ctx, "app/calls", in)
+}
+
+// Summarize gives call id its summary (call.summary.completed).
+func (a App) Summarize(ctx context.Context, id string, summary, nextSteps []string) error {
+	_, err := a.post(ctx, "app/calls/"+id+"/summary", map[string][]string{"summary": summary, "nextSteps": nextSteps})
+	return err
+}
+
+// Transcribe gives call id its transcript (call.transcript.completed).
+func (a App) Transcribe(ctx context.Context, id string, dialogue []workspace.DialogueLine) error {
+	_, err := a.post(ctx, "app/calls/"+id+"/transcript", map[string]any{"dialogue": dialogue})
+	return err
+}
+
+// Record gives call id a recording (call.recording.completed); url may be
+// empty for one of the emulator's.
+func (a App) Record(ctx context.Context, id, url string) error {
+	body := map[string]any{}
+	if url != "" {
+		body["url"] = url
+	}
+	_, err := a.post(ctx, "app/calls/"+id+"/recording", body)
+	return err
+}
+
+// Message sends or receives a text (message.delivered or
+// message.received). It returns the message's id.
+func (a App) Message(ctx context.Context, in MessageIn) (string, error) {
+	return a.post(ctx, "app/messages", in)
+}
+
+// post sends body to the back door's route and returns data.id.
+func (a App) post(ctx context.Context, route string, body any) (string, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.BaseURL+backdoorPrefix+route, bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := a.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode >= 300 {
+		return "", fmt.Errorf("app POST %s: %s: %s", route, resp.Status, raw)
+	}
+	var env struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return "", fmt.Errorf("app POST %s: %w", route, err)
+	}
+	return env.Data.ID, nil
+}
