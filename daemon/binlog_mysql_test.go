@@ -66,8 +66,9 @@ type binlogEnv struct {
 	d         *daemon.Daemon
 }
 
-// newBinlogEnv creates the table with rows rows and opens the daemon.
-func newBinlogEnv(t *testing.T, rows int) *binlogEnv {
+// newBinlogEnv creates the table with rows rows and opens the daemon,
+// its configuration changed by mods.
+func newBinlogEnv(t *testing.T, rows int, mods ...func(*configfile.File)) *binlogEnv {
 	t.Helper()
 	e := &binlogEnv{statePath: filepath.Join(t.TempDir(), "syncd.db")}
 	_, e.dsn = mysqltest.NewDatabase(t)
@@ -86,6 +87,9 @@ func newBinlogEnv(t *testing.T, rows int) *binlogEnv {
 			Settings:       map[string]any{"dsn": e.dsn, "table": "contacts", "changes": "binlog"},
 			Mapping:        configfile.Names(),
 		}},
+	}
+	for _, mod := range mods {
+		mod(&f)
 	}
 	var err error
 	if e.cfg, err = config.ParseConfig(f.YAML(), func(string) string { return "" }); err != nil {

@@ -129,21 +129,28 @@ func newPGEnvWith(t *testing.T, rows int, emuOpts emulator.Options, batchSize in
 // start starts the reverse direction and subscribes its receiver.
 func (e *pgEnv) start() {
 	e.t.Helper()
-	rev, err := e.d.StartReverse(context.Background())
+	e.rev, e.hook, e.secret = startSubscribed(e.t, e.d, e.api, e.cfg.Webhooks.Path)
+}
+
+// startSubscribed starts d's reverse direction and subscribes its
+// receiver (at path) to the workspace of api; it returns the running
+// part, the receiver's URL and the subscription's secret.
+func startSubscribed(t *testing.T, d *daemon.Daemon, api *workspace.Client, path string) (rev *daemon.Running, hook, secret string) {
+	t.Helper()
+	rev, err := d.StartReverse(context.Background())
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	e.rev = rev
-	e.hook = "http://" + rev.Addr + e.cfg.Webhooks.Path
-	reg, err := daemon.EnsureWebhook(context.Background(), e.api, e.d.Store(), e.hook, logrus.NewEntry(quiet()))
+	hook = "http://" + rev.Addr + path
+	reg, err := daemon.EnsureWebhook(context.Background(), api, d.Store(), hook, logrus.NewEntry(quiet()))
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	cur, _, err := e.d.Store().WebhookSecrets()
+	cur, _, err := d.Store().WebhookSecrets()
 	if err != nil || cur.WebhookID != reg.Webhook.ID {
-		e.t.Fatalf("secret of %s: %+v %v", reg.Webhook.ID, cur.WebhookID, err)
+		t.Fatalf("secret of %s: %+v %v", reg.Webhook.ID, cur.WebhookID, err)
 	}
-	e.secret = cur.Secret
+	return rev, hook, cur.Secret
 }
 
 func (e *pgEnv) close() {
@@ -200,19 +207,30 @@ func (e *pgEnv) inbox() int {
 // applier emptied the inbox.
 func (e *pgEnv) waitQuiet(timeout time.Duration) {
 	e.t.Helper()
+	waitReverseQuiet(e.t, e.emu.Emulator, e.d, e.rev, timeout)
+}
+
+// waitReverseQuiet waits until emu delivered everything and d's applier
+// (of rev) emptied the inbox.
+func waitReverseQuiet(t *testing.T, emu *emulator.Emulator, d *daemon.Daemon, rev *daemon.Running, timeout time.Duration) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		delivered := true
-		for _, wh := range e.emu.Webhooks() {
-			for _, dl := range e.emu.Deliveries(wh.ID) {
+		for _, wh := range emu.Webhooks() {
+			for _, dl := range emu.Deliveries(wh.ID) {
 				delivered = delivered && dl.Status != emulator.DeliveryPending
 			}
 		}
-		if delivered && e.inbox() == 0 && e.rev.Applier.Idle() {
+		inbox, err := d.Store().CountPendingEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if delivered && inbox == 0 && rev.Applier.Idle() {
 			return
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("not quiet after %v: inbox %d, all delivered %v", timeout, e.inbox(), delivered)
+			t.Fatalf("not quiet after %v: inbox %d, all delivered %v", timeout, inbox, delivered)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
