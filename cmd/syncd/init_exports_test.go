@@ -394,7 +394,7 @@ func TestValidateNamesCSVKeyProblems(t *testing.T) {
 	if err := os.WriteFile(csvPath, []byte("\uFEFF\"Record ID\",\"First Name\",\"Email\"\r\n\"51\",\"Maria\",\"maria@example.com\"\r\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	config := func(key string) string {
+	config := func(csvPath, key string) string {
 		return `workspace:
   baseURL: http://127.0.0.1:1
   apiKey: k
@@ -417,7 +417,21 @@ connectors:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantInvalid(t, config(tt.key), 1, tt.want)
+			wantInvalid(t, config(csvPath, tt.key), 1, tt.want)
+		})
+	}
+	// A file Excel saved in another encoding than the one set. (A
+	// Windows-1252 header of ASCII names reads; its rows' letters are
+	// dead letters naming the encoding setting.)
+	for _, tt := range []struct{ name, file, key, want string }{
+		{"Unicode Text read as UTF-8", "excel_unicode_text_french.txt", "idColumn: C", "set encoding: utf-16"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			abs, err := filepath.Abs(filepath.Join("testdata", "init", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantInvalid(t, config(abs, tt.key), 1, tt.want)
 		})
 	}
 }

@@ -94,7 +94,7 @@ func (s *Source) header(r *csv.Reader) (header, error) {
 	seen := make(map[string]int, len(rec))
 	for i, name := range rec[:named] {
 		if !utf8.ValidString(name) {
-			return header{}, fmt.Errorf("read %s line 1: header column %d is not valid UTF-8%s", s.path, i+1, s.encodingHint())
+			return header{}, connector.SchemaError(fmt.Errorf("read %s line 1: header column %d is not valid UTF-8%s", s.path, i+1, s.encodingHint()))
 		}
 		if strings.TrimSpace(name) == "" {
 			return header{}, fmt.Errorf("read %s line 1: header column %d has no name", s.path, i+1)
