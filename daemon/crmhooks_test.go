@@ -43,7 +43,7 @@ const hookSecret = "app-client-secret-0123456789"
 
 var crmCases = []crmCase{
 	{name: "hubspot", start: func(t *testing.T, n int, url string) (configfile.Connector, *crmHook) {
-		srv := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+		srv := hubspottest.NewServer(hubspottest.Options{RateLimit: 100}) // Free and Starter: 100 per 10 s, search 5 per second
 		t.Cleanup(srv.Close)
 		ids := make([]string, n)
 		for i := range n {
@@ -67,7 +67,7 @@ var crmCases = []crmCase{
 		}
 		now := func(d time.Duration) string { return strconv.FormatInt(time.Now().Add(d).UnixMilli(), 10) }
 		return configfile.Connector{Name: "crm", Type: "hubspot", Schedule: "@every 1h",
-				Settings: map[string]any{"token": srv.Token(), "baseURL": srv.URL, "rateLimit": 100000,
+				Settings: map[string]any{"token": srv.Token(), "baseURL": srv.URL,
 					"webhooks": map[string]any{"clientSecret": hookSecret, "url": target}},
 				Mapping: configfile.Mapping{ExternalID: "hs_object_id", Fields: map[string]configfile.Field{
 					"firstName": configfile.From("firstname"), "lastName": configfile.From("lastname"), "emails.work": configfile.From("email")}}},
