@@ -102,4 +102,75 @@ func TestChangesReadAnnouncedContacts(t *testing.T) {
 	if got := lastNames(f.changes(t, cp)); got[ids[0]] == "Announced" || batchReads() != before {
 		t.Errorf("the next read without webhook read %v again with %d batch reads", got, batchReads()-before)
 	}
+
+	// A deletion's event names a contact the batch read no longer
+	// returns: the read goes on, and the archived scan reads the deletion.
+	if err := f.srv.Archive(ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if st := deliver(secret, fmt.Sprintf(`[{"subscriptionType":"contact.deletion","objectId":%s}]`, ids[1])); st != http.StatusOK {
+		t.Fatalf("the deletion's delivery answered %d, want 200", st)
+	}
+	r = f.changes(t, cp)
+	deleted := false
+	for _, rec := range r.records {
+		if rec.ID == ids[1] && !rec.Deleted {
+			t.Errorf("read %s as live after its deletion", ids[1])
+		}
+		deleted = deleted || rec.ID == ids[1] && rec.Deleted
+	}
+	if !deleted {
+		t.Errorf("the read after the deletion's webhook read %+v, want %s deleted", r.records, ids[1])
+	}
+}
+
+// A merge's event may name a contact merged away: its batch read answers
+// the merged contact, which comes after the contacts merged into it
+// (Deleted, MergedInto set), as in a window, so that their contacts
+// move to it instead of a new contact being made; though search shows
+// the merge 10 s late.
+func TestChangesReadAnnouncedMerge(t *testing.T) {
+	const secret, target = "app-secret", "https://syncd.example.com/webhooks/connectors/crm"
+	f := newFixture(t, hubspottest.Options{}, func(s *Settings) {
+		s.Webhooks = &Webhooks{ClientSecret: Secret(secret), URL: target}
+	})
+	ids := addAt(f.srv, base,
+		map[string]string{"email": "a@example.com", "lastname": "Primary"},
+		map[string]string{"email": "b@example.com", "lastname": "Other"})
+	f.srv.Advance(time.Second)
+	cp := f.changes(t, "").checkpoint
+	f.srv.SetSearchLag(10 * time.Second)
+	merged, err := f.srv.Merge(ids[0], ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Advance(time.Second)
+	body := fmt.Sprintf(`[{"subscriptionType":"contact.merge","objectId":%s}]`, ids[1])
+	ts := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	r := httptest.NewRequest(http.MethodPost, "/webhooks/connectors/crm", strings.NewReader(body))
+	r.Header.Set(TimestampHeader, ts)
+	r.Header.Set(SignatureHeader, hubspottest.SignatureV3(secret, http.MethodPost, target, []byte(body), ts))
+	w := httptest.NewRecorder()
+	f.src.Webhook().ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("the delivery answered %d", w.Code)
+	}
+	var order []string
+	for _, rec := range f.changes(t, cp).records {
+		switch {
+		case rec.Deleted && rec.MergedInto == merged:
+			order = append(order, "merged away "+rec.ID)
+		case rec.ID == merged && !rec.Deleted:
+			order = append(order, "merged")
+		default:
+			order = append(order, fmt.Sprintf("%+v", rec))
+		}
+	}
+	want := []string{"merged away " + ids[0], "merged away " + ids[1], "merged"}
+	if merged == ids[0] { // a legacy merge keeps the primary's id
+		want = []string{"merged away " + ids[1], "merged"}
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("read %v, want %v", order, want)
+	}
 }
