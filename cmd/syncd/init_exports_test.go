@@ -95,6 +95,15 @@ var exportFixtures = []exportFixture{
 		},
 	},
 	{
+		file: "salesforce_report.csv", delimiter: ',', crlf: true,
+		wantLines: []string{"Salesforce (report export)", "idColumn: Contact ID # the Salesforce record id", "role: Title", "Salutation: the courtesy title", "Phone region US"},
+		want: map[string]string{
+			"0038c00002XyZaAAB": "Ravi|Kumar|Globex|Procurement Lead|work=ravi.kumar@globex.example|mobile=+17735550199,work=+13125550142||",
+			"0038c00002XyZbAAB": "Emily|Chen|Initech|CFO|work=emily.chen@initech.example|work=+15125550110||",
+			"0038c00002XyZcAAB": "Omar|Haddad|Umbrella Labs|Head of Research||mobile=+16175550123||",
+		},
+	},
+	{
 		file: "pipedrive_people.csv", delimiter: ',',
 		wantLines: []string{"idColumn: Person - ID # the Pipedrive record id", "Phone region ES"},
 		want: map[string]string{
