@@ -41,9 +41,10 @@ func TestKillWhileStreaming(t *testing.T) {
 }
 
 // killWhileStreaming runs the first sync, then kills `syncd run --once`
-// at random moments while it streams, each time after one transaction
-// of 300 edits, 20 inserts and a DELETE of 5 rows; then one run
-// finishes: both sides agree, and an unchanged rerun writes nothing.
+// at random moments while it streams, each time after 300 edits (in
+// transactions of 150 and 50 rows), 20 inserts and a DELETE of 5 rows;
+// then one run finishes: both sides agree, and an unchanged rerun writes
+// nothing.
 func (w *forwardWorld) killWhileStreaming(t *testing.T) {
 	t.Helper()
 	rng := rand.New(rand.NewSource(*seed))
@@ -52,8 +53,12 @@ func (w *forwardWorld) killWhileStreaming(t *testing.T) {
 
 	hit, midStream := 0, 0
 	for k := range *kills {
-		w.table.Exec(fmt.Sprintf(`UPDATE %s SET last_name = CONCAT('Last', id, '-k%d') WHERE id IN (%s)`,
-			w.table.Name, k, w.liveIDs(rng, 300)))
+		// 300 edits: one transaction of 150 rows (spanning batches, no
+		// checkpoint inside it) and three of 50 (checkpoints between them).
+		for _, n := range []int{150, 50, 50, 50} {
+			w.table.Exec(fmt.Sprintf(`UPDATE %s SET last_name = CONCAT('Last', id, '-k%d') WHERE id IN (%s)`,
+				w.table.Name, k, w.liveIDs(rng, n)))
+		}
 		for i := range 20 {
 			w.table.Insert(row(10000+k*100+i, ""))
 		}
