@@ -139,6 +139,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /ui/resync", s.uiResync)
 	mux.HandleFunc("POST /ui/deadletters/{id}/{action}", s.uiDeadLetter)
 	s.heldDeleteRoutes(mux)
+	s.matchRoutes(mux)
 	return mux
 }
 
@@ -348,7 +349,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 // errorStatus maps a Daemon error to an HTTP status.
 func errorStatus(err error) int {
 	switch {
-	case errors.Is(err, ErrUnknownConnector), errors.Is(err, state.ErrNotFound):
+	case errors.Is(err, ErrUnknownConnector), errors.Is(err, state.ErrNotFound), errors.Is(err, reconcile.ErrNotHeld):
 		return http.StatusNotFound
 	case errors.Is(err, ErrNotRetryable):
 		return http.StatusConflict

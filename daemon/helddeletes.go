@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/admin"
+	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -17,18 +18,25 @@ import (
 // connector that reads workspace changes when name is "". It implements
 // admin.HeldDeleter.
 func (d *Daemon) HeldDeletes(name string) ([]state.HeldDelete, error) {
+	return ListHeldDeletes(d.cfg, d.store, name)
+}
+
+// ListHeldDeletes lists held deletions from a state file, as HeldDeletes.
+func ListHeldDeletes(cfg *config.Config, st *state.Store, name string) ([]state.HeldDelete, error) {
 	var out []state.HeldDelete
-	for _, c := range d.reverseConnectors() {
-		if name != "" && c.Name != name {
+	found := false
+	for _, cc := range cfg.Connectors {
+		if !cc.ReadsWorkspace() || (name != "" && cc.Name != name) {
 			continue
 		}
-		hs, err := d.store.HeldDeletes(c.Name)
+		found = true
+		hs, err := st.HeldDeletes(cc.Name)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, hs...)
 	}
-	if name != "" && !d.readsWorkspace(name) {
+	if name != "" && !found {
 		return nil, fmt.Errorf("%w: %q (or it does not read workspace changes)", admin.ErrUnknownConnector, name)
 	}
 	return out, nil
