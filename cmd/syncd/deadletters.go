@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/config"
-	"github.com/syncd-io/syncd/daemon"
 )
 
 func init() {
@@ -27,92 +25,102 @@ const deadLettersUsage = "deadletters list|retry ID|drop ID --config FILE [--con
 
 // Run dispatches list, retry and drop.
 func (c *DeadLettersCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "retry" && args[0] != "drop") {
-		fmt.Fprintf(c.m.Stderr, "Usage: syncd %s\n", deadLettersUsage)
-		return ErrUsage
+	return c.m.runVerbs(ctx, "deadletters", deadLettersUsage, map[string]func() opVerb{
+		"list": deadLettersList, "retry": deadLetterRetry, "drop": deadLetterDrop,
+	}, args)
+}
+
+// deadLettersList prints the dead letters, then the field warnings
+// (records that synced without a value that did not map). With --json,
+// one dead letter per line, then one {"fieldWarning": ...} per line.
+func deadLettersList() opVerb {
+	var name *string
+	return opVerb{
+		usage: deadLettersUsage,
+		json:  "print JSON, one dead letter per line",
+		flags: func(fs *flag.FlagSet) func([]string) error {
+			name = fs.String("connector", "", "only this connector's dead letters")
+			return nil
+		},
+		ask: func(ctx context.Context, op operator) (reply, error) {
+			return listDeadLetters(ctx, op, *name)
+		},
 	}
-	action := args[0]
-	fs := c.m.newFlagSet("deadletters "+action, deadLettersUsage)
-	conf := c.m.configFlag(fs)
-	name := fs.String("connector", "", "list: only this connector's dead letters")
-	asJSON := fs.Bool("json", false, "list: print JSON, one dead letter per line")
-	rest, err := parseInterspersed(fs, args[1:])
+}
+
+func listDeadLetters(ctx context.Context, op deadLetterLister, name string) (reply, error) {
+	dls, err := op.DeadLetters(ctx, name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var id uint64
-	switch {
-	case action == "list" && len(rest) != 0:
-		fs.Usage()
-		return fmt.Errorf("list takes no arguments: %w", ErrUsage)
-	case action != "list":
+	fws, err := op.FieldWarnings(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	vals := each(dls)
+	for _, w := range fws {
+		vals = append(vals, struct {
+			FieldWarning admin.FieldWarning `json:"fieldWarning"`
+		}{w})
+	}
+	return lines{vals: vals, print: func(w io.Writer) {
+		now := time.Now()
+		printDeadLetters(w, dls, now)
+		printFieldWarnings(w, fws, now)
+	}}, nil
+}
+
+// deadLetterID is the check of the one dead letter ID retry and drop take.
+func deadLetterID(fs *flag.FlagSet, action string, id *uint64) func([]string) error {
+	return func(rest []string) error {
 		if len(rest) != 1 {
 			fs.Usage()
 			return fmt.Errorf("%s takes one dead letter ID: %w", action, ErrUsage)
 		}
-		if id, err = strconv.ParseUint(strings.TrimPrefix(rest[0], "#"), 10, 64); err != nil || id == 0 {
+		var err error
+		if *id, err = strconv.ParseUint(strings.TrimPrefix(rest[0], "#"), 10, 64); err != nil || *id == 0 {
 			return fmt.Errorf("dead letter ID %q: want a positive number, as `syncd deadletters list` shows: %w", rest[0], ErrUsage)
-		}
-	}
-	cfg, err := conf.load()
-	if err != nil {
-		return err
-	}
-	switch action {
-	case "list":
-		return c.list(ctx, cfg, *name, *asJSON)
-	case "retry":
-		return c.retry(ctx, cfg, id)
-	default:
-		return c.drop(ctx, cfg, id)
-	}
-}
-
-// list prints the dead letters, then the field warnings (records that
-// synced without a value that did not map). With --json, one dead letter
-// per line, then one {"fieldWarning": ...} per line.
-func (c *DeadLettersCommand) list(ctx context.Context, cfg *config.Config, name string, asJSON bool) error {
-	st, cl, err := openStateOrDaemon(cfg, true)
-	if err != nil {
-		return err
-	}
-	var dls []admin.DeadLetter
-	var fws []admin.FieldWarning
-	if st != nil {
-		dls, err = daemon.ListDeadLetters(st, name)
-		if err == nil {
-			fws, err = daemon.ListFieldWarnings(st, name)
-		}
-		st.Close()
-	} else {
-		dls, err = cl.DeadLetters(ctx, name)
-		if err == nil {
-			fws, err = cl.FieldWarnings(ctx, name)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		enc := json.NewEncoder(c.m.Stdout)
-		for _, d := range dls {
-			if err := enc.Encode(d); err != nil {
-				return err
-			}
-		}
-		for _, w := range fws {
-			if err := enc.Encode(struct {
-				FieldWarning admin.FieldWarning `json:"fieldWarning"`
-			}{w}); err != nil {
-				return err
-			}
 		}
 		return nil
 	}
-	now := time.Now()
-	printDeadLetters(c.m.Stdout, dls, now)
-	printFieldWarnings(c.m.Stdout, fws, now)
-	return nil
+}
+
+// deadLetterRetry runs a dead letter's record through its connector now.
+func deadLetterRetry() opVerb {
+	var id uint64
+	return opVerb{
+		usage:  deadLettersUsage,
+		access: writeState,
+		flags:  func(fs *flag.FlagSet) func([]string) error { return deadLetterID(fs, "retry", &id) },
+		ask: func(ctx context.Context, op operator) (reply, error) {
+			res, err := deadLetterSettler(op).RetryDeadLetter(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("retry dead letter %d: %w", id, err)
+			}
+			if !res.Resolved {
+				return nil, fmt.Errorf("dead letter %d failed again; `syncd deadletters list` shows the new reason", id)
+			}
+			return textFunc(func(w io.Writer) {
+				fmt.Fprintf(w, "dead letter %d: the record went through (%s)\n", id, res.Summary)
+			}), nil
+		},
+	}
+}
+
+// deadLetterDrop forgets a dead letter.
+func deadLetterDrop() opVerb {
+	var id uint64
+	return opVerb{
+		usage:  deadLettersUsage,
+		access: writeState,
+		flags:  func(fs *flag.FlagSet) func([]string) error { return deadLetterID(fs, "drop", &id) },
+		ask: func(ctx context.Context, op operator) (reply, error) {
+			if err := deadLetterSettler(op).DropDeadLetter(ctx, id); err != nil {
+				return nil, fmt.Errorf("drop dead letter %d: %w", id, err)
+			}
+			return textFunc(func(w io.Writer) { fmt.Fprintf(w, "dead letter %d dropped\n", id) }), nil
+		},
+	}
 }
 
 // printFieldWarnings prints one field warning per line, the reason last;
@@ -148,51 +156,4 @@ func printDeadLetters(w io.Writer, dls []admin.DeadLetter, now time.Time) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Connector, d.Operation, d.Key, d.Attempts, ago(now, d.UpdatedAt), next, reason)
 	}
 	tw.Flush()
-}
-
-func (c *DeadLettersCommand) retry(ctx context.Context, cfg *config.Config, id uint64) error {
-	st, cl, err := openStateOrDaemon(cfg, false)
-	if err != nil {
-		return err
-	}
-	var res admin.RetryResponse
-	if st != nil {
-		// No daemon runs: retry here, with the connector opened as the
-		// daemon would.
-		defer st.Close()
-		d, derr := daemon.New(ctx, cfg, daemon.Options{Log: newLogger(c.m, cfg.Log), Store: st, Version: Version})
-		if derr != nil {
-			return derr
-		}
-		defer d.Close()
-		res, err = d.RetryDeadLetter(ctx, id)
-	} else {
-		res, err = cl.RetryDeadLetter(ctx, id)
-	}
-	if err != nil {
-		return fmt.Errorf("retry dead letter %d: %w", id, err)
-	}
-	if res.Resolved {
-		fmt.Fprintf(c.m.Stdout, "dead letter %d: the record went through (%s)\n", id, res.Summary)
-		return nil
-	}
-	return fmt.Errorf("dead letter %d failed again; `syncd deadletters list` shows the new reason", id)
-}
-
-func (c *DeadLettersCommand) drop(ctx context.Context, cfg *config.Config, id uint64) error {
-	st, cl, err := openStateOrDaemon(cfg, false)
-	if err != nil {
-		return err
-	}
-	if st != nil {
-		err = st.DeleteDeadLetter(id)
-		st.Close()
-	} else {
-		err = cl.DropDeadLetter(ctx, id)
-	}
-	if err != nil {
-		return fmt.Errorf("drop dead letter %d: %w", id, err)
-	}
-	fmt.Fprintf(c.m.Stdout, "dead letter %d dropped\n", id)
-	return nil
 }

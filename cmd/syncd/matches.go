@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
-	"sort"
+	"io"
 	"strings"
-	"time"
 
-	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/reconcile"
-	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/admin"
 )
 
 func init() {
@@ -19,94 +16,70 @@ func init() {
 }
 
 // MatchesCommand lists held matches (`matches list`) and settles one
-// (`matches resolve`).
-type MatchesCommand struct {
-	m *Main
-}
+// (`matches resolve`): through the running daemon's admin API, or on the
+// state file when none runs.
+type MatchesCommand struct{ m *Main }
+
+const matchesUsage = "matches list --config FILE [--connector NAME] [--json]\n       syncd matches resolve --config FILE --connector NAME --external-id ID (--contact ID | --create)"
 
 // Run dispatches to list or resolve.
 func (c *MatchesCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "resolve") {
-		fmt.Fprintln(c.m.Stderr, "Usage: syncd matches list --config FILE [--connector NAME]\n       syncd matches resolve --config FILE --connector NAME --external-id ID (--contact ID | --create)")
-		return ErrUsage
-	}
-	if args[0] == "list" {
-		return c.list(args[1:])
-	}
-	return c.resolve(ctx, args[1:])
+	return c.m.runVerbs(ctx, "matches", matchesUsage, map[string]func() opVerb{
+		"list": func() opVerb { return matchesList(c.m.Stderr) }, "resolve": matchesResolve,
+	}, args)
 }
 
-func (c *MatchesCommand) list(args []string) error {
-	fs := c.m.newFlagSet("matches list", "matches list --config FILE [--connector NAME]")
-	conf := c.m.configFlag(fs)
-	name := fs.String("connector", "", "only this connector")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := conf.load()
-	if err != nil {
-		return err
-	}
-	store, err := state.Open(cfg.State.Path, state.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		return fmt.Errorf("%w (held matches are read from the state file; with a daemon running, stop it or wait for the admin API)", err)
-	}
-	defer store.Close()
-	total := 0
-	for _, cc := range cfg.Connectors {
-		if *name != "" && cc.Name != *name {
-			continue
-		}
-		held, err := store.Held(cc.Name)
-		if err != nil {
-			return err
-		}
-		ids := make([]string, 0, len(held))
-		for ext := range held {
-			ids = append(ids, ext)
-		}
-		sort.Strings(ids)
-		for _, ext := range ids {
-			var h reconcile.Held
-			if err := json.Unmarshal(held[ext], &h); err != nil {
-				return fmt.Errorf("held record %s/%s: %w", cc.Name, ext, err)
+// matchesList prints one held record per line, and, on notes, how many
+// and how to settle one.
+func matchesList(notes io.Writer) opVerb {
+	var name *string
+	return opVerb{
+		usage: "matches list --config FILE [--connector NAME] [--json]",
+		json:  "print JSON, one held record per line",
+		flags: func(fs *flag.FlagSet) func([]string) error {
+			name = fs.String("connector", "", "only this connector")
+			return nil
+		},
+		ask: func(ctx context.Context, op operator) (reply, error) {
+			hs, err := matchResolver(op).HeldMatches(ctx, *name)
+			if err != nil {
+				return nil, err
 			}
-			fmt.Fprintf(c.m.Stdout, "%s\texternalId=%s\tcandidates=%s\t%s\n", cc.Name, ext, strings.Join(h.Candidates, ","), h.Reason)
-			total++
-		}
+			return lines{vals: each(hs), print: func(w io.Writer) { printHeldMatches(w, notes, hs) }}, nil
+		},
 	}
-	fmt.Fprintf(c.m.Stderr, "%d held record(s); settle one with: syncd matches resolve --connector NAME --external-id ID (--contact ID | --create)\n", total)
-	return nil
 }
 
-func (c *MatchesCommand) resolve(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("matches resolve", "matches resolve --config FILE --connector NAME --external-id ID (--contact ID | --create)")
-	conf := c.m.configFlag(fs)
-	name := fs.String("connector", "", "the held record's connector")
-	ext := fs.String("external-id", "", "the held record's externalId")
-	contact := fs.String("contact", "", "adopt (or link, per onMatch) this contact")
-	create := fs.Bool("create", false, "create a new contact for the record instead")
-	if err := fs.Parse(args); err != nil {
-		return err
+func printHeldMatches(w, notes io.Writer, hs []admin.HeldMatch) {
+	for _, h := range hs {
+		fmt.Fprintf(w, "%s\texternalId=%s\tcandidates=%s\t%s\n", h.Connector, h.ExternalID, strings.Join(h.Candidates, ","), h.Reason)
 	}
-	if *name == "" || *ext == "" || (*contact == "") == !*create {
-		fs.Usage()
-		return errors.New("--connector, --external-id and exactly one of --contact or --create are required")
+	fmt.Fprintf(notes, "%d held record(s); settle one with: syncd matches resolve --connector NAME --external-id ID (--contact ID | --create)\n", len(hs))
+}
+
+// matchesResolve settles one held record.
+func matchesResolve() opVerb {
+	var name, ext, contact *string
+	var create *bool
+	return opVerb{
+		usage:  "matches resolve --config FILE --connector NAME --external-id ID (--contact ID | --create)",
+		access: writeState,
+		flags: func(fs *flag.FlagSet) func([]string) error {
+			name = fs.String("connector", "", "the held record's connector")
+			ext = fs.String("external-id", "", "the held record's externalId")
+			contact = fs.String("contact", "", "adopt (or link, per onMatch) this contact")
+			create = fs.Bool("create", false, "create a new contact for the record instead")
+			return func(rest []string) error {
+				if len(rest) != 0 || *name == "" || *ext == "" || (*contact == "") == !*create {
+					fs.Usage()
+					return errors.New("--connector, --external-id and exactly one of --contact or --create are required")
+				}
+				return nil
+			}
+		},
+		ask: func(ctx context.Context, op operator) (reply, error) {
+			sum, err := matchResolver(op).ResolveHeldMatch(ctx, *name, *ext, *contact)
+			return textFunc(func(w io.Writer) { fmt.Fprintf(w, "%s: %s\n", *name, sum) }), err
+		},
 	}
-	cfg, log, err := conf.loadWithLog()
-	if err != nil {
-		return err
-	}
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log})
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	conn, ok := d.Connector(*name)
-	if !ok {
-		return fmt.Errorf("no connector named %q in %s", *name, conf.path)
-	}
-	sum, err := conn.Recon.ResolveHeld(ctx, *ext, *contact)
-	fmt.Fprintf(c.m.Stdout, "%s: %s\n", *name, sum)
-	return err
 }

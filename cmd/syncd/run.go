@@ -39,7 +39,16 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 	}
 	signalLogger.Store(log)
 	defer signalLogger.Store(nil)
-	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Version: Version, ConfigPath: conf.path})
+	st, err := openStateFile(cfg.State.Path, createState)
+	if err != nil {
+		return fmt.Errorf("open state: %w", err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.WithError(err).Error("close state")
+		}
+	}()
+	d, err := daemon.New(ctx, cfg, daemon.Options{Log: log, AllowMassDelete: *allowMassDelete, AllowMassRekey: *allowMassRekey, Version: Version, ConfigPath: conf.path, Store: st})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/config"
-	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -21,66 +18,32 @@ func init() {
 
 // StatusCommand shows the status: asked of the running daemon through
 // its admin API, or read from the state file when none runs.
-type StatusCommand struct {
-	m          *Main
-	configPath string
-}
+type StatusCommand struct{ m *Main }
 
 // Run parses the flags and prints the status.
 func (c *StatusCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("status", "status --config FILE [--json]")
-	conf := c.m.configFlag(fs)
-	asJSON := fs.Bool("json", false, "print the status as JSON (the admin API's GET /status)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := conf.load()
-	if err != nil {
-		return err
-	}
-	c.configPath = conf.path
-	st, ready, err := c.status(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(c.m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
-	}
-	printStatus(c.m.Stdout, st, ready, time.Now())
-	return nil
+	return c.m.runVerb(ctx, "status", opVerb{
+		usage:  "status --config FILE [--json]",
+		json:   "print the status as JSON (the admin API's GET /status)",
+		indent: true,
+		ask: func(ctx context.Context, op operator) (reply, error) {
+			st, ready, err := statusAsker(op).Status(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return statusAnswer{st, ready}, nil
+		},
+	}, args)
 }
 
-func (c *StatusCommand) status(ctx context.Context, cfg *config.Config) (admin.Status, *admin.Readiness, error) {
-	store, cl, err := openStateOrDaemon(cfg, true)
-	if err != nil {
-		return admin.Status{}, nil, err
-	}
-	if store != nil {
-		defer store.Close()
-		st, err := daemon.BuildStatus(cfg, store, Version, c.configPath)
-		if err != nil {
-			return st, nil, err
-		}
-		// No daemon looks for orphaned slots: look now.
-		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		if st.ReplicationOrphans, err = daemon.ReplicationOrphans(lctx, cfg, c.configPath); err != nil {
-			fmt.Fprintf(c.m.Stderr, "note: orphaned replication slots not checked everywhere: %v\n", err)
-		}
-		return st, nil, nil
-	}
-	st, err := cl.Status(ctx)
-	if err != nil {
-		return st, nil, err
-	}
-	r, err := cl.Ready(ctx)
-	if err != nil {
-		return st, nil, err
-	}
-	return st, &r, nil
+// statusAnswer is the status, and a live daemon's readiness.
+type statusAnswer struct {
+	st    admin.Status
+	ready *admin.Readiness
 }
+
+func (a statusAnswer) text(w io.Writer) { printStatus(w, a.st, a.ready, time.Now()) }
+func (a statusAnswer) values() []any    { return []any{a.st} }
 
 // printStatus prints the status for a person: a header, the readiness
 // checks (of a live daemon), and a table of connectors.

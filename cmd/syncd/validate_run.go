@@ -34,7 +34,7 @@ func (c *ValidateCommand) checkState(cfg *config.Config) []string {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	st, err := state.Open(path, state.Options{ReadOnly: true, Timeout: stateLockWait})
+	st, err := openStateFile(path, readState)
 	switch {
 	case err == nil:
 		_ = st.Close()

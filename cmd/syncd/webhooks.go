@@ -100,7 +100,7 @@ func workspaceClient(cfg *config.Config, log *logrus.Logger, st *state.Store, wr
 // openStateForWrite opens the state file, explaining what to do when a
 // daemon holds it.
 func openStateForWrite(cfg *config.Config, what string) (*state.Store, error) {
-	st, err := state.Open(cfg.State.Path, state.Options{Timeout: 500 * time.Millisecond})
+	st, err := openStateFile(cfg.State.Path, createState)
 	if errors.Is(err, state.ErrLocked) {
 		return nil, fmt.Errorf("%s needs the state file %s, which a running syncd holds: stop it first "+
 			"(with webhooks.autoRegister: true, syncd run registers the subscription itself): %w", what, cfg.State.Path, err)
@@ -163,7 +163,7 @@ func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, log *log
 	// the form of the webhook routes it remembers.
 	secrets := map[string]int{}
 	var ws *workspace.Client
-	st, err := state.Open(cfg.State.Path, state.Options{ReadOnly: true, Timeout: 300 * time.Millisecond})
+	st, err := openStateFile(cfg.State.Path, readState)
 	switch {
 	case err == nil:
 		if cur, prev, err := st.WebhookSecrets(); err == nil {
