@@ -9,6 +9,13 @@
 // lost state file or an earlier crash never produces a duplicate; a create
 // whose answer was lost is resolved by the same look-up before any retry.
 //
+// On a connector whose app edits flow back, a patch never overwrites an
+// app edit syncd has not weighed: the contact's edits waiting in the
+// inbox are settled by the conflict policy before the patch, and those
+// that came while it was in flight after it (appedits.go); an edit on one
+// side after a delete on the other follows editAfterDelete
+// (editafterdelete.go).
+//
 // Crash safety follows the state package's rule: the remote write first,
 // then the link that records it, then (once every record of a batch is
 // written or set aside as a dead letter) the batch's checkpoint. A restart
