@@ -40,18 +40,18 @@ func (f *onFile) via() string {
 	return "the state file"
 }
 
-// Close closes the connectors, then the file.
+// Close closes the connectors, then the file. A connector that does not
+// close cleanly is a note: what the verb did is done.
 func (f *onFile) Close() error {
-	var err error
 	if f.d != nil {
-		err = f.d.Close()
-	}
-	if f.st != nil {
-		if cerr := f.st.Close(); err == nil {
-			err = cerr
+		if err := f.d.Close(); err != nil {
+			fmt.Fprintf(f.notes, "note: %v\n", err)
 		}
 	}
-	return err
+	if f.st == nil {
+		return nil
+	}
+	return f.st.Close()
 }
 
 // store is the open file; a file of an older syncd answers nothing but
