@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/daemon"
@@ -201,6 +202,27 @@ func statusBody(s string) string {
 
 // columnRE separates the cells of a table row (tabwriter's padding).
 var columnRE = regexp.MustCompile(`\s{2,}`)
+
+// statusJSONBody is the JSON status without what only a live daemon
+// knows (documented as such in admin.Status): that it is live, since
+// when, its receiver, its rate limiters, and each connector's mode,
+// notice, running pass and quotas.
+func statusJSONBody(s string) string {
+	var st admin.Status
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		return "not a status: " + s
+	}
+	st.Live, st.StartedAt, st.Webhooks, st.Rates = false, time.Time{}, "", nil
+	for i := range st.Connectors {
+		c := &st.Connectors[i]
+		c.Mode, c.Notice, c.Running, c.Progress, c.Quotas = "", "", false, nil, nil
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err.Error()
+	}
+	return sameAnswer(string(b))
+}
 
 // verbCase is one verb, asked the same of the state file and of a
 // running daemon.

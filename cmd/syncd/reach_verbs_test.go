@@ -12,6 +12,8 @@ import (
 var verbCases = []verbCase{
 	{name: "status", env: newCSVVerbEnv, args: args("status"), body: statusBody,
 		want: []string{"dead letters 1, conflicts 0", "field warnings 1", "crm csv run AGO D ok (3 created", "1 failed"}},
+	{name: "status --json", env: newCSVVerbEnv, args: args("status", "--json"), body: statusJSONBody,
+		want: []string{`"deadLetters": 1`, `"fieldWarnings": 1`, `"links": 3`, `"lastResult": "ok"`}},
 	{name: "deadletters list", env: newCSVVerbEnv, args: args("deadletters", "list"),
 		want: []string{"not an e-mail <script>", "1 field warnings", `crm 1 phoneNumbers.mobile mobile "n/a"`}},
 	{name: "deadletters list --json", env: newCSVVerbEnv, args: args("deadletters", "list", "--json", "--connector", "crm"),
