@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -57,4 +58,44 @@ func metricValue(d *daemon.Daemon, prefix string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// TestMySQLBinlogLagSecondsUnderSteadyEdits: under a steady stream of
+// edits that syncd keeps up with, the lag in seconds stays about the
+// time an edit takes to arrive: it does not grow with how long the
+// stream of edits has lasted.
+func TestMySQLBinlogLagSecondsUnderSteadyEdits(t *testing.T) {
+	e := newBinlogEnv(t, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := e.d.Start(ctx, daemon.ForwardPart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = r.Wait() })
+	waitUntil(t, 20*time.Second, "the first pass", func() bool { return len(e.names()) == 5 })
+	const seconds = `syncd_replication_lag_seconds{connector="shop",slot="binlog"} `
+	const steady = 6 * time.Second
+	var peak float64
+	tick := time.NewTicker(40 * time.Millisecond)
+	defer tick.Stop()
+	for start, k := time.Now(), 0; time.Since(start) < steady; k++ {
+		<-tick.C
+		mysqltest.Exec(t, e.db, `UPDATE contacts SET first_name = ? WHERE id = ?`, fmt.Sprintf("Edit%d", k), 1+k%5)
+		if s, ok := metricValue(e.d, seconds); ok {
+			peak = max(peak, s)
+		}
+	}
+	waitUntil(t, 20*time.Second, "the last edits in the workspace (the daemon kept up)", func() bool {
+		n := 0
+		for _, name := range e.names() {
+			if strings.HasPrefix(name, "Edit") {
+				n++
+			}
+		}
+		return n == 5
+	})
+	t.Logf("peak lag over %v of edits every 40 ms: %.2f s", steady, peak)
+	if peak >= steady.Seconds()/2 {
+		t.Errorf("the lag reached %.2f s during %v of steady edits the daemon kept up with: it counts how long edits have been coming, not how late they are", peak, steady)
+	}
 }

@@ -42,7 +42,7 @@ func newLagCollector() *lagCollector {
 			"Log the connector's change stream (logical replication slot, binlog) has not yet applied: written on the database server, not confirmed by syncd, as last seen.",
 			[]string{"connector", "slot"}, nil),
 		seconds: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "replication_lag_seconds"),
-			"How long the connector's change stream has been behind the database server's log (0 when caught up), as last seen.",
+			"How late the connector's change stream is: about the age of the oldest change written on the database server and not yet applied (0 when caught up), as last seen.",
 			[]string{"connector", "slot"}, nil),
 	}
 }

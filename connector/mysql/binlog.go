@@ -36,7 +36,6 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -89,11 +88,10 @@ type binlogState struct {
 	// the next pass goes on from there rather than from its checkpoint.
 	resume *binlogPos
 	// lagBytes is how much binlog the server wrote past the stored
-	// position, and behindSince since when it has been behind, as
-	// NotifyChanges last saw them.
-	lagBytes    int64
-	lagSeen     bool
-	behindSince time.Time
+	// position, as NotifyChanges last saw it; lag how late the stream is.
+	lagBytes int64
+	lagSeen  bool
+	lag      lagClock
 	// dec decodes the table's rows in the columns the stream last saw.
 	dec *rowDecoder
 	// connID is the server's id of the replication connection of the

@@ -63,12 +63,9 @@ func (s *Source) NotifyChanges(ctx context.Context, changed func()) error {
 		b.mu.Lock()
 		reached := b.reached
 		behind := reached.File == "" || !reached.atOrPast(end)
-		switch {
-		case !behind:
-			b.behindSince = time.Time{}
+		b.lag.observe(end, reached, time.Now())
+		if !behind {
 			b.lagBytes, b.lagSeen = 0, true
-		case b.behindSince.IsZero():
-			b.behindSince = time.Now()
 		}
 		b.mu.Unlock()
 		if behind {
@@ -99,17 +96,72 @@ func (s *Source) ReplicationLag() (slot string, bytes int64, ok bool) {
 	return "binlog", s.binlog.lagBytes, s.binlog.lagSeen
 }
 
-// ReplicationDelay returns how long the stream has been behind the
-// server's binlog (0 when caught up), as NotifyChanges last saw it; ok
-// is false in poll mode.
+// ReplicationDelay returns how late the stream is: how long ago
+// NotifyChanges first saw the oldest binlog end that no pass has reached
+// yet, that is about the age of the oldest change not yet applied (0
+// when caught up; syncd_replication_lag_seconds). Under a steady stream
+// of changes syncd keeps up with, it stays about the time a change takes
+// to arrive. ok is false in poll mode.
 func (s *Source) ReplicationDelay() (time.Duration, bool) {
 	if s.binlog == nil {
 		return 0, false
 	}
 	s.binlog.mu.Lock()
 	defer s.binlog.mu.Unlock()
-	if s.binlog.behindSince.IsZero() {
-		return 0, true
+	return s.binlog.lag.behind(s.binlog.reached, time.Now()), true
+}
+
+// lagClock tells how late the stream is from the binlog ends
+// NotifyChanges saw and no pass has reached yet, each with when it was
+// first seen: the lag is the age of the oldest.
+type lagClock struct {
+	seen []seenEnd
+}
+
+type seenEnd struct {
+	end binlogPos
+	at  time.Time
+}
+
+// maxSeenEnds bounds lagClock's list (100 s of 100 ms looks): once full,
+// a newer end replaces the newest one kept, whose older time it takes,
+// so that the lag is never understated.
+const maxSeenEnds = 1000
+
+// observe records the server's binlog end as seen at now, the stream
+// having reached reached.
+func (c *lagClock) observe(end, reached binlogPos, now time.Time) {
+	c.drop(reached)
+	if reached.File != "" && reached.atOrPast(end) {
+		return
 	}
-	return time.Since(s.binlog.behindSince), true
+	switch n := len(c.seen); {
+	case n > 0 && c.seen[n-1].end == end:
+	case n == maxSeenEnds:
+		c.seen[n-1].end = end
+	default:
+		c.seen = append(c.seen, seenEnd{end: end, at: now})
+	}
+}
+
+// behind is the age at now of the oldest end seen that reached does not
+// cover; 0 when it covers all.
+func (c *lagClock) behind(reached binlogPos, now time.Time) time.Duration {
+	c.drop(reached)
+	if len(c.seen) == 0 {
+		return 0
+	}
+	return now.Sub(c.seen[0].at)
+}
+
+// drop forgets the ends reached covers.
+func (c *lagClock) drop(reached binlogPos) {
+	if reached.File == "" {
+		return
+	}
+	i := 0
+	for i < len(c.seen) && reached.atOrPast(c.seen[i].end) {
+		i++
+	}
+	c.seen = append(c.seen[:0], c.seen[i:]...)
 }
