@@ -81,7 +81,7 @@ func deletesSettle(action string) opVerb {
 		usage:  deletesUsage,
 		access: writeState,
 		flags: func(fs *flag.FlagSet) func([]string) error {
-			name = fs.String("connector", "", "the connector whose held deletions are "+action+"d")
+			name = fs.String("connector", "", "the connector whose held deletions are "+map[string]string{"approve": "approved", "drop": "dropped"}[action])
 			return func(rest []string) error {
 				switch {
 				case len(rest) != 0:

@@ -17,7 +17,7 @@ type opVerb struct {
 	usage  string
 	access access
 	// json, when set, adds --json with this help: the reply's values
-	// are printed as JSON, one per line (indented: one value, indented).
+	// are printed as JSON, one per line, or indented with indent.
 	json   string
 	indent bool
 	// flags adds the verb's own flags to fs; it returns the check of the
