@@ -14,6 +14,7 @@ import (
 
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/connector/mysql"
+	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 )
 
@@ -50,7 +51,15 @@ func TestMySQLBinlogColumnDropped(t *testing.T) {
 		t.Errorf("%d contacts patched, want 1 (the change before the ALTER)", n)
 	}
 
-	srv := httptest.NewServer((&admin.Server{Daemon: e.d, Log: logrus.NewEntry(quiet())}).Handler())
+	if page := healthPage(t, e.d); !strings.Contains(page, `<span class="reason err">`) || !strings.Contains(page, "last_name") {
+		t.Errorf("the health page does not show the connector's error naming last_name:\n%s", page)
+	}
+}
+
+// healthPage is d's health page (GET / of the admin server), unescaped.
+func healthPage(t *testing.T, d *daemon.Daemon) string {
+	t.Helper()
+	srv := httptest.NewServer((&admin.Server{Daemon: d, Log: logrus.NewEntry(quiet())}).Handler())
 	t.Cleanup(srv.Close)
 	resp, err := http.Get(srv.URL + "/")
 	if err != nil {
@@ -61,7 +70,5 @@ func TestMySQLBinlogColumnDropped(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /: %d, %v", resp.StatusCode, err)
 	}
-	if page := html.UnescapeString(string(body)); !strings.Contains(page, `<span class="reason err">`) || !strings.Contains(page, "last_name") {
-		t.Errorf("the health page does not show the connector's error naming last_name:\n%s", page)
-	}
+	return html.UnescapeString(string(body))
 }

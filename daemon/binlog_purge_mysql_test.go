@@ -59,6 +59,9 @@ func TestMySQLBinlogPurgedResync(t *testing.T) {
 			if !strings.HasPrefix(cs.Notice, "resynced by itself at ") || !strings.Contains(cs.Notice, tc.says) {
 				t.Errorf("status notice %q, want \"resynced by itself at ...\" saying %q", cs.Notice, tc.says)
 			}
+			if page := healthPage(t, e.d); !strings.Contains(page, `<span class="reason notice">resynced by itself at `) {
+				t.Errorf("the health page does not show the notice:\n%s", page)
+			}
 
 			// The stream goes on from the resync's snapshot: a pass, no
 			// other resync.

@@ -60,3 +60,24 @@ func TestPrintStatusRefusedMassDelete(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintStatusNotice: what the daemon did by itself (a resync after a
+// purged binlog) is printed under the table, with the mode's lag.
+func TestPrintStatusNotice(t *testing.T) {
+	now := time.Now()
+	st := admin.Status{Connectors: []admin.ConnectorStatus{{
+		Name: "shop", Type: "mysql", Schedule: "@every 1h", Mode: "binlog, 2 kB / 1s behind + poll every 1h", LastResult: "ok",
+		LastRun: &admin.Run{ID: 4, Run: state.Run{Kind: "resync", StartedAt: now.Add(-time.Minute), FinishedAt: now}},
+		Notice:  "resynced by itself at 2026-11-27T06:12:03Z: binlog mysql-bin.000012 was purged: resync needed",
+	}}}
+	var b strings.Builder
+	printStatus(&b, st, nil, now)
+	for _, want := range []string{
+		"binlog, 2 kB / 1s behind + poll every 1h",
+		"shop: resynced by itself at 2026-11-27T06:12:03Z: binlog mysql-bin.000012 was purged: resync needed",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}
