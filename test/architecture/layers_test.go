@@ -17,7 +17,7 @@ var layers = []struct {
 	rank     int
 	prefixes []string
 }{
-	{0, []string{"policy", "progress", "state", "internal/idset", "internal/logfield", "internal/remote", "workspace/signature", "internal/testkit/"}},
+	{0, []string{"policy", "progress", "state", "internal/idset", "internal/logfield", "internal/remote", "workspace/signature", "internal/emukit", "internal/testkit/"}},
 	{1, []string{"workspace", "connector"}},
 	{2, []string{"connector/", "workspace/emulator", "mapping/mappingtest"}},
 	{3, []string{"mapping", "config", "connector/all", "discover"}},
@@ -125,7 +125,7 @@ func TestLayersCheckThemselves(t *testing.T) {
 		{"a connector importing the reconciler", "connector/csv", "reconcile", true},
 		{"testkit importing an end-to-end helper", "internal/testkit/pgtest", "test/e2e", true},
 		{"the daemon importing state", "daemon", "state", false},
-		{"a test server importing the fake API kit", "connector/hubspot/hubspottest", "internal/testkit/fakeapi", false},
+		{"a test server importing the fake API kit", "connector/hubspot/hubspottest", "internal/emukit", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
+	"github.com/syncd-io/syncd/internal/emukit"
 )
 
 // errorBody is HubSpot's error answer. Every field is optional for
@@ -34,7 +34,7 @@ type errorDetail struct {
 }
 
 // answer is a response computed under the server lock and written after it.
-type answer = fakeapi.Answer
+type answer = emukit.Answer
 
 func jsonAnswer(status int, body any) answer { return answer{Status: status, Body: body} }
 

@@ -35,7 +35,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
+	"github.com/syncd-io/syncd/internal/emukit"
 )
 
 // Route names one endpoint of the server, for Stats and Inject.
@@ -153,7 +153,7 @@ type Fault struct {
 
 // Stats counts the requests the server received (Requests by route,
 // whatever the answer; Responses by route and status).
-type Stats struct{ fakeapi.Counts[Route] }
+type Stats struct{ emukit.Counts[Route] }
 
 // RateLimited returns the number of 429 answers on route.
 func (s Stats) RateLimited(r Route) int { return s.Responses[r][http.StatusTooManyRequests] }
@@ -168,12 +168,12 @@ type Server struct {
 
 	mu       sync.Mutex
 	rng      *rand.Rand
-	clock    fakeapi.Clock
+	clock    emukit.Clock
 	nextID   int64
 	contacts map[int64]*contact
 	order    []*contact // by ascending id
 	props    map[string]bool
-	faults   fakeapi.Faults[Route, Fault]
+	faults   emukit.Faults[Route, Fault]
 	stats    Stats
 	calls    []time.Time // real times of counted calls, for RateLimit
 	searches []time.Time // real times of searches, for SearchPerSecond
@@ -221,8 +221,8 @@ func NewServer(opts Options) *Server {
 		rng:      rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		contacts: map[int64]*contact{},
 		props:    map[string]bool{},
-		faults:   fakeapi.Faults[Route, Fault]{},
-		clock:    fakeapi.Clock{Precision: time.Millisecond},
+		faults:   emukit.Faults[Route, Fault]{},
+		clock:    emukit.Clock{Precision: time.Millisecond},
 		emails:   map[string]int64{},
 	}
 	s.nextID = 1000 + int64(s.rng.IntN(1000))
@@ -388,7 +388,7 @@ func (s *Server) ResetStats() {
 }
 
 func (s *Server) resetStatsLocked() {
-	s.stats = Stats{fakeapi.NewCounts[Route]()}
+	s.stats = Stats{emukit.NewCounts[Route]()}
 }
 
 func (c *contact) export() Contact {

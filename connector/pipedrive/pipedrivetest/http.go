@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
+	"github.com/syncd-io/syncd/internal/emukit"
 )
 
 // answer is a response computed under the server lock and written after it.
-type answer = fakeapi.Answer
+type answer = emukit.Answer
 
 // errorBody is Pipedrive's error answer.
 type errorBody struct {

@@ -50,7 +50,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
+	"github.com/syncd-io/syncd/internal/emukit"
 )
 
 // Route names one endpoint of the server, for Stats and Inject.
@@ -157,7 +157,7 @@ type Fault struct {
 // whatever the answer; Responses by route and status) and the tokens
 // they cost.
 type Stats struct {
-	fakeapi.Counts[Route]
+	emukit.Counts[Route]
 	// TokensSpent is the token cost of the requests charged today.
 	TokensSpent int64
 }
@@ -171,13 +171,13 @@ type Server struct {
 	http *httptest.Server
 
 	mu       sync.Mutex
-	clock    fakeapi.Clock
+	clock    emukit.Clock
 	nextID   int64
 	persons  map[int64]*Person
 	orgs     map[int64]string
 	nextOrg  int64
 	fields   []CustomField
-	faults   fakeapi.Faults[Route, Fault]
+	faults   emukit.Faults[Route, Fault]
 	stats    Stats
 	calls    window // real times of the burst window's requests
 	searches window // real times of the Search API window's requests
@@ -206,10 +206,10 @@ func NewServer(opts Options) *Server {
 		nextOrg:  1,
 		persons:  map[int64]*Person{},
 		orgs:     map[int64]string{},
-		faults:   fakeapi.Faults[Route, Fault]{},
+		faults:   emukit.Faults[Route, Fault]{},
 		index:    map[string]sortedIndex{},
 		answered: map[int64][]byte{},
-		stats:    Stats{Counts: fakeapi.NewCounts[Route]()},
+		stats:    Stats{Counts: emukit.NewCounts[Route]()},
 	}
 	for i, f := range opts.CustomFields {
 		if f.Key == "" {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
+	"github.com/syncd-io/syncd/internal/emukit"
 )
 
 // apiError is one entry of the REST API's error answer, a JSON array.
@@ -19,7 +19,7 @@ type apiError struct {
 }
 
 // answer is a response computed under the server lock and written after it.
-type answer = fakeapi.Answer
+type answer = emukit.Answer
 
 func errorAnswer(status int, code, msg string, fields ...string) answer {
 	return answer{Status: status, Body: []apiError{{Message: msg, ErrorCode: code, Fields: fields}}}

@@ -51,7 +51,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/fakeapi"
+	"github.com/syncd-io/syncd/internal/emukit"
 )
 
 // Route names one endpoint, for Stats.
@@ -159,7 +159,7 @@ type session struct {
 
 // Stats counts requests and answers by route, and the records sent.
 type Stats struct {
-	fakeapi.Counts[Route]
+	emukit.Counts[Route]
 	// Records counts records sent in query and queryAll answers.
 	Records int
 }
@@ -190,7 +190,7 @@ func NewServer(opts Options) *Server {
 		locks:    map[string]int{},
 		reads:    map[string]int{},
 		faults:   map[Route][]answer{},
-		stats:    Stats{Counts: fakeapi.NewCounts[Route]()},
+		stats:    Stats{Counts: emukit.NewCounts[Route]()},
 	}
 	for _, o := range []*object{newObject("Contact", "003", contactFields, opts.CustomFields), newObject("Lead", "00Q", leadFields, opts.CustomFields)} {
 		s.objects[strings.ToLower(o.name)] = o

@@ -1,10 +1,10 @@
-// Package fakeapi holds what the in-memory API servers of the tests
-// (hubspottest, pipedrivetest, salesforcetest) share: the counts of
-// requests and answers by route, the faults queued per route, the answer
+// Package emukit holds what the CRM emulators (hubspottest, pipedrivetest,
+// salesforcetest: the tests' servers, which the demos also serve) share:
+// the counts of requests and answers by route, the faults queued per route, the answer
 // computed under a server's lock and written after it, and a clock that
 // runs or stands still. Each vendor's error bodies, auth and rate-limit
 // rules stay in its own server.
-package fakeapi
+package emukit
 
 import "net/http"
 

@@ -1,4 +1,4 @@
-package fakeapi
+package emukit
 
 import (
 	"encoding/json"
