@@ -69,22 +69,19 @@ func (s *Server) decodeCollection(body []byte, update bool) ([]*item, bool, *ans
 				a := errorAnswer(http.StatusBadRequest, "INVALID_FIELD", fmt.Sprintf("No such column '%s' on sobject of type %s", k, o.name))
 				return nil, false, &a
 			}
-			var v *string
-			if err := json.Unmarshal(raw[k], &v); err != nil {
-				a := errorAnswer(http.StatusBadRequest, "JSON_PARSER_ERROR", fmt.Sprintf("Cannot deserialize the value of %s: a text field takes a JSON string or null", f.Name))
-				return nil, false, &a
+			v, bad := decodeValue(f, raw[k])
+			if bad != nil {
+				return nil, false, bad
 			}
 			switch {
 			case lk == "id":
-				if v != nil {
-					it.id = *v
+				if id, ok := v.(string); ok {
+					it.id = id
 				}
 			case (update && !f.Updateable) || (!update && !f.Createable):
 				readOnly = append(readOnly, f.Name)
-			case v == nil:
-				it.vals[lk] = nil
 			default:
-				it.vals[lk] = *v
+				it.vals[lk] = v
 			}
 		}
 		if len(readOnly) > 0 {
@@ -109,6 +106,9 @@ func (s *Server) createLocked(body []byte) answer {
 		}
 		if len(it.errors) == 0 {
 			it.errors = it.obj.checkValues(it.vals)
+		}
+		if len(it.errors) == 0 {
+			it.errors = s.checkRefsLocked(it.obj, it.vals)
 		}
 		if len(it.errors) == 0 {
 			it.errors = s.checkSavedLocked(it.obj, withDefaults(it.obj, it.vals))
@@ -151,6 +151,9 @@ func (s *Server) updateLocked(body []byte) answer {
 			continue
 		}
 		if it.errors = it.obj.checkValues(it.vals); len(it.errors) > 0 {
+			continue
+		}
+		if it.errors = s.checkRefsLocked(it.obj, it.vals); len(it.errors) > 0 {
 			continue
 		}
 		saved := map[string]any{}

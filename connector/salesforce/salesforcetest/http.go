@@ -61,6 +61,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			a, s.faults[route] = s.faults[route][0], s.faults[route][1:]
 		default:
 			a = s.routeLocked(route, r, rest, body)
+			if s.lose[route] > 0 {
+				s.lose[route]--
+				s.stats.Add(route, 0)
+				loseAnswer(w)
+				return
+			}
 		}
 	}
 	if a.Status != http.StatusUnauthorized {

@@ -18,6 +18,12 @@ type fieldDef struct {
 	Nillable   bool
 	Defaulted  bool // defaultedOnCreate
 	Default    string
+	// Values are a picklist's values; Restricted refuses any other.
+	Values     []string
+	Restricted bool
+	// RefersTo names the objects a reference field may point to; when
+	// set, a write checks the record exists.
+	RefersTo []string
 }
 
 // required reports whether a create must give the field: Salesforce's
@@ -241,6 +247,9 @@ func (o *object) checkValues(vals map[string]any) []fieldError {
 		if f.Length > 0 && utf8.RuneCountInString(v) > f.Length {
 			errs = append(errs, fieldError{StatusCode: "STRING_TOO_LONG",
 				Message: fmt.Sprintf("%s: data value too large: %s (max length=%d)", f.Name, v, f.Length), Fields: []string{f.Name}})
+		}
+		if e := checkPicklist(f, v); e != nil {
+			errs = append(errs, *e)
 		}
 		if f.Type == "email" && v != "" {
 			if a, err := mail.ParseAddress(v); err != nil || a.Address != v {

@@ -336,7 +336,7 @@ func (o *object) render(r *record, fields []string, version string) map[string]a
 		if t, ok := v.(time.Time); ok {
 			v = t.Format(dateTimeLayout)
 		}
-		out[o.fields[f].Name] = v
+		out[o.fields[f].Name] = renderValue(o.fields[f], v)
 	}
 	return out
 }

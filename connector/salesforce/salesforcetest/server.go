@@ -150,6 +150,8 @@ type Server struct {
 	// and getUpdated while a transaction is in flight (HoldReplication).
 	holdReplication *time.Time
 	faults          map[Route][]answer
+	// lose counts the calls of a route applied whose answer is lost.
+	lose map[Route]int
 }
 
 type session struct {
@@ -190,9 +192,10 @@ func NewServer(opts Options) *Server {
 		locks:    map[string]int{},
 		reads:    map[string]int{},
 		faults:   map[Route][]answer{},
+		lose:     map[Route]int{},
 		stats:    Stats{Counts: emukit.NewCounts[Route]()},
 	}
-	for _, o := range []*object{newObject("Contact", "003", contactFields, opts.CustomFields), newObject("Lead", "00Q", leadFields, opts.CustomFields)} {
+	for _, o := range append([]*object{newObject("Contact", "003", contactFields, opts.CustomFields), newObject("Lead", "00Q", leadFields, opts.CustomFields)}, activityObjects()...) {
 		s.objects[strings.ToLower(o.name)] = o
 	}
 	s.login = httptest.NewServer(http.HandlerFunc(s.serveLogin))
