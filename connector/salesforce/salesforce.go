@@ -133,7 +133,7 @@ func init() {
 		Open:         connector.OpenFunc(Open),
 		Writable:     true,
 		Incremental:  true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapWritableFields, connector.CapQuota},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapWritableFields, connector.CapQuota, connector.CapActivities},
 	})
 }
 
@@ -164,6 +164,8 @@ type Source struct {
 	// secondLiterals is set once the org refused a SOQL dateTime with
 	// milliseconds: keys are sent as whole seconds from then on.
 	secondLiterals atomic.Bool
+	// owners are the users activities were given, by e-mail (activities.go).
+	owners owners
 }
 
 var (
