@@ -63,6 +63,20 @@ func TestMySQLBinlogPurgedResync(t *testing.T) {
 				t.Errorf("the health page does not show the notice:\n%s", page)
 			}
 
+			// The checkpoint is the resync's position at once: a daemon
+			// started again (run --once) streams, with no other resync.
+			if cp := cs.Checkpoints[""]; cp == tc.checkpoint || !strings.Contains(cp, `"binlog":"`+base) {
+				t.Errorf("checkpoint after the resync %q, want the position of the resync's snapshot", cp)
+			}
+			e.close(t)
+			e.open(t)
+			if _, err := e.d.RunOnce(context.Background()); err != nil {
+				t.Fatalf("pass of a daemon started again after the resync: %v", err)
+			}
+			if cs := e.status(t); cs.Notice != "" || cs.LastRun == nil || cs.LastRun.Kind != "run" {
+				t.Errorf("a daemon started again after the resync: notice %q, last run %+v; want a plain streaming pass", cs.Notice, cs.LastRun)
+			}
+
 			// The stream goes on from the resync's snapshot: a pass, no
 			// other resync.
 			mysqltest.Exec(t, e.db, `UPDATE contacts SET last_name = 'Streamed' WHERE id = 4`)

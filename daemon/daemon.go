@@ -282,7 +282,8 @@ func (c *Connector) Schedule() string { return c.schedule }
 // RunOnce runs one forward pass of the connector unless one is already
 // running (ErrBusy), and logs its summary line. When the source lost its
 // change position (connector.ErrResyncNeeded), a full resync follows at
-// once.
+// once, then a pass that stores the new position; the summary is the
+// resync's.
 func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 	if !c.running.TryLock() {
 		return reconcile.Summary{}, ErrBusy
@@ -302,6 +303,15 @@ func (c *Connector) RunOnce(ctx context.Context) (reconcile.Summary, error) {
 		c.lastMu.Lock()
 		c.notice = fmt.Sprintf("%s at %s: %v", outcome, time.Now().Format(time.RFC3339), lost)
 		c.lastMu.Unlock()
+		if err == nil && ctx.Err() == nil {
+			// A pass at once stores the position the resync's snapshot
+			// began at as the checkpoint, in place of the lost one:
+			// else a process that ends first (run --once) would find
+			// the lost position again and resync at every start.
+			next, nerr := c.Recon.Run(ctx)
+			c.record(next, nerr)
+			err = nerr
+		}
 	}
 	return sum, err
 }
