@@ -215,7 +215,7 @@ func seedLinks(ctx context.Context, cfgPath string) error {
 				Fingerprint: m.Fingerprint(rec, h),
 			})
 		}
-		return store.PutLinks(links)
+		return store.Links.PutAll(links)
 	})
 }
 

@@ -378,7 +378,7 @@ func putSecret(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: "1", Secret: webhookSecret, CreatedAt: time.Now()}); err != nil {
+	if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: "1", Secret: webhookSecret, CreatedAt: time.Now()}); err != nil {
 		st.Close()
 		return err
 	}

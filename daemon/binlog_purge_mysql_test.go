@@ -36,7 +36,7 @@ func TestMySQLBinlogPurgedResync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.SetCheckpoint("shop", "", tc.checkpoint); err != nil {
+			if err := st.Checkpoints.Set("shop", "", tc.checkpoint); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.Close(); err != nil {

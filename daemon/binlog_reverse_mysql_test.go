@@ -37,7 +37,7 @@ func TestMySQLBinlogWriteBackIsAnEcho(t *testing.T) {
 	}
 	rev, _, _ := startSubscribed(t, e.d, api, e.cfg.Webhooks.Path)
 	t.Cleanup(rev.Stop)
-	l, ok, err := e.d.Store().Link("shop", "2")
+	l, ok, err := e.d.Store().Links.Get("shop", "2")
 	if err != nil || !ok {
 		t.Fatalf("link of row 2: %v %v", ok, err)
 	}

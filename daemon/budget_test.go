@@ -166,7 +166,7 @@ func TestPassStopsAtAPIBudgetAndResumes(t *testing.T) {
 	if got := src.checkpoints; len(got) != 2 || got[1] != "6" {
 		t.Errorf("passes started from checkpoints %q, want the second from \"6\"", got)
 	}
-	if n, err := d.Store().CountLinks("crm"); err != nil || n != budgetRecords {
+	if n, err := d.Store().Links.Count("crm"); err != nil || n != budgetRecords {
 		t.Errorf("links = %d, %v; want %d", n, err, budgetRecords)
 	}
 }

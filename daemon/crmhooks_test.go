@@ -196,7 +196,7 @@ func (e *hookEnv) lastNames(v string) int {
 
 // runsSince returns the passes started at or after t.
 func (e *hookEnv) runsSince(t time.Time) []time.Time {
-	runs, _ := e.d.Store().Runs("crm", 1000)
+	runs, _ := e.d.Store().Runs.List("crm", 1000)
 	var out []time.Time
 	for _, r := range runs {
 		if !r.StartedAt.Before(t) {

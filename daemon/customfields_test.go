@@ -70,7 +70,7 @@ func TestDaemonWritesCustomFieldsByType(t *testing.T) {
 	if n := emu.Stats().Requests[workspace.RouteCustomFields]; n != 1 {
 		t.Errorf("%d reads of the definitions, want 1", n)
 	}
-	dls, err := d.Store().DeadLetters("crm")
+	dls, err := d.Store().DeadLetters.List("crm")
 	if err != nil || len(dls) != 1 || dls[0].Key != "2" || !strings.Contains(dls[0].Reason, "custom.seats") || !strings.Contains(dls[0].Reason, "not a number") {
 		t.Fatalf("dead letters %+v, %v; want row 2's, naming custom.seats", dls, err)
 	}

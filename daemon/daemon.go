@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 		}
 		d.ownStore = true
 	}
-	whRoutes, err := d.store.WebhookRoutes()
+	whRoutes, err := d.store.Webhooks.Routes()
 	if err != nil {
 		return nil, fmt.Errorf("read webhook routes: %w", err)
 	}
@@ -183,7 +183,7 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		Type:                t,
 		Reader:              src,
 		Mapper:              m,
-		Store:               d.store,
+		Store:               reconcile.StoreOf(d.store),
 		Workspace:           d.ws,
 		Workers:             cc.Workers,
 		OnSourceDelete:      cc.OnSourceDelete,

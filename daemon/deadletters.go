@@ -22,7 +22,7 @@ func (d *Daemon) DeadLetters(connector string) ([]admin.DeadLetter, error) {
 
 // ListDeadLetters lists dead letters from a state file, as DeadLetters.
 func ListDeadLetters(st *state.Store, connector string) ([]admin.DeadLetter, error) {
-	dls, err := st.DeadLetters(connector)
+	dls, err := st.DeadLetters.List(connector)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (d *Daemon) FieldWarnings(connector string) ([]admin.FieldWarning, error) {
 // ListFieldWarnings lists field warnings from a state file, as
 // FieldWarnings.
 func ListFieldWarnings(st *state.Store, connector string) ([]admin.FieldWarning, error) {
-	ws, err := st.FieldWarnings(connector)
+	ws, err := st.FieldWarnings.List(connector)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func ListFieldWarnings(st *state.Store, connector string) ([]admin.FieldWarning,
 // supersedes (admin.ErrNotRetryable). It implements admin.Daemon.
 func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryResponse, error) {
 	var resp admin.RetryResponse
-	dl, err := d.store.DeadLetter(id)
+	dl, err := d.store.DeadLetters.Get(id)
 	if err != nil {
 		return resp, err
 	}
@@ -77,7 +77,7 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 	c.running.Unlock()
 	d.ops.ranPass(sum, err)
 	resp.Summary = sum
-	if _, gone := d.store.DeadLetter(id); errors.Is(gone, state.ErrNotFound) {
+	if _, gone := d.store.DeadLetters.Get(id); errors.Is(gone, state.ErrNotFound) {
 		resp.Resolved = true
 	}
 	log := c.log.WithFields(sum.Fields()).WithFields(logrus.Fields{logfield.DeadLetter: id, logfield.Resolved: resp.Resolved})
@@ -93,7 +93,7 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 // on each pass meets the record again and tries it anew. It implements
 // admin.Daemon.
 func (d *Daemon) DropDeadLetter(id uint64) error {
-	return d.store.DeleteDeadLetter(id)
+	return d.store.DeadLetters.Delete(id)
 }
 
 // Conflicts lists up to limit of the connector's conflicts ("" for all),
@@ -104,7 +104,7 @@ func (d *Daemon) Conflicts(connector string, limit int) ([]admin.Conflict, error
 
 // ListConflicts lists conflicts from a state file, as Conflicts.
 func ListConflicts(st *state.Store, connector string, limit int) ([]admin.Conflict, error) {
-	cs, err := st.Conflicts(connector, limit)
+	cs, err := st.Conflicts.List(connector, limit)
 	if err != nil {
 		return nil, err
 	}

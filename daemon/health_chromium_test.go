@@ -79,7 +79,7 @@ func TestHealthPageDuringAndAfterAPassInChromium(t *testing.T) {
 			p, _ = e.d.Connectors()[0].Progress()
 			held = p.Done
 			heldCalls = e.d.Workspace().Calls()
-			if heldDead, err = e.d.Store().CountDeadLetters("crm"); err != nil {
+			if heldDead, err = e.d.Store().DeadLetters.Count("crm"); err != nil {
 				t.Fatal(err)
 			}
 			break
@@ -132,7 +132,7 @@ func TestHealthPageDuringAndAfterAPassInChromium(t *testing.T) {
 	if strings.Contains(after, `id="progress-crm"`) || strings.Contains(after, `http-equiv="refresh"`) {
 		t.Error("after the pass: the page still shows it running")
 	}
-	runs, err := e.d.Store().Runs("crm", 1)
+	runs, err := e.d.Store().Runs.List("crm", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func ListHeldDeletes(cfg *config.Config, st *state.Store, name string) ([]state.
 			continue
 		}
 		found = true
-		hs, err := st.HeldDeletes(cc.Name)
+		hs, err := st.HeldDeletes.List(cc.Name)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // historyEvery is how often the daemon adds its counts to the history the
-// health page charts (state.AddHistory keeps one point a minute).
+// health page charts (state.History.Add keeps one point a minute).
 const historyEvery = time.Minute
 
 // chartPasses bounds the passes the health page charts.
@@ -93,7 +93,7 @@ func (h *history) sample() {
 		h.d.log.WithError(err).Warn("history point not recorded: state unreadable")
 		return
 	}
-	if err := h.d.store.AddHistory(points...); err != nil {
+	if err := h.d.store.History.Add(points...); err != nil {
 		h.d.log.WithError(err).Warn("history point not recorded")
 		return
 	}
@@ -161,7 +161,7 @@ func (h *history) withCurrent(points []state.HistoryPoint) ([]state.HistoryPoint
 func (d *Daemon) History(ctx context.Context, since time.Time) (admin.History, error) {
 	out := admin.History{Since: since, QuotaPerMinute: d.cfg.Workspace.RateLimit * 60}
 	var err error
-	if out.Minutes, err = d.store.History(since); err != nil {
+	if out.Minutes, err = d.store.History.Since(since); err != nil {
 		return out, err
 	}
 	if d.ops.history != nil {
@@ -170,7 +170,7 @@ func (d *Daemon) History(ctx context.Context, since time.Time) (admin.History, e
 		}
 	}
 	for _, c := range d.connectors {
-		runs, err := d.store.Runs(c.Name, chartPasses)
+		runs, err := d.store.Runs.List(c.Name, chartPasses)
 		if err != nil {
 			return out, err
 		}

@@ -39,7 +39,7 @@ func TestHistoryCountsCallsInTheirMinute(t *testing.T) {
 	}
 
 	h.sample() // one sample, a minute and more after the first call
-	stored, err := st.History(time.Time{})
+	stored, err := st.History.Since(time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +57,14 @@ func TestHistoryCountsCallsInTheirMinute(t *testing.T) {
 
 	// A dead letter appears at 10:01; calls of 10:01 written in the next
 	// minute's sample keep 10:01's totals.
-	if _, err := st.AddDeadLetter(state.DeadLetter{Connector: "crm", Operation: "sync", Key: "row-1", Reason: "refused"}); err != nil {
+	if _, err := st.DeadLetters.Add(state.DeadLetter{Connector: "crm", Operation: "sync", Key: "row-1", Reason: "refused"}); err != nil {
 		t.Fatal(err)
 	}
 	h.sample() // 10:01: one dead letter
 	h.call(200)
 	clock = clock.Add(time.Minute) // 10:02:10
 	h.sample()
-	stored, err = st.History(time.Time{})
+	stored, err = st.History.Since(time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

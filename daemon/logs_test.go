@@ -126,10 +126,10 @@ func deliverWebhooks(t *testing.T, e *csvEnv, log *logrus.Logger) (string, []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.d.Store().PutWebhookSecret(state.WebhookSecret{WebhookID: "9", Secret: secret}); err != nil {
+	if err := e.d.Store().Webhooks.PutSecret(state.WebhookSecret{WebhookID: "9", Secret: secret}); err != nil {
 		t.Fatal(err)
 	}
-	recv, err := webhook.New(webhook.Options{Store: e.d.Store(), Log: logrus.NewEntry(log)})
+	recv, err := webhook.New(webhook.Options{Store: webhook.StoreOf(e.d.Store()), Log: logrus.NewEntry(log)})
 	if err != nil {
 		t.Fatal(err)
 	}

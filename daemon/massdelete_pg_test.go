@@ -72,7 +72,7 @@ func TestPGReverseMassDeleteIsHeld(t *testing.T) {
 			if left, _ := e.d.HeldDeletes("db"); len(left) != 0 {
 				t.Errorf("%d deletions still held", len(left))
 			}
-			links, err := e.d.Store().CountLinks("db")
+			links, err := e.d.Store().Links.Count("db")
 			if err != nil || links != tc.rows-tc.deleted {
 				t.Errorf("%d links (%v), want %d: the deleted contacts' links go either way", links, err, tc.rows-tc.deleted)
 			}

@@ -32,7 +32,7 @@ func ListHeldMatches(cfg *config.Config, st *state.Store, name string) ([]admin.
 			continue
 		}
 		found = true
-		held, err := st.Held(cc.Name)
+		held, err := st.Matches.Held(cc.Name)
 		if err != nil {
 			return nil, err
 		}

@@ -88,7 +88,7 @@ func (d *Daemon) Metrics() *metrics.Metrics { return d.ops.metrics }
 // the daemon's store.
 func (d *Daemon) initOps() error {
 	for _, c := range d.connectors {
-		last, ok, err := d.store.LastRun(c.Name)
+		last, ok, err := d.store.Runs.Last(c.Name)
 		if err != nil {
 			return err
 		}
@@ -160,25 +160,25 @@ func stateGauges(st *state.Store, names []string) (metrics.StateGauges, error) {
 	for _, n := range names {
 		cg := metrics.ConnectorGauges{Connector: n}
 		var err error
-		if cg.Links, err = st.CountLinks(n); err != nil {
+		if cg.Links, err = st.Links.Count(n); err != nil {
 			return g, err
 		}
-		if cg.DeadLetters, err = st.CountDeadLetters(n); err != nil {
+		if cg.DeadLetters, err = st.DeadLetters.Count(n); err != nil {
 			return g, err
 		}
-		if cg.Conflicts, err = st.CountConflicts(n); err != nil {
+		if cg.Conflicts, err = st.Conflicts.Count(n); err != nil {
 			return g, err
 		}
-		if cg.FieldWarnings, err = st.CountFieldWarnings(n); err != nil {
+		if cg.FieldWarnings, err = st.FieldWarnings.Count(n); err != nil {
 			return g, err
 		}
-		if _, cg.MassDeleteRefused, err = st.RefusedDelete(n); err != nil {
+		if _, cg.MassDeleteRefused, err = st.RefusedDeletes.Get(n); err != nil {
 			return g, err
 		}
 		g.Connectors = append(g.Connectors, cg)
 	}
 	var err error
-	g.InboxPending, err = st.CountPendingEvents()
+	g.InboxPending, err = st.Inbox.Count()
 	return g, err
 }
 

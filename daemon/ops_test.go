@@ -284,10 +284,10 @@ func checkDeadLetterRetries(t *testing.T, e *csvEnv, lastSuccess time.Time) {
 	if err != nil || !res.Resolved || res.Summary.Created != 1 || res.Summary.Kind != "retry" {
 		t.Errorf("retry once accepted = %+v, %v; want resolved with 1 created", res, err)
 	}
-	if n, _ := e.d.Store().CountDeadLetters("crm"); n != 0 {
+	if n, _ := e.d.Store().DeadLetters.Count("crm"); n != 0 {
 		t.Errorf("%d dead letters left after a successful retry", n)
 	}
-	if n, _ := e.d.Store().CountLinks("crm"); n != 10 {
+	if n, _ := e.d.Store().Links.Count("crm"); n != 10 {
 		t.Errorf("links = %d after the retry, want 10", n)
 	}
 	if got := len(e.emu.Contacts()); got != 10 {
@@ -308,7 +308,7 @@ func checkReverseLettersAndConflicts(t *testing.T, e *csvEnv) {
 	t.Helper()
 	ctx := context.Background()
 	// Letters of the reverse direction cannot be retried; any can be dropped.
-	id, err := e.d.Store().AddDeadLetter(state.DeadLetter{Connector: "crm", Operation: "writeback", Key: "CT1", Reason: "refused"})
+	id, err := e.d.Store().DeadLetters.Add(state.DeadLetter{Connector: "crm", Operation: "writeback", Key: "CT1", Reason: "refused"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func checkReverseLettersAndConflicts(t *testing.T, e *csvEnv) {
 
 	// Conflicts are listed newest first, with their IDs.
 	for _, ext := range []string{"row-1", "row-2"} {
-		if _, err := e.d.Store().AddConflict(state.Conflict{Connector: "crm", ExternalID: ext, Policy: "newest-wins", Winner: "workspace"}); err != nil {
+		if _, err := e.d.Store().Conflicts.Add(state.Conflict{Connector: "crm", ExternalID: ext, Policy: "newest-wins", Winner: "workspace"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -354,7 +354,7 @@ func TestBackupWhileRunning(t *testing.T) {
 		t.Fatalf("the backup is not a state file: %v", err)
 	}
 	defer cp.Close()
-	if got, _ := cp.CountLinks("crm"); got != 50 {
+	if got, _ := cp.Links.Count("crm"); got != 50 {
 		t.Errorf("backup holds %d links, want 50", got)
 	}
 }

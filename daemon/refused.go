@@ -29,14 +29,14 @@ func (c *Connector) noteMassDelete(sum reconcile.Summary, err error) {
 	switch {
 	case errors.Is(err, reconcile.ErrMassDelete):
 		r := state.RefusedDelete{At: time.Now(), Kind: sum.Kind, Reason: err.Error()}
-		if serr := c.store.SetRefusedDelete(c.Name, r); serr != nil {
+		if serr := c.store.RefusedDeletes.Set(c.Name, r); serr != nil {
 			c.log.WithError(serr).Error("could not record the refused mass delete; only this log line shows it")
 			return
 		}
 		c.log.WithField(logfield.Action, refusedDeleteCommand("", c.Name)).
 			Warn("mass delete refused: the status and the health page show it until a resync goes through")
 	case err == nil && (sum.Kind == "resync" || !c.Type.Incremental):
-		cleared, cerr := c.store.ClearRefusedDelete(c.Name)
+		cleared, cerr := c.store.RefusedDeletes.Clear(c.Name)
 		if cerr != nil {
 			c.log.WithError(cerr).Warn("could not clear the refused mass delete")
 		} else if cleared {
@@ -53,7 +53,7 @@ func refusedDeleteCommand(configPath, name string) string {
 
 // refusedDelete reads the connector's standing refusal for the status.
 func refusedDelete(st *state.Store, configPath, name string) (*admin.RefusedDelete, error) {
-	r, ok, err := st.RefusedDelete(name)
+	r, ok, err := st.RefusedDeletes.Get(name)
 	if err != nil || !ok {
 		return nil, err
 	}

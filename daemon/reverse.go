@@ -48,7 +48,7 @@ func (d *Daemon) NewApplier() (*reverse.Applier, error) {
 	if len(targets) == 0 {
 		return nil, nil
 	}
-	return reverse.New(reverse.Options{Store: d.store, Workspace: d.ws, Targets: targets, Log: logrus.NewEntry(d.log), Gather: d.gather})
+	return reverse.New(reverse.Options{Store: reverse.StoreOf(d.store), Workspace: d.ws, Targets: targets, Log: logrus.NewEntry(d.log), Gather: d.gather})
 }
 
 // startReverse is start-up step 2 (see Start): with autoRegister, the
@@ -122,7 +122,7 @@ func (d *Daemon) startReceiver(r *Running, a *reverse.Applier, log *logrus.Entry
 		log.Warn("webhooks.listen is not set: workspace changes arrive only through catch-up")
 		return nil
 	}
-	recv, err := webhook.New(webhook.Options{Store: d.store, Legacy: wc.LegacySignatures, MaxBodyBytes: wc.MaxBodyBytes,
+	recv, err := webhook.New(webhook.Options{Store: webhook.StoreOf(d.store), Legacy: wc.LegacySignatures, MaxBodyBytes: wc.MaxBodyBytes,
 		Accepted: a.Notify, Log: log})
 	if err != nil {
 		return err

@@ -146,7 +146,7 @@ func startSubscribed(t *testing.T, d *daemon.Daemon, api *workspace.Client, path
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _, err := d.Store().WebhookSecrets()
+	cur, _, err := d.Store().Webhooks.Secrets()
 	if err != nil || cur.WebhookID != reg.Webhook.ID {
 		t.Fatalf("secret of %s: %+v %v", reg.Webhook.ID, cur.WebhookID, err)
 	}
@@ -166,7 +166,7 @@ func (e *pgEnv) close() {
 
 func (e *pgEnv) contactOf(id int) workspace.Contact {
 	e.t.Helper()
-	l, ok, err := e.d.Store().Link("db", fmt.Sprint(id))
+	l, ok, err := e.d.Store().Links.Get("db", fmt.Sprint(id))
 	if err != nil || !ok {
 		e.t.Fatalf("link of row %d: %v %v", id, ok, err)
 	}
@@ -196,7 +196,7 @@ func (e *pgEnv) column(id int, col string) string {
 }
 
 func (e *pgEnv) inbox() int {
-	n, err := e.d.Store().CountPendingEvents()
+	n, err := e.d.Store().Inbox.Count()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func waitReverseQuiet(t *testing.T, emu *emulator.Emulator, d *daemon.Daemon, re
 				delivered = delivered && dl.Status != emulator.DeliveryPending
 			}
 		}
-		inbox, err := d.Store().CountPendingEvents()
+		inbox, err := d.Store().Inbox.Count()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -541,7 +541,7 @@ func TestPGRefusedDeliveriesChangeNothing(t *testing.T) {
 	if got := e.column(1, "last_name"); got != "Last1" {
 		t.Fatalf("row 1 last_name %q after refused deliveries", got)
 	}
-	if seen, err := e.d.Store().SeenEvent("msg_x"); err != nil || seen {
+	if seen, err := e.d.Store().Inbox.Seen("msg_x"); err != nil || seen {
 		t.Fatalf("a refused delivery's id was marked seen (%v)", err)
 	}
 }

@@ -86,7 +86,7 @@ func TestWebhookRoutesRememberedAcrossRestarts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			form, err := st.WebhookRoutes()
+			form, err := st.Webhooks.Routes()
 			st.Close()
 			if err != nil || form != tt.wantForm {
 				t.Fatalf("state file records %q (%v), want %q", form, err, tt.wantForm)

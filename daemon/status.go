@@ -47,7 +47,7 @@ func BuildStatus(cfg *config.Config, st *state.Store, version, configPath string
 		out.FieldWarnings += cs.FieldWarnings
 		out.Conflicts += cs.Conflicts
 	}
-	if out.InboxPending, err = st.CountPendingEvents(); err != nil {
+	if out.InboxPending, err = st.Inbox.Count(); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -56,7 +56,7 @@ func BuildStatus(cfg *config.Config, st *state.Store, version, configPath string
 func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath string) (admin.ConnectorStatus, error) {
 	cs := admin.ConnectorStatus{Name: cc.Name, Type: cc.Type, Source: cc.Source, Direction: cc.Direction.String(), Schedule: cc.Schedule}
 	var err error
-	if last, ok, err := st.LastRun(cc.Name); err != nil {
+	if last, ok, err := st.Runs.Last(cc.Name); err != nil {
 		return cs, err
 	} else if ok {
 		cs.LastRun = &admin.Run{ID: last.ID, Run: last}
@@ -65,19 +65,19 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath stri
 	if cs.LastSuccess, err = lastSuccess(st, cc.Name); err != nil {
 		return cs, err
 	}
-	if cs.Checkpoints, err = st.Checkpoints(cc.Name); err != nil {
+	if cs.Checkpoints, err = st.Checkpoints.All(cc.Name); err != nil {
 		return cs, err
 	}
-	if cs.Links, err = st.CountLinks(cc.Name); err != nil {
+	if cs.Links, err = st.Links.Count(cc.Name); err != nil {
 		return cs, err
 	}
-	if cs.DeadLetters, err = st.CountDeadLetters(cc.Name); err != nil {
+	if cs.DeadLetters, err = st.DeadLetters.Count(cc.Name); err != nil {
 		return cs, err
 	}
-	if cs.Conflicts, err = st.CountConflicts(cc.Name); err != nil {
+	if cs.Conflicts, err = st.Conflicts.Count(cc.Name); err != nil {
 		return cs, err
 	}
-	if cs.FieldWarnings, err = st.CountFieldWarnings(cc.Name); err != nil {
+	if cs.FieldWarnings, err = st.FieldWarnings.Count(cc.Name); err != nil {
 		return cs, err
 	}
 	if cs.RefusedDelete, err = refusedDelete(st, configPath, cc.Name); err != nil {
@@ -90,7 +90,7 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath stri
 // error finished, among its recent runs (a retry of one dead letter does
 // not count); zero when none did.
 func lastSuccess(st *state.Store, connector string) (time.Time, error) {
-	runs, err := st.Runs(connector, successLookback)
+	runs, err := st.Runs.List(connector, successLookback)
 	if err != nil {
 		return time.Time{}, err
 	}

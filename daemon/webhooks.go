@@ -46,7 +46,7 @@ type Registration struct {
 // is logged; the form is found out again on the next start.
 func RememberWebhookRoutes(st *state.Store, log *logrus.Entry) func(form string) {
 	return func(form string) {
-		if err := st.PutWebhookRoutes(form); err != nil {
+		if err := st.Webhooks.PutRoutes(form); err != nil {
 			log.WithError(err).WithField(logfield.Form, form).Warn("webhook routes could not be recorded in state; found out again on the next start")
 		}
 	}
@@ -91,7 +91,7 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 		created, err := api.CreateWebhook(ctx, workspace.WebhookCreate{URL: url, Events: WebhookEvents, Status: workspace.WebhookEnabled, Label: WebhookLabel})
 		switch {
 		case err == nil:
-			if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: created.ID, Secret: created.Key}); err != nil {
+			if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: created.ID, Secret: created.Key}); err != nil {
 				return reg, fmt.Errorf("subscription %s created, but its secret could not be stored (run register again: it rotates the secret): %w", created.ID, err)
 			}
 			created.Key = ""
@@ -134,7 +134,7 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 		if err != nil {
 			return reg, err
 		}
-		if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key}); err != nil {
+		if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key}); err != nil {
 			return reg, fmt.Errorf("store the secret of subscription %s: %w", wh.ID, err)
 		}
 		reg.Rotated = true
@@ -162,7 +162,7 @@ func RotateWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 	if err != nil {
 		return wh, err
 	}
-	if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key, CreatedAt: now}); err != nil {
+	if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key, CreatedAt: now}); err != nil {
 		return wh, fmt.Errorf("secret rotated but not stored (rotate again): %w", err)
 	}
 	until := now.Add(grace)
@@ -171,7 +171,7 @@ func RotateWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 			continue
 		}
 		o.ExpiresAt = until
-		if err := st.PutWebhookSecret(o); err != nil {
+		if err := st.Webhooks.PutSecret(o); err != nil {
 			return wh, fmt.Errorf("set the grace period of the old secret: %w", err)
 		}
 	}
@@ -193,7 +193,7 @@ func rotate(ctx context.Context, api WebhookAPI, id string) (workspace.SigningSe
 
 // secretsOf returns the unexpired secrets state holds for the webhook.
 func secretsOf(st *state.Store, webhookID string) ([]state.WebhookSecret, error) {
-	cur, prev, err := st.WebhookSecrets()
+	cur, prev, err := st.Webhooks.Secrets()
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}

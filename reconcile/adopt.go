@@ -50,7 +50,7 @@ func (p *pass) adoptMatch(ctx context.Context, it *item) (bool, error) {
 		return true, fmt.Errorf("adopt contact %s: %w", c.ID, err)
 	}
 	if lost != nil {
-		if _, err := r.opts.Store.AddConflict(*lost); err != nil {
+		if _, err := r.opts.Store.Conflicts.Add(*lost); err != nil {
 			return true, fmt.Errorf("record conflict: %w", err)
 		}
 	}
@@ -170,7 +170,7 @@ func (p *pass) saveLinkIDs(it *item, c workspace.Contact, ids map[string]string)
 	if err := p.saveLink(it, c); err != nil {
 		return err
 	}
-	l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, it.mapped.ExternalID)
+	l, ok, err := p.r.opts.Store.Links.Get(p.r.opts.Connector, it.mapped.ExternalID)
 	if err != nil || !ok {
 		return fmt.Errorf("reread link %s: %w", it.mapped.ExternalID, err)
 	}
@@ -178,7 +178,7 @@ func (p *pass) saveLinkIDs(it *item, c workspace.Contact, ids map[string]string)
 		ids[k] = v
 	}
 	l.ItemIDs = ids
-	return p.r.opts.Store.PutLink(l)
+	return p.r.opts.Store.Links.Put(l)
 }
 
 // ErrNotHeld is returned by ResolveHeld for a record that is not held.
@@ -188,7 +188,7 @@ var ErrNotHeld = errors.New("record is not held")
 // per onMatch) the contact contactID, or, when contactID is "", create a
 // new contact.
 func (r *Reconciler) ResolveHeld(ctx context.Context, externalID, contactID string) (Summary, error) {
-	held, err := r.opts.Store.Held(r.opts.Connector)
+	held, err := r.opts.Store.Matches.Held(r.opts.Connector)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -207,7 +207,7 @@ func (r *Reconciler) ResolveHeld(ctx context.Context, externalID, contactID stri
 	}
 	err = p.resolve(ctx, h.Record, contactID)
 	if err == nil && p.sum.Failed == 0 {
-		err = r.opts.Store.DeleteHeld(r.opts.Connector, externalID)
+		err = r.opts.Store.Matches.DeleteHeld(r.opts.Connector, externalID)
 	}
 	return p.finish(start, calls, err)
 }

@@ -61,7 +61,7 @@ type version struct {
 // than the link, in updatedAt order, and the last event's seq.
 func (p *pass) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, error) {
 	r := p.r
-	evs, err := r.opts.Store.PendingEventsOf(it.link.ContactID)
+	evs, err := r.opts.Store.Inbox.PendingOf(it.link.ContactID)
 	if err != nil {
 		return nil, afterSeq, fmt.Errorf("weigh app edits of contact %s: %w", it.link.ContactID, err)
 	}

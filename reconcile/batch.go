@@ -187,7 +187,7 @@ func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []s
 func (p *pass) loadLinks(items []*item) error {
 	r := p.r
 	for _, it := range items {
-		l, ok, err := r.opts.Store.Link(r.opts.Connector, it.mapped.ExternalID)
+		l, ok, err := r.opts.Store.Links.Get(r.opts.Connector, it.mapped.ExternalID)
 		if err != nil {
 			return fmt.Errorf("read link %s: %w", it.mapped.ExternalID, err)
 		}
@@ -234,7 +234,7 @@ func (p *pass) prepare(wctx context.Context, items []*item) ([]*item, error) {
 		}
 	}
 	if len(fill) > 0 {
-		if err := p.r.opts.Store.PutLinks(fill); err != nil {
+		if err := p.r.opts.Store.Links.PutAll(fill); err != nil {
 			return nil, fmt.Errorf("save record ids: %w", err)
 		}
 	}

@@ -156,7 +156,7 @@ func TestMalformedCSVLinesBecomeDeadLetters(t *testing.T) {
 		t.Fatalf("pass %v, want %d created and 2 failed", sum, rows)
 	}
 	e.assertConverged()
-	dls, err := e.store.DeadLetters("crm")
+	dls, err := e.store.DeadLetters.List("crm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +203,8 @@ func TestMalformedCSVLinesBecomeDeadLetters(t *testing.T) {
 	if sum.Deleted != 1 || sum.Failed != 0 {
 		t.Errorf("pass over the fixed file %v, want row 70 deleted and nothing failed", sum)
 	}
-	if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
-		dls, _ := e.store.DeadLetters("crm")
+	if n, _ := e.store.DeadLetters.Count("crm"); n != 0 {
+		dls, _ := e.store.DeadLetters.List("crm")
 		t.Errorf("%d dead letters left after the file was fixed: %+v", n, dls)
 	}
 	e.assertConverged()
@@ -241,7 +241,7 @@ func TestCSVCutShortDeletesNothing(t *testing.T) {
 			if sum.Deleted != 0 || len(e.emu.Contacts()) != rows {
 				t.Fatalf("pass over a file cut short: %v, %d contacts; want none deleted", sum, len(e.emu.Contacts()))
 			}
-			dls, _ := e.store.DeadLetters("crm")
+			dls, _ := e.store.DeadLetters.List("crm")
 			if len(dls) != 1 || dls[0].Key != "line 202" || !strings.Contains(dls[0].Reason, "it looks cut short") {
 				t.Errorf("dead letters %+v, want line 202 said cut short", dls)
 			}
@@ -251,7 +251,7 @@ func TestCSVCutShortDeletesNothing(t *testing.T) {
 			if sum := e.run(); sum.Deleted != 0 || sum.Failed != 0 {
 				t.Errorf("pass over the whole file again: %v", sum)
 			}
-			if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
+			if n, _ := e.store.DeadLetters.Count("crm"); n != 0 {
 				t.Errorf("%d dead letters left", n)
 			}
 			e.assertConverged()

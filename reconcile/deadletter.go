@@ -42,7 +42,7 @@ type deadPayload struct {
 }
 
 func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
-	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
+	dls, err := r.opts.Store.DeadLetters.List(r.opts.Connector)
 	if err != nil {
 		return nil, fmt.Errorf("read dead letters: %w", err)
 	}
@@ -83,7 +83,7 @@ func (p *pass) setAsidePayload(ctx context.Context, op, key string, dp deadPaylo
 		d.NextTry = now.Add(retryDelay)
 	}
 	log := r.log.WithField(logfield.Key, key).WithField(logfield.Operation, op).WithField(logfield.Permanent, permanent)
-	if _, err := r.opts.Store.AddDeadLetter(d); err != nil {
+	if _, err := r.opts.Store.DeadLetters.Add(d); err != nil {
 		log.WithError(err).Error("could not record dead letter")
 		return
 	}
@@ -122,7 +122,7 @@ func (p *pass) setAsideInvalid(ctx context.Context, rec connector.Record, seen [
 // did not report again (fixed, or gone from the file).
 func (p *pass) clearStaleReadLetters() {
 	r := p.r
-	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
+	dls, err := r.opts.Store.DeadLetters.List(r.opts.Connector)
 	if err != nil {
 		r.log.WithError(err).Warn("could not read dead letters")
 		return
@@ -131,7 +131,7 @@ func (p *pass) clearStaleReadLetters() {
 		if d.Operation != opRead || p.readKeys[d.Key] {
 			continue
 		}
-		if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, opRead, d.Key); err != nil {
+		if err := r.opts.Store.DeadLetters.Clear(r.opts.Connector, opRead, d.Key); err != nil {
 			r.log.WithError(err).WithField(logfield.Key, d.Key).Warn("could not clear dead letter")
 		}
 	}
@@ -146,7 +146,7 @@ func (p *pass) clearDeadLetter(it *item) {
 			continue
 		}
 		for _, op := range []string{opSync, opMap} {
-			if err := r.opts.Store.ClearDeadLetter(r.opts.Connector, op, key); err != nil {
+			if err := r.opts.Store.DeadLetters.Clear(r.opts.Connector, op, key); err != nil {
 				r.log.WithError(err).WithField(logfield.Key, key).Warn("could not clear dead letter")
 			}
 		}
@@ -160,7 +160,7 @@ func (p *pass) retryDeadLetters(ctx context.Context) error {
 	if !r.opts.Type.Incremental {
 		return nil // the pass reads every record again anyway
 	}
-	dls, err := r.opts.Store.DeadLetters(r.opts.Connector)
+	dls, err := r.opts.Store.DeadLetters.List(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("read dead letters: %w", err)
 	}
@@ -199,7 +199,7 @@ func (r *Reconciler) RetryDeadLetter(ctx context.Context, d state.DeadLetter) (S
 	delete(p.known, d.Key) // retry even a refusal
 	if err = p.batch(ctx, []connector.Record{dp.Record}); err == nil {
 		if p.sum.Failed == 0 {
-			err = r.opts.Store.DeleteDeadLetter(d.ID)
+			err = r.opts.Store.DeadLetters.Delete(d.ID)
 		}
 	}
 	return p.finish(start, calls, err)

@@ -23,7 +23,7 @@ func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error
 			p.r.log.WithError(err).WithField(logfield.Record, rec.ID).Warn("deleted record has no externalId; ignored")
 			continue
 		}
-		l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, ext)
+		l, ok, err := p.r.opts.Store.Links.Get(p.r.opts.Connector, ext)
 		if err != nil {
 			return fmt.Errorf("read link %s: %w", ext, err)
 		}
@@ -44,7 +44,7 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 	}
 	var gone []state.Link
 	var seenErr error
-	err := p.r.opts.Store.ForEachLinkWhere(p.r.opts.Connector, func(ext []byte) bool {
+	err := p.r.opts.Store.Links.ForEachWhere(p.r.opts.Connector, func(ext []byte) bool {
 		seen, err := p.wasSeen(ext)
 		if err != nil && seenErr == nil {
 			seenErr = err
@@ -97,7 +97,7 @@ func (p *pass) applyDeletes(ctx context.Context, gone []state.Link, deletedAt ma
 				return fmt.Errorf("delete contact %s: %w", l.ContactID, err)
 			}
 		}
-		if err := r.opts.Store.DeleteLink(r.opts.Connector, l.ExternalID); err != nil {
+		if err := r.opts.Store.Links.Delete(r.opts.Connector, l.ExternalID); err != nil {
 			return fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
 		p.dropWarnings(l.ExternalID)

@@ -102,7 +102,7 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 		}
 	}
 	if len(alive) == 0 && marked {
-		if err := p.r.opts.Store.ClearDeadLetter(p.r.opts.Connector, opMap, key); err != nil {
+		if err := p.r.opts.Store.DeadLetters.Clear(p.r.opts.Connector, opMap, key); err != nil {
 			return nil, fmt.Errorf("clear dead letter %s: %w", key, err)
 		}
 		delete(p.known, key)

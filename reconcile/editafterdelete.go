@@ -63,7 +63,7 @@ func (r *Reconciler) afterDelete(ext, contactID string, ws, src map[string]strin
 func (p *pass) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
 	r := p.r
 	deletedAt := r.opts.Now()
-	evs, err := r.opts.Store.PendingEventsOf(it.link.ContactID)
+	evs, err := r.opts.Store.Inbox.PendingOf(it.link.ContactID)
 	if err != nil {
 		return false, fmt.Errorf("read pending events of contact %s: %w", it.link.ContactID, err)
 	}
@@ -81,7 +81,7 @@ func (p *pass) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
 		}
 	}
 	cf, keep := r.afterDelete(it.mapped.ExternalID, it.link.ContactID, was, now, it.rec.UpdatedAt, deletedAt, r.opts.Connector)
-	if _, err := r.opts.Store.AddConflict(cf); err != nil {
+	if _, err := r.opts.Store.Conflicts.Add(cf); err != nil {
 		return false, fmt.Errorf("record conflict: %w", err)
 	}
 	r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,
@@ -133,7 +133,7 @@ func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, de
 			at = now
 		}
 		cf, keep := r.afterDelete(l.ExternalID, l.ContactID, edited, was, c.UpdatedAt, at, "workspace")
-		if _, err := r.opts.Store.AddConflict(cf); err != nil {
+		if _, err := r.opts.Store.Conflicts.Add(cf); err != nil {
 			return nil, fmt.Errorf("record conflict: %w", err)
 		}
 		r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
@@ -142,7 +142,7 @@ func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, de
 			out = append(out, l)
 			continue
 		}
-		if err := r.opts.Store.DeleteLink(r.opts.Connector, l.ExternalID); err != nil {
+		if err := r.opts.Store.Links.Delete(r.opts.Connector, l.ExternalID); err != nil {
 			return nil, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
 		p.count(func(s *Summary) { s.Unlinked++ })

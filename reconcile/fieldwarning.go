@@ -13,7 +13,7 @@ import (
 // warnings, so that a pass touches the state only for those and for
 // records with new warnings.
 func (r *Reconciler) loadWarned() (map[string]bool, error) {
-	ws, err := r.opts.Store.FieldWarnings(r.opts.Connector)
+	ws, err := r.opts.Store.FieldWarnings.List(r.opts.Connector)
 	if err != nil {
 		return nil, fmt.Errorf("read field warnings: %w", err)
 	}
@@ -39,7 +39,7 @@ func (p *pass) noteWarnings(rec connector.Record, m mapping.Mapped) {
 	for i, w := range m.Warnings {
 		ws[i] = state.FieldWarning{RecordID: rec.ID, Field: w.Field, From: w.From, Value: w.Value, Reason: w.Err.Error()}
 	}
-	fresh, err := r.opts.Store.SetFieldWarnings(r.opts.Connector, m.ExternalID, ws)
+	fresh, err := r.opts.Store.FieldWarnings.Set(r.opts.Connector, m.ExternalID, ws)
 	if err != nil {
 		r.log.WithError(err).WithField(logfield.ExternalID, m.ExternalID).Error("could not record field warnings")
 		return
@@ -58,7 +58,7 @@ func (p *pass) dropWarnings(externalID string) {
 	if !p.warned[externalID] {
 		return
 	}
-	if _, err := p.r.opts.Store.SetFieldWarnings(p.r.opts.Connector, externalID, nil); err != nil {
+	if _, err := p.r.opts.Store.FieldWarnings.Set(p.r.opts.Connector, externalID, nil); err != nil {
 		p.r.log.WithError(err).WithField(logfield.ExternalID, externalID).Warn("could not drop field warnings")
 		return
 	}

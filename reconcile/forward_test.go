@@ -64,7 +64,7 @@ func TestLostStateCreatesNoDuplicate(t *testing.T) {
 	}
 	// Write-back addresses records by their ID: the rebuilt links learn it.
 	for _, ext := range []string{"1", "5", "120"} {
-		if l, ok, err := e.store.Link("crm", ext); err != nil || !ok || l.RecordID != ext {
+		if l, ok, err := e.store.Links.Get("crm", ext); err != nil || !ok || l.RecordID != ext {
 			t.Errorf("link %s after relink: %+v (ok %v, err %v), want RecordID %s", ext, l, ok, err, ext)
 		}
 	}
@@ -139,7 +139,7 @@ func TestRefusedRecordIsSetAsideOnce(t *testing.T) {
 	if sum.Created != 19 || sum.Failed != 1 {
 		t.Fatalf("summary %v, want 19 created and 1 failed", sum)
 	}
-	dls, err := e.store.DeadLetters("crm")
+	dls, err := e.store.DeadLetters.List("crm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestRefusedRecordIsSetAsideOnce(t *testing.T) {
 	if sum.Created != 1 || sum.Failed != 0 {
 		t.Fatalf("after the fix: summary %v, want 1 created", sum)
 	}
-	if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
+	if n, _ := e.store.DeadLetters.Count("crm"); n != 0 {
 		t.Fatalf("%d dead letters left after the fix", n)
 	}
 	e.assertConverged()
@@ -175,7 +175,7 @@ func TestUnmappableRecordIsReportedThenCleared(t *testing.T) {
 	if sum.Created != 9 || sum.Failed != 1 {
 		t.Fatalf("summary %v, want 9 created and 1 failed", sum)
 	}
-	dls, _ := e.store.DeadLetters("crm")
+	dls, _ := e.store.DeadLetters.List("crm")
 	if len(dls) != 1 || dls[0].Operation != opMap || !strings.Contains(dls[0].Reason, "emails.work") {
 		t.Fatalf("dead letters %+v, want one naming the field emails.work", dls)
 	}
@@ -184,7 +184,7 @@ func TestUnmappableRecordIsReportedThenCleared(t *testing.T) {
 	if sum := e.run(); sum.Created != 1 {
 		t.Fatalf("after the fix: %v, want 1 created", sum)
 	}
-	if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
+	if n, _ := e.store.DeadLetters.Count("crm"); n != 0 {
 		t.Fatalf("%d dead letters left after the record was fixed", n)
 	}
 }

@@ -107,7 +107,7 @@ func TestGuardedRunReadsAgainRecordsWrittenBack(t *testing.T) {
 	guard := &Guard{}
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: connector.Type{Incremental: true, Writable: true}, Reader: src, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 2, Guard: guard, Backoff: time.Millisecond, Log: quietLog(),
+		Store: StoreOf(e.store), Workspace: e.ws, Workers: 2, Guard: guard, Backoff: time.Millisecond, Log: quietLog(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestGuardedRunReadsAgainRecordsWrittenBack(t *testing.T) {
 	if sum, err := r.Run(ctx); err != nil || sum.Created != 3 {
 		t.Fatalf("first run: %v %v", sum, err)
 	}
-	link, _, err := e.store.Link("crm", "3")
+	link, _, err := e.store.Links.Get("crm", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestGuardedRunReadsAgainRecordsWrittenBack(t *testing.T) {
 		l.Fields = ContactFields(mapped)
 		l.WorkspaceHash = mapping.Fields(l.Fields).Hash()
 		l.SourceHash = l.WorkspaceHash
-		if err := e.store.PutLink(l); err != nil {
+		if err := e.store.Links.Put(l); err != nil {
 			t.Error(err)
 		}
 	}

@@ -50,7 +50,7 @@ func (e *hsEnv) run() (Summary, error) {
 	}
 	defer src.Close()
 	r, err := New(Options{Connector: "hs", Source: hsSource, Type: typ, Reader: src, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy, AllowMassDelete: true,
+		Store: StoreOf(e.store), Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy, AllowMassDelete: true,
 		Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)
@@ -163,7 +163,7 @@ func TestHubSpotMergeRelinksContact(t *testing.T) {
 			if !tc.legacy {
 				dupRecord = b
 			}
-			_, dupLinked, _ := e.store.Link("hs", dupRecord)
+			_, dupLinked, _ := e.store.Links.Get("hs", dupRecord)
 			switch tc.onDelete {
 			case policy.DeleteRemove:
 				if dupLives || dupLinked || sum.Deleted != 1 {

@@ -115,10 +115,10 @@ func (p *pass) indexContacts(cs []workspace.Contact) error {
 		}
 		docs[c.ID] = doc
 	}
-	if err := r.opts.Store.PutIndexEntries(r.opts.Connector, entries); err != nil {
+	if err := r.opts.Store.Matches.PutIndex(r.opts.Connector, entries); err != nil {
 		return fmt.Errorf("index contacts: %w", err)
 	}
-	if err := r.opts.Store.PutMatchDocs(r.opts.Connector, docs); err != nil {
+	if err := r.opts.Store.Matches.PutDocs(r.opts.Connector, docs); err != nil {
 		return fmt.Errorf("index contacts: %w", err)
 	}
 	return nil
@@ -128,15 +128,15 @@ func (p *pass) indexContacts(cs []workspace.Contact) error {
 // rebuilds them.
 func (p *pass) resetMatching() error {
 	r := p.r
-	if err := r.opts.Store.ClearIndex(r.opts.Connector); err != nil {
+	if err := r.opts.Store.Matches.ClearIndex(r.opts.Connector); err != nil {
 		return fmt.Errorf("clear match index: %w", err)
 	}
-	held, err := r.opts.Store.Held(r.opts.Connector)
+	held, err := r.opts.Store.Matches.Held(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("read held records: %w", err)
 	}
 	for ext := range held {
-		if err := r.opts.Store.DeleteHeld(r.opts.Connector, ext); err != nil {
+		if err := r.opts.Store.Matches.DeleteHeld(r.opts.Connector, ext); err != nil {
 			return fmt.Errorf("clear held record %s: %w", ext, err)
 		}
 	}
@@ -163,7 +163,7 @@ func (p *pass) claim(ctx context.Context) error {
 				claims = append(claims, state.IndexEntry{Key: claimPrefix + cands[0], ContactID: m.ExternalID})
 			}
 		}
-		if err := r.opts.Store.PutIndexEntries(r.opts.Connector, claims); err != nil {
+		if err := r.opts.Store.Matches.PutIndex(r.opts.Connector, claims); err != nil {
 			return fmt.Errorf("record claims: %w", err)
 		}
 		return nil
@@ -175,7 +175,7 @@ func (p *pass) claim(ctx context.Context) error {
 func (p *pass) candidates(f mapping.Fields) ([]string, error) {
 	set := map[string]bool{}
 	for _, k := range p.r.matchKeys(f) {
-		ids, err := p.r.opts.Store.LookupIndex(p.r.opts.Connector, k)
+		ids, err := p.r.opts.Store.Matches.Lookup(p.r.opts.Connector, k)
 		if err != nil {
 			return nil, fmt.Errorf("look up match index: %w", err)
 		}
@@ -210,7 +210,7 @@ func (p *pass) match(it *item) error {
 	}
 	free := cands[:0:0]
 	for _, id := range cands {
-		l, ok, err := r.opts.Store.LinkByContact(r.opts.Connector, id)
+		l, ok, err := r.opts.Store.Links.ByContact(r.opts.Connector, id)
 		if err != nil {
 			return fmt.Errorf("read link of contact %s: %w", id, err)
 		}
@@ -232,7 +232,7 @@ func (p *pass) match(it *item) error {
 // claim it too.
 func (p *pass) matchOne(it *item, contactID string) error {
 	r := p.r
-	claims, err := r.opts.Store.LookupIndex(r.opts.Connector, claimPrefix+contactID)
+	claims, err := r.opts.Store.Matches.Lookup(r.opts.Connector, claimPrefix+contactID)
 	if err != nil {
 		return fmt.Errorf("read claims: %w", err)
 	}
@@ -240,7 +240,7 @@ func (p *pass) matchOne(it *item, contactID string) error {
 		it.ambiguous = &ambiguity{candidates: []string{contactID}, reason: fmt.Sprintf("records %s all match contact %s", strings.Join(claims, ", "), contactID)}
 		return nil
 	}
-	doc, ok, err := r.opts.Store.MatchDoc(r.opts.Connector, contactID)
+	doc, ok, err := r.opts.Store.Matches.Doc(r.opts.Connector, contactID)
 	if err != nil || !ok {
 		return fmt.Errorf("read matched contact %s: found=%v: %w", contactID, ok, err)
 	}
@@ -260,7 +260,7 @@ func (p *pass) hold(it *item) error {
 	if err != nil {
 		return err
 	}
-	if err := r.opts.Store.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
+	if err := r.opts.Store.Matches.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
 		return fmt.Errorf("hold record %s: %w", it.mapped.ExternalID, err)
 	}
 	p.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)

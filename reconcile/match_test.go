@@ -94,7 +94,7 @@ func TestMatchAdoptsExistingContacts(t *testing.T) {
 	if sum.APICalls > 100+3950+2000+5 {
 		t.Errorf("first sync made %d API calls, want close to %d", sum.APICalls, 100+3950+2000)
 	}
-	held, err := e.store.Held("crm")
+	held, err := e.store.Matches.Held("crm")
 	if err != nil || len(held) != 50 {
 		t.Fatalf("held records: %d (%v), want 50", len(held), err)
 	}
@@ -116,7 +116,7 @@ func TestMatchAdoptsExistingContacts(t *testing.T) {
 	if posts, patches, deletes := e.writes(before); posts+patches+deletes != 0 {
 		t.Fatalf("resync after lost state wrote %d/%d/%d; want nothing", posts, patches, deletes)
 	}
-	if held, _ := e.store.Held("crm"); len(held) != 50 {
+	if held, _ := e.store.Matches.Held("crm"); len(held) != 50 {
 		t.Errorf("after the resync %d records are held, want the same 50", len(held))
 	}
 	e.assertNoDuplicates(5000 + 2000)

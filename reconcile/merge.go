@@ -37,7 +37,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 			plain = append(plain, rec)
 			continue
 		}
-		l, ok, err := r.opts.Store.Link(r.opts.Connector, ext)
+		l, ok, err := r.opts.Store.Links.Get(r.opts.Connector, ext)
 		if err != nil {
 			return nil, fmt.Errorf("read link %s: %w", ext, err)
 		}
@@ -48,7 +48,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 		survivor, known := survivorExternalID(r.opts.Mapper, rec)
 		taken := false
 		if known {
-			if _, taken, err = r.opts.Store.Link(r.opts.Connector, survivor); err != nil {
+			if _, taken, err = r.opts.Store.Links.Get(r.opts.Connector, survivor); err != nil {
 				return nil, fmt.Errorf("read link %s: %w", survivor, err)
 			}
 		}
@@ -91,7 +91,7 @@ func (p *pass) moveContact(ctx context.Context, ext string, l state.Link, surviv
 	// The survivor's values may differ (the merge kept some of each
 	// record's): the next read of it compares and writes them.
 	l.WorkspaceHash, l.SourceHash = "", ""
-	if err := r.opts.Store.MoveLink(ext, l); err != nil {
+	if err := r.opts.Store.Links.Move(ext, l); err != nil {
 		return false, fmt.Errorf("move link %s to %s: %w", ext, survivor, err)
 	}
 	return true, nil

@@ -65,7 +65,7 @@ func BenchmarkUnchangedPass(b *testing.B) {
 	}
 	m.SetCustomFieldTypes(ws)
 	r, err := New(Options{Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
-		Store: store, Workspace: ws, Workers: 8, Log: quietLog()})
+		Store: StoreOf(store), Workspace: ws, Workers: 8, Log: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}

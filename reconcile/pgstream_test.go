@@ -63,7 +63,7 @@ func newPGStream(t *testing.T, n, batchSize int) *pgStream {
 	}
 	e.r, err = New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
+		Store: StoreOf(e.store), Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,10 +175,10 @@ func TestPostgresStreamKeyChangeMovesTheLink(t *testing.T) {
 	if _, ok := cs["2"]; ok {
 		t.Error("a contact still carries externalId 2")
 	}
-	if l, ok, _ := e.store.Link("crm", "20"); !ok || l.ContactID != before.ID || l.RecordID != "20" {
+	if l, ok, _ := e.store.Links.Get("crm", "20"); !ok || l.ContactID != before.ID || l.RecordID != "20" {
 		t.Errorf("link of 20: contact %s record %s (found %v), want contact %s, record 20", l.ContactID, l.RecordID, ok, before.ID)
 	}
-	if _, ok, _ := e.store.Link("crm", "2"); ok {
+	if _, ok, _ := e.store.Links.Get("crm", "2"); ok {
 		t.Error("link of 2 kept")
 	}
 	// Nothing more to do: the next pass writes nothing.

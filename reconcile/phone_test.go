@@ -84,7 +84,7 @@ func TestBadPhoneSyncsRecordWithoutIt(t *testing.T) {
 			t.Errorf("contact %s phones %q, want %q", ext, got, w)
 		}
 	}
-	ws, err := e.store.FieldWarnings("crm")
+	ws, err := e.store.FieldWarnings.List("crm")
 	if err != nil || len(ws) != 3 {
 		t.Fatalf("field warnings %+v, %v; want 3", ws, err)
 	}
@@ -96,7 +96,7 @@ func TestBadPhoneSyncsRecordWithoutIt(t *testing.T) {
 	if n := hook.count("field left out"); n != 3 {
 		t.Fatalf("%d field warnings logged, want 3", n)
 	}
-	if n, _ := e.store.CountDeadLetters("crm"); n != 0 {
+	if n, _ := e.store.DeadLetters.Count("crm"); n != 0 {
 		t.Fatalf("%d dead letters, want none", n)
 	}
 
@@ -125,7 +125,7 @@ func TestBadPhoneSyncsRecordWithoutIt(t *testing.T) {
 	if n := hook.count("field left out"); n != 4 {
 		t.Fatalf("%d field warnings logged, want 4 (the changed value once)", n)
 	}
-	ws, _ = e.store.FieldWarnings("crm")
+	ws, _ = e.store.FieldWarnings.List("crm")
 	if len(ws) != 2 || ws[0].Key != "1" || ws[0].Value != "call me" || ws[1].Key != "3" {
 		t.Fatalf("warnings %+v, want records 1 (call me) and 3", ws)
 	}
@@ -139,7 +139,7 @@ func TestBadPhoneSyncsRecordWithoutIt(t *testing.T) {
 	e.rows = append(e.rows[:3], e.rows[4:]...) // row 3 ("555-0100") removed
 	e.writeCSV()
 	e.run()
-	if ws, _ := e.store.FieldWarnings("crm"); len(ws) != 1 || ws[0].Key != "1" {
+	if ws, _ := e.store.FieldWarnings.List("crm"); len(ws) != 1 || ws[0].Key != "1" {
 		t.Fatalf("warnings %+v after record 3 was deleted, want record 1's only", ws)
 	}
 }
@@ -163,14 +163,14 @@ func TestOnInvalidDeadLetterLoggedOnce(t *testing.T) {
 			t.Fatalf("summary %v, want 1 failed", sum)
 		}
 	}
-	dls, _ := e.store.DeadLetters("crm")
+	dls, _ := e.store.DeadLetters.List("crm")
 	if len(dls) != 1 || dls[0].Key != "2" || !strings.Contains(dls[0].Reason, `"n/a"`) {
 		t.Fatalf("dead letters %+v, want record 2's naming its phone", dls)
 	}
 	if n := hook.count("record set aside"); n != 1 {
 		t.Fatalf("dead letter logged %d times over 3 passes, want once", n)
 	}
-	if ws, _ := e.store.FieldWarnings("crm"); len(ws) != 0 {
+	if ws, _ := e.store.FieldWarnings.List("crm"); len(ws) != 0 {
 		t.Fatalf("field warnings %+v, want none with onInvalid: dead-letter", ws)
 	}
 }

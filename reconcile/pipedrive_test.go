@@ -71,7 +71,7 @@ func (e *pipedriveEnv) try() (Summary, error) {
 	typ, _ := connector.Lookup(pipedrive.TypeName)
 	r, err := New(Options{
 		Connector: "pd", Source: "custom-pipedrive", Type: typ, Reader: e.src, Mapper: e.m,
-		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy, AllowMassDelete: true,
+		Store: StoreOf(e.store), Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy, AllowMassDelete: true,
 		Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog(),
 	})
 	if err != nil {
@@ -137,7 +137,7 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 			t.Errorf("person %s has %d contacts", ext, len(cs))
 		}
 	}
-	if n, _ := e.store.CountLinks("pd"); n != total {
+	if n, _ := e.store.Links.Count("pd"); n != total {
 		t.Errorf("%d links, want %d", n, total)
 	}
 	if sum := e.run(); sum.Created+sum.Updated+sum.Deleted != 0 {

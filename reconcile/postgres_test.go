@@ -80,7 +80,7 @@ func (e *pgEnv) reconciler() *Reconciler {
 	m.SetCustomFieldTypes(e.ws)
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: log,
+		Store: StoreOf(e.store), Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: log,
 		OnWorkspaceDelete: e.wsDelete, Progress: e.progress,
 	})
 	if err != nil {
@@ -164,7 +164,7 @@ func TestPostgresWorkspaceDeletionIsNotUndone(t *testing.T) {
 	e := newPGEnv(t, 20, emulator.Options{})
 	e.wsDelete = policy.DeleteRemove
 	e.run()
-	l, _, _ := e.store.Link("crm", "7")
+	l, _, _ := e.store.Links.Get("crm", "7")
 	emutest.NewApp(t, e.emu.URL).Delete(l.ContactID)
 	e.change(7)
 	before := e.emu.Stats()
@@ -176,7 +176,7 @@ func TestPostgresWorkspaceDeletionIsNotUndone(t *testing.T) {
 	if err := e.pool.QueryRow(context.Background(), fmt.Sprintf("SELECT count(*) FROM %s WHERE id = 7", e.table)).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("row 7 still in the table (%d, %v), want deleted", n, err)
 	}
-	if _, ok, _ := e.store.Link("crm", "7"); ok {
+	if _, ok, _ := e.store.Links.Get("crm", "7"); ok {
 		t.Error("link 7 kept after the deletion")
 	}
 }
@@ -207,7 +207,7 @@ func TestPostgresWorkspaceDeletionFollowsTheWriteRule(t *testing.T) {
 			pgtest.Exec(t, e.pool, fmt.Sprintf(`CREATE FUNCTION %[1]s_guard() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN %[2]s END $$`,
 				e.table, fmt.Sprintf(tc.trigger, e.table)))
 			pgtest.Exec(t, e.pool, fmt.Sprintf(`CREATE TRIGGER guard BEFORE DELETE ON %[1]s FOR EACH ROW EXECUTE FUNCTION %[1]s_guard()`, e.table))
-			l, _, _ := e.store.Link("crm", "7")
+			l, _, _ := e.store.Links.Get("crm", "7")
 			emutest.NewApp(t, e.emu.URL).Delete(l.ContactID)
 			e.change(7)
 			sum := e.run()
@@ -218,7 +218,7 @@ func TestPostgresWorkspaceDeletionFollowsTheWriteRule(t *testing.T) {
 			if (rows == 0) != tc.deleted || tries != tc.attempts {
 				t.Fatalf("row 7 deleted %v after %d deletes, want deleted %v after %d (summary %v)", rows == 0, tries, tc.deleted, tc.attempts, sum)
 			}
-			dls, err := e.store.DeadLetters("crm")
+			dls, err := e.store.DeadLetters.List("crm")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -156,7 +156,7 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, errors.New("reconcile: connector name is required")
 	case opts.Source == "":
 		return nil, errors.New("reconcile: workspace source is required")
-	case opts.Reader == nil || opts.Mapper == nil || opts.Store == nil || opts.Workspace == nil:
+	case opts.Reader == nil || opts.Mapper == nil || !opts.Store.complete() || opts.Workspace == nil:
 		return nil, errors.New("reconcile: reader, mapper, store and workspace are required")
 	}
 	if opts.Workers <= 0 {

@@ -142,7 +142,7 @@ func (e *env) reconciler() *Reconciler {
 	m.SetCustomFieldTypes(e.ws)
 	r, err := New(Options{
 		Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
-		Store: e.store, Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy,
+		Store: StoreOf(e.store), Workspace: e.ws, Workers: 4, OnSourceDelete: e.policy,
 		AllowMassDelete: e.allow, Match: e.match, Backoff: time.Millisecond, MaxAttempts: 6, Log: e.logOr(),
 	})
 	if err != nil {

@@ -124,7 +124,7 @@ func (p *pass) countIdentities(creates []*item) error {
 		for _, t := range p.r.opts.Mapper.ForwardTargets() {
 			g.identified = g.identified || strings.HasPrefix(t, "phoneNumbers.") || strings.HasPrefix(t, "emails.")
 		}
-		err := p.r.opts.Store.ForEachLink(p.r.opts.Connector, func(l state.Link) error {
+		err := p.r.opts.Store.Links.ForEach(p.r.opts.Connector, func(l state.Link) error {
 			for _, k := range p.identityKeys(mapping.Fields(l.Fields)) {
 				g.linkedKeys[maphash.String(g.seed, k)] = l.RecordID
 			}
@@ -204,7 +204,7 @@ func (p *pass) checkRekey(ctx context.Context) error {
 				exts = append(exts, ext)
 			}
 		}
-		digests, err := r.opts.Store.LinkDigests(r.opts.Connector, exts)
+		digests, err := r.opts.Store.Links.Digests(r.opts.Connector, exts)
 		if err != nil {
 			return err
 		}
@@ -225,7 +225,7 @@ func (p *pass) checkRekey(ctx context.Context) error {
 	allow := r.opts.AllowMassRekey
 	vanished := 0
 	byKey := map[string][]state.Link{}
-	err = r.opts.Store.ForEachLinkWhere(r.opts.Connector, func(ext []byte) bool {
+	err = r.opts.Store.Links.ForEachWhere(r.opts.Connector, func(ext []byte) bool {
 		has, err := seen.Has(maphash.Bytes(seed, ext))
 		return err == nil && !has
 	}, func(l state.Link) error {
@@ -298,7 +298,7 @@ func (p *pass) takeOver(ctx context.Context, it *item) error {
 		return err
 	}
 	p.rekey.taken[one.ExternalID] = true
-	l, ok, err := p.r.opts.Store.Link(p.r.opts.Connector, it.mapped.ExternalID)
+	l, ok, err := p.r.opts.Store.Links.Get(p.r.opts.Connector, it.mapped.ExternalID)
 	if err != nil || !ok {
 		return fmt.Errorf("read moved link %s: found=%v: %w", it.mapped.ExternalID, ok, err)
 	}

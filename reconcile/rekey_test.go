@@ -59,10 +59,10 @@ func TestMassRekeyGuard(t *testing.T) {
 			}
 			e.assertNoDuplicates(200)
 			e.assertConverged()
-			if _, ok, _ := e.store.Link("crm", "X7"); !ok {
+			if _, ok, _ := e.store.Links.Get("crm", "X7"); !ok {
 				t.Error("no link for X7 after the re-key")
 			}
-			if _, ok, _ := e.store.Link("crm", "7"); ok {
+			if _, ok, _ := e.store.Links.Get("crm", "7"); ok {
 				t.Error("link 7 kept after the re-key")
 			}
 			if sum := e.run(); sum.Created+sum.Updated+sum.Deleted != 0 {

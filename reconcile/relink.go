@@ -108,7 +108,7 @@ func (l *relinker) add(c workspace.Contact) error {
 	// Links are empty when a listing starts (first sync, lost state,
 	// resync): a link found now was written by this listing, under an
 	// earlier chunk, so this contact is a duplicate.
-	if old, ok, err := r.opts.Store.Link(r.opts.Connector, ext); err != nil {
+	if old, ok, err := r.opts.Store.Links.Get(r.opts.Connector, ext); err != nil {
 		return fmt.Errorf("read link %s: %w", ext, err)
 	} else if ok {
 		l.dups++
@@ -128,7 +128,7 @@ func (l *relinker) add(c workspace.Contact) error {
 // flush writes the links and indexes the adoptable contacts held.
 func (l *relinker) flush() error {
 	if len(l.pending) > 0 {
-		if err := l.p.r.opts.Store.PutLinks(l.pending); err != nil {
+		if err := l.p.r.opts.Store.Links.PutAll(l.pending); err != nil {
 			return fmt.Errorf("save links: %w", err)
 		}
 		l.reset()

@@ -14,7 +14,7 @@ import (
 // would stay empty on every contact whose record does not change. So the
 // reconciler keeps, beside the checkpoints, the digest of the mapping
 // the connector's records were last read whole under
-// (state.Store.MappingDigest). A pass that finds another mapping reads a
+// (state.Checkpoints.MappingDigest). A pass that finds another mapping reads a
 // snapshot of the source instead of its changes: every record once, at
 // the connector's pace and within its budget, with progress, and says
 // why in the log and on the page. The checkpoint stays where it was (the
@@ -33,7 +33,7 @@ const remapReason = "the mapping changed since the last pass: every record is re
 // without a re-read, since what changed cannot be told.
 func (p *pass) mappingChanged(checkpoint string) (bool, error) {
 	r := p.r
-	have, err := r.opts.Store.MappingDigest(r.opts.Connector)
+	have, err := r.opts.Store.Checkpoints.MappingDigest(r.opts.Connector)
 	if err != nil {
 		return false, err
 	}
@@ -42,7 +42,7 @@ func (p *pass) mappingChanged(checkpoint string) (bool, error) {
 	case have == now:
 		return false, nil
 	case have == "" && checkpoint != "":
-		return false, r.opts.Store.SetMappingDigest(r.opts.Connector, now)
+		return false, r.opts.Store.Checkpoints.SetMappingDigest(r.opts.Connector, now)
 	case have == "":
 		p.digestAfter = now // the read from the beginning reads every record
 		return false, nil
@@ -69,7 +69,7 @@ func (p *pass) readRemapped(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read every record after a mapping change: %w", err)
 	}
-	if err := r.opts.Store.SetMappingDigest(r.opts.Connector, digest); err != nil {
+	if err := r.opts.Store.Checkpoints.SetMappingDigest(r.opts.Connector, digest); err != nil {
 		return fmt.Errorf("record mapping digest: %w", err)
 	}
 	r.log.WithField(logfield.Mapping, digest).Info("every record read under the changed mapping")

@@ -76,14 +76,14 @@ func (p *pass) resync(ctx context.Context, report func(int)) error {
 	// The links are derived from the workspace: drop them and rebuild.
 	// A crash in between leaves no links, which the next run rebuilds the
 	// same way.
-	if err := r.opts.Store.DropLinks(r.opts.Connector); err != nil {
+	if err := r.opts.Store.Links.Drop(r.opts.Connector); err != nil {
 		return fmt.Errorf("drop links: %w", err)
 	}
 	p.phase(progress.PhaseListing)
 	if err := p.listWorkspace(ctx); err != nil {
 		return err
 	}
-	linked, err := r.opts.Store.CountLinks(r.opts.Connector)
+	linked, err := r.opts.Store.Links.Count(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("count links: %w", err)
 	}
@@ -110,7 +110,7 @@ func (p *pass) resync(ctx context.Context, report func(int)) error {
 		return err
 	}
 	// Every record was read under this mapping (see remap.go).
-	if err := r.opts.Store.SetMappingDigest(r.opts.Connector, r.opts.Mapper.Digest()); err != nil {
+	if err := r.opts.Store.Checkpoints.SetMappingDigest(r.opts.Connector, r.opts.Mapper.Digest()); err != nil {
 		return fmt.Errorf("record mapping digest: %w", err)
 	}
 	return nil
@@ -131,7 +131,7 @@ func (r *Reconciler) dryRun(ctx context.Context, o ResyncOptions) (Summary, erro
 	}
 	defer scratch.Close()
 	opts := r.opts
-	opts.Store = scratch
+	opts.Store = StoreOf(scratch)
 	opts.Workspace = &dryWorkspace{Workspace: r.opts.Workspace}
 	opts.AllowMassDelete = true // the plan shows deletions; the breaker guards real runs
 	opts.AllowMassRekey = true  // and the records that take over a vanished one's contact

@@ -69,7 +69,7 @@ type pass struct {
 }
 
 func (r *Reconciler) newPass(kind string) (*pass, error) {
-	run, err := r.opts.Store.StartRun(r.opts.Connector, kind)
+	run, err := r.opts.Store.Runs.Start(r.opts.Connector, kind)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
@@ -108,7 +108,7 @@ func (r *Reconciler) Run(ctx context.Context) (Summary, error) {
 
 func (p *pass) runChanges(ctx context.Context) error {
 	r := p.r
-	linked, err := r.opts.Store.CountLinks(r.opts.Connector)
+	linked, err := r.opts.Store.Links.Count(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("count links: %w", err)
 	}
@@ -120,13 +120,13 @@ func (p *pass) runChanges(ctx context.Context) error {
 		if err := p.exclusive(func() error { return p.listWorkspace(ctx) }); err != nil {
 			return err
 		}
-		if linked, err = r.opts.Store.CountLinks(r.opts.Connector); err != nil {
+		if linked, err = r.opts.Store.Links.Count(r.opts.Connector); err != nil {
 			return fmt.Errorf("count links: %w", err)
 		}
 	}
 	p.linked = linked
 	if r.matching() && !p.indexed {
-		if p.indexed, err = r.opts.Store.HasIndex(r.opts.Connector); err != nil {
+		if p.indexed, err = r.opts.Store.Matches.HasIndex(r.opts.Connector); err != nil {
 			return fmt.Errorf("read match index: %w", err)
 		}
 	}
@@ -135,7 +135,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 	}
 	checkpoint := ""
 	if r.opts.Type.Incremental {
-		if checkpoint, err = r.opts.Store.Checkpoint(r.opts.Connector, ""); err != nil {
+		if checkpoint, err = r.opts.Store.Checkpoints.Get(r.opts.Connector, ""); err != nil {
 			return fmt.Errorf("read checkpoint: %w", err)
 		}
 		remap, err := p.mappingChanged(checkpoint)
@@ -155,7 +155,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		}
 		p.progressed(len(b.Records))
 		if r.opts.Type.Incremental && b.Checkpoint != "" {
-			if err := r.opts.Store.SetCheckpoint(r.opts.Connector, "", b.Checkpoint); err != nil {
+			if err := r.opts.Store.Checkpoints.Set(r.opts.Connector, "", b.Checkpoint); err != nil {
 				return fmt.Errorf("save checkpoint: %w", err)
 			}
 		}
@@ -165,7 +165,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		return fmt.Errorf("read changes: %w", err)
 	}
 	if p.digestAfter != "" {
-		if err := r.opts.Store.SetMappingDigest(r.opts.Connector, p.digestAfter); err != nil {
+		if err := r.opts.Store.Checkpoints.SetMappingDigest(r.opts.Connector, p.digestAfter); err != nil {
 			return fmt.Errorf("record mapping digest: %w", err)
 		}
 	}
@@ -205,7 +205,7 @@ func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) 
 	if err != nil {
 		run.Err = err.Error()
 	}
-	if ferr := r.opts.Store.FinishRun(run); ferr != nil {
+	if ferr := r.opts.Store.Runs.Finish(run); ferr != nil {
 		err = errors.Join(err, fmt.Errorf("record run: %w", ferr))
 	}
 	return sum, err

@@ -82,7 +82,7 @@ func (e *sfEnv) run(wrap func(connector.Source) connector.Source) (Summary, erro
 		ws = e.wsWrap(ws)
 	}
 	r, err := New(Options{Connector: "sf", Source: sfSource, Type: typ, Reader: reader, Mapper: m,
-		Store: e.store, Workspace: ws, Workers: 8, OnSourceDelete: e.policy, AllowMassDelete: true,
+		Store: StoreOf(e.store), Workspace: ws, Workers: 8, OnSourceDelete: e.policy, AllowMassDelete: true,
 		Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)
@@ -194,7 +194,7 @@ func TestSalesforceSharedModstampReadOnce(t *testing.T) {
 			t.Errorf("record %s has %d contacts", ext, len(cs))
 		}
 	}
-	if got, err := e.store.CountLinks("sf"); err != nil || got != n {
+	if got, err := e.store.Links.Count("sf"); err != nil || got != n {
 		t.Errorf("%d links (%v), want %d", got, err, n)
 	}
 }
@@ -244,7 +244,7 @@ func TestSalesforceMergeRelinksContact(t *testing.T) {
 	if sum.Created != 0 || sum.Relinked != 1 || sum.Deleted != 1 {
 		t.Errorf("merge pass %v, want 1 relinked, 1 deleted (b's duplicate), nothing created", sum)
 	}
-	if _, ok, _ := e.store.Link("sf", a); ok {
+	if _, ok, _ := e.store.Links.Get("sf", a); ok {
 		t.Errorf("the merged record %s still has a link", a)
 	}
 }
@@ -293,7 +293,7 @@ func TestSalesforceDeletesFollowPolicy(t *testing.T) {
 				}
 			}
 			for _, id := range ids[1:3] {
-				if _, ok, _ := e.store.Link("sf", id); ok {
+				if _, ok, _ := e.store.Links.Get("sf", id); ok {
 					t.Errorf("deleted record %s still has a link", id)
 				}
 			}
@@ -349,7 +349,7 @@ func TestSalesforceMergeSurvivesALostAnswer(t *testing.T) {
 	if _, err := e.run(nil); err == nil {
 		t.Fatal("the pass whose move lost its answer reported no error")
 	}
-	if l, ok, _ := e.store.Link("sf", a); !ok || l.ContactID != contact {
+	if l, ok, _ := e.store.Links.Get("sf", a); !ok || l.ContactID != contact {
 		t.Fatalf("after the lost answer the merged record's link is %+v, %v; want it kept", l, ok)
 	}
 	sum, err := e.run(nil)

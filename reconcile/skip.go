@@ -37,7 +37,7 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 	if len(ask) == 0 {
 		return recs, nil, nil
 	}
-	digests, err := r.opts.Store.LinkDigests(r.opts.Connector, ask)
+	digests, err := r.opts.Store.Links.Digests(r.opts.Connector, ask)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read links: %w", err)
 	}

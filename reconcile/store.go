@@ -2,43 +2,100 @@ package reconcile
 
 import "github.com/syncd-io/syncd/state"
 
-// Store is the part of syncd's state the reconciler uses; *state.Store implements it.
-type Store interface {
-	AddConflict(c state.Conflict) (uint64, error)
-	AddDeadLetter(d state.DeadLetter) (uint64, error)
-	Checkpoint(connector, name string) (string, error)
-	ClearDeadLetter(connector, operation, key string) error
-	ClearIndex(connector string) error
-	CountLinks(connector string) (int, error)
-	DeadLetters(connector string) ([]state.DeadLetter, error)
-	DeleteDeadLetter(id uint64) error
-	DeleteHeld(connector, externalID string) error
-	DeleteLink(connector, externalID string) error
-	DropLinks(connector string) error
-	FieldWarnings(connector string) ([]state.FieldWarning, error)
-	FinishRun(r state.Run) error
-	ForEachLink(connector string, fn func(state.Link) error) error
-	ForEachLinkWhere(connector string, want func(externalID []byte) bool, fn func(state.Link) error) error
-	HasIndex(connector string) (bool, error)
-	Held(connector string) (map[string][]byte, error)
-	IsHeldDelete(connector, contactID string) (bool, error)
-	Link(connector, externalID string) (l state.Link, ok bool, err error)
-	LinkByContact(connector, contactID string) (l state.Link, ok bool, err error)
-	LinkDigests(connector string, externalIDs []string) ([]state.LinkDigest, error)
-	LookupIndex(connector, key string) ([]string, error)
-	MappingDigest(connector string) (string, error)
-	MatchDoc(connector, contactID string) (doc []byte, ok bool, err error)
-	MoveLink(from string, l state.Link) error
-	PendingEventsOf(contactID string) ([]state.InboxEvent, error)
-	PutHeld(connector, externalID string, payload []byte) error
-	PutIndexEntries(connector string, entries []state.IndexEntry) error
-	PutLink(l state.Link) error
-	PutLinks(ls []state.Link) error
-	PutMatchDocs(connector string, docs map[string][]byte) error
-	SetCheckpoint(connector, name, value string) error
-	SetFieldWarnings(connector, key string, ws []state.FieldWarning) (fresh []state.FieldWarning, err error)
-	SetMappingDigest(connector, digest string) error
-	StartRun(connector, kind string) (state.Run, error)
+// Store is the part of syncd's state the reconciler uses, domain by
+// domain; StoreOf takes it from an open state file. Each field asks for
+// the few methods the reconciler calls on that domain.
+type Store struct {
+	Links         LinkStore
+	Checkpoints   CheckpointStore
+	DeadLetters   DeadLetterStore
+	FieldWarnings FieldWarningStore
+	Matches       MatchStore
+	Runs          RunStore
+	Conflicts     interface {
+		Add(c state.Conflict) (uint64, error)
+	}
+	HeldDeletes interface {
+		Is(connector, contactID string) (bool, error)
+	}
+	Inbox interface {
+		PendingOf(contactID string) ([]state.InboxEvent, error)
+	}
 }
 
-var _ Store = (*state.Store)(nil)
+// StoreOf is the reconciler's view of st.
+func StoreOf(st *state.Store) Store {
+	return Store{
+		Links:         st.Links,
+		Checkpoints:   st.Checkpoints,
+		DeadLetters:   st.DeadLetters,
+		FieldWarnings: st.FieldWarnings,
+		Matches:       st.Matches,
+		Runs:          st.Runs,
+		Conflicts:     st.Conflicts,
+		HeldDeletes:   st.HeldDeletes,
+		Inbox:         st.Inbox,
+	}
+}
+
+// complete reports whether every domain is set.
+func (s Store) complete() bool {
+	return s.Links != nil && s.Checkpoints != nil && s.DeadLetters != nil && s.FieldWarnings != nil &&
+		s.Matches != nil && s.Runs != nil && s.Conflicts != nil && s.HeldDeletes != nil && s.Inbox != nil
+}
+
+// LinkStore is the links the reconciler reads and writes.
+type LinkStore interface {
+	ByContact(connector, contactID string) (l state.Link, ok bool, err error)
+	Count(connector string) (int, error)
+	Delete(connector, externalID string) error
+	Digests(connector string, externalIDs []string) ([]state.LinkDigest, error)
+	Drop(connector string) error
+	ForEach(connector string, fn func(state.Link) error) error
+	ForEachWhere(connector string, want func(externalID []byte) bool, fn func(state.Link) error) error
+	Get(connector, externalID string) (l state.Link, ok bool, err error)
+	Move(from string, l state.Link) error
+	Put(l state.Link) error
+	PutAll(ls []state.Link) error
+}
+
+// CheckpointStore is the read cursors and the mapping digest.
+type CheckpointStore interface {
+	Get(connector, name string) (string, error)
+	Set(connector, name, value string) error
+	MappingDigest(connector string) (string, error)
+	SetMappingDigest(connector, digest string) error
+}
+
+// DeadLetterStore is the writes set aside and retried.
+type DeadLetterStore interface {
+	Add(d state.DeadLetter) (uint64, error)
+	Clear(connector, operation, key string) error
+	Delete(id uint64) error
+	List(connector string) ([]state.DeadLetter, error)
+}
+
+// FieldWarningStore is the values a connector could not take.
+type FieldWarningStore interface {
+	List(connector string) ([]state.FieldWarning, error)
+	Set(connector, key string, ws []state.FieldWarning) (fresh []state.FieldWarning, err error)
+}
+
+// MatchStore is the match index, its documents and the held matches.
+type MatchStore interface {
+	ClearIndex(connector string) error
+	DeleteHeld(connector, externalID string) error
+	Doc(connector, contactID string) (doc []byte, ok bool, err error)
+	HasIndex(connector string) (bool, error)
+	Held(connector string) (map[string][]byte, error)
+	Lookup(connector, key string) ([]string, error)
+	PutDocs(connector string, docs map[string][]byte) error
+	PutHeld(connector, externalID string, payload []byte) error
+	PutIndex(connector string, entries []state.IndexEntry) error
+}
+
+// RunStore is the run history.
+type RunStore interface {
+	Start(connector, kind string) (state.Run, error)
+	Finish(r state.Run) error
+}

@@ -31,7 +31,7 @@ func (p *pass) findSurvivors(ctx context.Context, recs []connector.Record) error
 		if err != nil {
 			continue
 		}
-		if _, linked, err := r.opts.Store.Link(r.opts.Connector, ext); err != nil {
+		if _, linked, err := r.opts.Store.Links.Get(r.opts.Connector, ext); err != nil {
 			return fmt.Errorf("read link %s: %w", ext, err)
 		} else if linked {
 			byExt[ext] = i

@@ -60,7 +60,7 @@ func TestIDsDifferingByWhitespaceAreRefusedAsDuplicates(t *testing.T) {
 		}
 		m.SetCustomFieldTypes(e.ws)
 		r, err := New(Options{Connector: "crm", Source: testSource, Type: typ, Reader: src, Mapper: m,
-			Store: e.store, Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog()})
+			Store: StoreOf(e.store), Workspace: e.ws, Workers: 4, Backoff: time.Millisecond, MaxAttempts: 6, Log: quietLog()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestIDsDifferingByWhitespaceAreRefusedAsDuplicates(t *testing.T) {
 	}
 	letter := func(ext string) string {
 		t.Helper()
-		dls, err := e.store.DeadLetters("crm")
+		dls, err := e.store.DeadLetters.List("crm")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -191,7 +191,7 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 		if cf == nil {
 			continue
 		}
-		if _, err := r.opts.Store.AddConflict(*cf); err != nil {
+		if _, err := r.opts.Store.Conflicts.Add(*cf); err != nil {
 			return true, fmt.Errorf("record conflict: %w", err)
 		}
 	}
@@ -220,7 +220,7 @@ func (p *pass) saveKept(it *item, c workspace.Contact, want mapping.Fields) erro
 	l.SourceHash = l.WorkspaceHash
 	l.Fingerprint = [8]byte{}
 	l.ContactUpdatedAt = c.UpdatedAt.Add(-time.Nanosecond)
-	if err := p.r.opts.Store.PutLink(l); err != nil {
+	if err := p.r.opts.Store.Links.Put(l); err != nil {
 		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
 	}
 	return nil
@@ -239,7 +239,7 @@ func (p *pass) written(it *item) {
 // source, so it is created again, with no look-up or match.
 func (p *pass) forget(it *item) error {
 	if it.link != nil {
-		if err := p.r.opts.Store.DeleteLink(p.r.opts.Connector, it.mapped.ExternalID); err != nil {
+		if err := p.r.opts.Store.Links.Delete(p.r.opts.Connector, it.mapped.ExternalID); err != nil {
 			return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
 		}
 	}
@@ -335,7 +335,7 @@ func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
 // saveLink records that contact c now holds the item's values.
 func (p *pass) saveLink(it *item, c workspace.Contact) error {
 	l := p.newLink(it, c)
-	if err := p.r.opts.Store.PutLink(l); err != nil {
+	if err := p.r.opts.Store.Links.Put(l); err != nil {
 		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
 	}
 	return nil
@@ -378,7 +378,7 @@ func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 	r := p.r
 	// The write-back's mass-delete guard may hold this very deletion for
 	// an operator: the forward pass does not make it behind its back.
-	if held, err := r.opts.Store.IsHeldDelete(r.opts.Connector, it.link.ContactID); err != nil {
+	if held, err := r.opts.Store.HeldDeletes.Is(r.opts.Connector, it.link.ContactID); err != nil {
 		return fmt.Errorf("read held deletes: %w", err)
 	} else if held {
 		r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("contact was deleted in the workspace; its record's deletion is held by the mass-delete guard")
@@ -393,7 +393,7 @@ func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 			return &recordWriteError{fmt.Errorf("delete record %s of a contact deleted in the workspace: %w", it.link.RecordID, err)}
 		}
 	}
-	if err := r.opts.Store.DeleteLink(r.opts.Connector, it.mapped.ExternalID); err != nil {
+	if err := r.opts.Store.Links.Delete(r.opts.Connector, it.mapped.ExternalID); err != nil {
 		return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
 	}
 	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("contact was deleted in the workspace; record deleted per onWorkspaceDelete")

@@ -40,7 +40,7 @@ func (e *env) checkFirstName(want, winner string) {
 	if got := e.mem.get("1").Fields["first_name"]; got != want {
 		e.t.Errorf("record's first_name = %v, want %q", got, want)
 	}
-	cs, err := e.store.Conflicts("mem", 0)
+	cs, err := e.store.Conflicts.List("mem", 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestAppEditWeighedAtItsOwnTime(t *testing.T) {
 	if rec.Fields["first_name"] != "Table" || rec.Fields["last_name"] != "Later" {
 		t.Errorf("record %v, want the table's first name and the app's last name", rec.Fields)
 	}
-	cs, err := e.store.Conflicts("mem", 0)
+	cs, err := e.store.Conflicts.List("mem", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestAppEditReachesRecordThenForwardIsQuiet(t *testing.T) {
 	if l.Fields["lastName"] != "Changed" || !l.ContactUpdatedAt.Equal(edited.UpdatedAt) || l.WorkspaceHash != l.SourceHash {
 		t.Fatalf("link after write-back: %+v", l)
 	}
-	if n, _ := e.store.CountPendingEvents(); n != 0 {
+	if n, _ := e.store.Inbox.Count(); n != 0 {
 		t.Fatalf("%d events left in the inbox", n)
 	}
 	// The forward pass reads the changed record and writes nothing.
@@ -81,7 +81,7 @@ func TestEchoBeforeForwardRecordsItsLink(t *testing.T) {
 	old := e.link("1")
 	e.mem.put("1", map[string]any{"last_name": "FromCRM"})
 	e.forward()
-	if err := e.store.PutLink(old); err != nil { // as if forward had not saved it yet
+	if err := e.store.Links.Put(old); err != nil { // as if forward had not saved it yet
 		t.Fatal(err)
 	}
 	c := e.contact("1")
@@ -158,7 +158,7 @@ func TestConflictPolicies(t *testing.T) {
 			if got := e.mem.get("1").Fields["last_name"]; got != tt.wantRecord {
 				t.Fatalf("record holds %v, want %s", got, tt.wantRecord)
 			}
-			cs, err := e.store.Conflicts("mem", 0)
+			cs, err := e.store.Conflicts.List("mem", 0)
 			if err != nil || len(cs) != 1 {
 				t.Fatalf("conflicts %+v %v, want 1", cs, err)
 			}
@@ -190,7 +190,7 @@ func TestDisjointChangesMergeWithoutConflict(t *testing.T) {
 	if len(changes) != 1 || !reflect.DeepEqual(changes[0].Fields, map[string]any{"last_name": "WS"}) {
 		t.Fatalf("changes %+v, want only last_name", changes)
 	}
-	if n, _ := e.store.CountConflicts("mem"); n != 0 {
+	if n, _ := e.store.Conflicts.Count("mem"); n != 0 {
 		t.Fatalf("%d conflicts, want none", n)
 	}
 	// The record's own change still flows forward.
@@ -214,7 +214,7 @@ func TestReverseOnlyFieldIsAgreedAndNotRewritten(t *testing.T) {
 	if got := e.mem.get("1").Fields["title"]; got != "CEO" {
 		t.Fatalf("record title = %v", got)
 	}
-	if agreed, _ := e.store.ReverseAgreed("mem", c.ID); agreed["role"] != "CEO" {
+	if agreed, _ := e.store.Reverse.Agreed("mem", c.ID); agreed["role"] != "CEO" {
 		t.Fatalf("reverse-only values %v", agreed)
 	}
 	// An unrelated forward change echoes back: role is not written again.
@@ -253,7 +253,7 @@ func TestDeletePolicies(t *testing.T) {
 			emutest.NewApp(t, e.emu.URL).Delete(c.ID)
 			e.waitInbox(1)
 			e.drain()
-			_, linked, _ := e.store.LinkByContact("mem", c.ID)
+			_, linked, _ := e.store.Links.ByContact("mem", c.ID)
 			rec := e.mem.get("1")
 			if linked != tt.wantLink || (rec.ID != "") != tt.wantRecord || rec.Deleted != tt.wantDeleted {
 				t.Fatalf("linked %v, record %+v; want linked %v, record %v, deleted %v", linked, rec, tt.wantLink, tt.wantRecord, tt.wantDeleted)
@@ -302,7 +302,7 @@ func TestFailedWritesFollowOneRule(t *testing.T) {
 			if _, err := e.applier.Round(context.Background()); err == nil {
 				t.Fatal("a round whose write failed as a whole reported no error")
 			}
-			evs, _ := e.store.PendingEvents(0)
+			evs, _ := e.store.Inbox.Pending(0)
 			if len(evs) != 1 || evs[0].Attempts != 0 {
 				t.Fatalf("inbox after an outage: %+v", evs)
 			}
@@ -332,10 +332,10 @@ func TestFailedWritesFollowOneRule(t *testing.T) {
 			if sent := len(after) - len(before); sent != tc.sends {
 				t.Fatalf("the change was sent %d times, want %d", sent, tc.sends)
 			}
-			if n, _ := e.store.CountPendingEvents(); n != 0 {
+			if n, _ := e.store.Inbox.Count(); n != 0 {
 				t.Fatalf("%d events left", n)
 			}
-			dls, err := e.store.DeadLetters("mem")
+			dls, err := e.store.DeadLetters.List("mem")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,7 +404,7 @@ func TestLostWriteAnswerAppliesOnce(t *testing.T) {
 	if l := e.link("1"); l.Fields["lastName"] != "Once" || !l.ContactUpdatedAt.Equal(c.UpdatedAt) {
 		t.Fatalf("link %+v", l)
 	}
-	if n, _ := e.store.CountPendingEvents(); n != 0 {
+	if n, _ := e.store.Inbox.Count(); n != 0 {
 		t.Fatalf("%d events left", n)
 	}
 }
@@ -491,10 +491,10 @@ func TestRecordEditedWhileDecidingIsNotOverwritten(t *testing.T) {
 	if got := e.mem.get("1").Fields["last_name"]; got != "CRM" {
 		t.Fatalf("record holds %v, want CRM (newest wins)", got)
 	}
-	if n, _ := e.store.CountConflicts("mem"); n != 1 {
+	if n, _ := e.store.Conflicts.Count("mem"); n != 1 {
 		t.Fatalf("%d conflicts, want 1", n)
 	}
-	if evs, _ := e.store.PendingEvents(10); len(evs) != 0 {
+	if evs, _ := e.store.Inbox.Pending(10); len(evs) != 0 {
 		t.Fatalf("%d events left in the inbox", len(evs))
 	}
 	e.forward()

@@ -40,7 +40,7 @@ func (a *Applier) CatchUp(ctx context.Context, name string) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("catch up %s: %w", name, err)
 		}
-		l, linked, err := st.LinkByContact(t.Name, c.ID)
+		l, linked, err := st.Links.ByContact(t.Name, c.ID)
 		if err != nil {
 			return n, err
 		}
@@ -48,7 +48,7 @@ func (a *Applier) CatchUp(ctx context.Context, name string) (int, error) {
 			continue
 		}
 		if !linked {
-			if _, pending, err := st.PendingCreateOf(t.Name, c.ID); err != nil || !pending {
+			if _, pending, err := st.Reverse.PendingOf(t.Name, c.ID); err != nil || !pending {
 				if err != nil {
 					return n, err
 				}
@@ -82,7 +82,7 @@ func (a *Applier) enqueue(c workspace.Contact) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, dup, err := a.opts.Store.EnqueueEvent(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
+	_, dup, err := a.opts.Store.Inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
 		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body})
 	return !dup, err
 }

@@ -97,7 +97,7 @@ func (b *batch) startCreate(g *group) error {
 	}
 	p := state.PendingCreate{Connector: t.Name, ContactID: g.contactID, ContactUpdatedAt: g.contact.UpdatedAt,
 		Fields: ws.Only(t.Mapper.ReverseTargets())}
-	if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
+	if err := r.a.opts.Store.Reverse.PutPending(p); err != nil {
 		return err
 	}
 	b.writes = append(b.writes, &write{g: g, pending: p, change: connector.Change{Op: connector.OpCreate, Fields: fields}})
@@ -115,7 +115,7 @@ func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	t, r, g, p := b.t, b.r, w.g, w.pending
 	if res.Err == nil && res.ID != "" {
 		p.RecordID = res.ID
-		if err := r.a.opts.Store.PutPendingCreate(p); err != nil {
+		if err := r.a.opts.Store.Reverse.PutPending(p); err != nil {
 			r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Error("record created but its id could not be written to state")
 		}
 		b.created = append(b.created, &createJob{g: g, pending: p, sent: w.change.Fields})
@@ -127,7 +127,7 @@ func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 	d := dispose(res.Err)
 	if d == connector.Permanent || (d == connector.Wait && !errors.Is(res.Err, connector.ErrOutcomeUnknown)) {
 		// Nothing was created: a later round may try again.
-		if err := r.a.opts.Store.DeletePendingCreate(t.Name, g.contactID); err != nil {
+		if err := r.a.opts.Store.Reverse.DeletePending(t.Name, g.contactID); err != nil {
 			r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Error("pending create could not be removed")
 		}
 		r.failed(t, g, opCreate, res.Err, d)
@@ -200,7 +200,7 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 	}
 	c, err := r.a.opts.Workspace.UpdateContact(ctx, j.g.contactID, createdPatch(t, j.g.contact, ext, fwd))
 	if workspace.IsNotFound(err) {
-		_ = r.a.opts.Store.DeletePendingCreate(t.Name, j.g.contactID)
+		_ = r.a.opts.Store.Reverse.DeletePending(t.Name, j.g.contactID)
 		r.failed(t, j.g, opCreate, fmt.Errorf("contact deleted before record %s was linked to it: %w", rec.ID, err), connector.Permanent)
 		return nil
 	}

@@ -60,7 +60,7 @@ func TestContactMadeInAppIsCreatedOnce(t *testing.T) {
 	if l.ContactID != c.ID || l.RecordID != "new1" || l.Fields["lastName"] != "New" {
 		t.Fatalf("link %+v", l)
 	}
-	if _, pending, _ := e.store.PendingCreateOf("mem", c.ID); pending {
+	if _, pending, _ := e.store.Reverse.PendingOf("mem", c.ID); pending {
 		t.Fatal("pending create left after the link")
 	}
 
@@ -100,7 +100,7 @@ func TestCreateResumesFromItsPendingMarker(t *testing.T) {
 	// A crash after the record was created and its id recorded, before
 	// the contact got its externalId.
 	e.mem.put("r9", map[string]any{"id": "r9", "first_name": "Rita", "last_name": "Resume", "email": "rita@example.com"})
-	if err := e.store.PutPendingCreate(state.PendingCreate{Connector: "mem", ContactID: c.ID, RecordID: "r9",
+	if err := e.store.Reverse.PutPending(state.PendingCreate{Connector: "mem", ContactID: c.ID, RecordID: "r9",
 		ContactUpdatedAt: c.UpdatedAt, Fields: map[string]string{"firstName": "Rita", "lastName": "Resume"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestCreateWithUnknownOutcomeIsNeverRepeated(t *testing.T) {
 	e := createEnv(t)
 	c := e.appCreate("Uma", "Unknown", "uma@example.com")
 	// A crash between the pending create and its record id.
-	if err := e.store.PutPendingCreate(state.PendingCreate{Connector: "mem", ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt}); err != nil {
+	if err := e.store.Reverse.PutPending(state.PendingCreate{Connector: "mem", ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt}); err != nil {
 		t.Fatal(err)
 	}
 	e.event("e1", workspace.EventContactUpdated, c)
@@ -133,14 +133,14 @@ func TestCreateWithUnknownOutcomeIsNeverRepeated(t *testing.T) {
 	if n := e.creates(); n != 0 {
 		t.Fatalf("%d creates, want none", n)
 	}
-	dls, _ := e.store.DeadLetters("mem")
+	dls, _ := e.store.DeadLetters.List("mem")
 	if len(dls) != 1 || dls[0].Operation != opCreate || !strings.Contains(dls[0].Reason, "may or may not") {
 		t.Fatalf("dead letters %+v", dls)
 	}
-	if _, pending, _ := e.store.PendingCreateOf("mem", c.ID); !pending {
+	if _, pending, _ := e.store.Reverse.PendingOf("mem", c.ID); !pending {
 		t.Fatal("the pending create was dropped")
 	}
-	if n, _ := e.store.CountPendingEvents(); n != 0 {
+	if n, _ := e.store.Inbox.Count(); n != 0 {
 		t.Fatalf("%d events left", n)
 	}
 }
@@ -151,10 +151,10 @@ func TestRefusedCreateClearsItsMarker(t *testing.T) {
 	c := e.appCreate("Rex", "Refused", "rex@example.com")
 	e.event("e1", workspace.EventContactUpdated, c)
 	e.drain()
-	if _, pending, _ := e.store.PendingCreateOf("mem", c.ID); pending {
+	if _, pending, _ := e.store.Reverse.PendingOf("mem", c.ID); pending {
 		t.Fatal("a refused create left its pending marker")
 	}
-	if dls, _ := e.store.DeadLetters("mem"); len(dls) != 1 || dls[0].Operation != opCreate {
+	if dls, _ := e.store.DeadLetters.List("mem"); len(dls) != 1 || dls[0].Operation != opCreate {
 		t.Fatalf("dead letters %+v", dls)
 	}
 	// Fixed: the next version of the contact is created.
@@ -224,13 +224,13 @@ func TestCreateFailuresFollowOneRule(t *testing.T) {
 			if got := e.mem.get("new1").ID != ""; got != tc.created {
 				t.Errorf("record created %v, want %v", got, tc.created)
 			}
-			if _, pending, _ := e.store.PendingCreateOf("mem", c.ID); pending != tc.pending {
+			if _, pending, _ := e.store.Reverse.PendingOf("mem", c.ID); pending != tc.pending {
 				t.Errorf("pending create kept %v, want %v", pending, tc.pending)
 			}
-			if n, _ := e.store.CountPendingEvents(); n != 0 {
+			if n, _ := e.store.Inbox.Count(); n != 0 {
 				t.Errorf("%d events left", n)
 			}
-			dls, _ := e.store.DeadLetters("mem")
+			dls, _ := e.store.DeadLetters.List("mem")
 			if tc.reason == "" {
 				if len(dls) != 0 {
 					t.Fatalf("dead letters %+v, want none", dls)

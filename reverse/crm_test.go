@@ -42,7 +42,7 @@ func (e *env) syncCRM(t *testing.T, typeName string, src connector.Source, targe
 	}
 	s := crmSync{forward: func() reconcile.Summary {
 		r, err := reconcile.New(reconcile.Options{Connector: target.Name, Source: target.Source, Type: typ, Reader: src, Mapper: target.Mapper,
-			Store: e.store, Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
+			Store: reconcile.StoreOf(e.store), Workspace: e.ws, Log: quietLog(), Backoff: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func (e *env) syncCRM(t *testing.T, typeName string, src connector.Source, targe
 		t.Fatalf("forward pass %v, want %d creates", sum, n)
 	}
 	var err error
-	if s.applier, err = New(Options{Store: e.store, Workspace: e.ws, Log: quietLog(), Targets: []*Target{target}}); err != nil {
+	if s.applier, err = New(Options{Store: StoreOf(e.store), Workspace: e.ws, Log: quietLog(), Targets: []*Target{target}}); err != nil {
 		t.Fatal(err)
 	}
 	return s

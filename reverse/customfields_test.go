@@ -63,7 +63,7 @@ func (e *env) rawFields(id string) map[string]string {
 // the subscription's secret, and waits for it to be accepted.
 func (e *env) deliver(id string, body []byte) {
 	e.t.Helper()
-	sec, _, err := e.store.WebhookSecrets()
+	sec, _, err := e.store.Webhooks.Secrets()
 	if err != nil {
 		e.t.Fatal(err)
 	}

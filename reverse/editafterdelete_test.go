@@ -35,7 +35,7 @@ func (m *memConn) remove(id string) {
 // checkAfterDelete checks the journal's one entry for record 1.
 func (e *env) checkAfterDelete(winner string) {
 	e.t.Helper()
-	cs, err := e.store.Conflicts("mem", 0)
+	cs, err := e.store.Conflicts.List("mem", 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}

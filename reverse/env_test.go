@@ -279,7 +279,7 @@ func (e *env) open() {
 }
 
 func (e *env) newApplier() {
-	a, err := New(Options{Store: e.store, Workspace: e.ws, Targets: []*Target{e.target}, MaxAttempts: 3, IdlePoll: 50 * time.Millisecond, Log: quietLog()})
+	a, err := New(Options{Store: StoreOf(e.store), Workspace: e.ws, Targets: []*Target{e.target}, MaxAttempts: 3, IdlePoll: 50 * time.Millisecond, Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func (e *env) newApplier() {
 // emulator, so that every contact change is delivered.
 func (e *env) listen() {
 	e.t.Helper()
-	recv, err := webhook.New(webhook.Options{Store: e.store, Accepted: e.applier.Notify, Log: quietLog()})
+	recv, err := webhook.New(webhook.Options{Store: webhook.StoreOf(e.store), Accepted: e.applier.Notify, Log: quietLog()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func (e *env) listen() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.store.PutWebhookSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: wh.Key}); err != nil {
+	if err := e.store.Webhooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: wh.Key}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -317,7 +317,7 @@ func (e *env) forward() reconcile.Summary {
 	// As the daemon does for a connector whose edits flow back.
 	r, err := reconcile.New(reconcile.Options{Connector: "mem", Source: testSource,
 		Type: connector.Type{Name: "mem", Writable: true, Incremental: true}, Reader: e.mem, Mapper: e.mapper,
-		Store: e.store, Workspace: ws, Log: quietLog(), Backoff: time.Millisecond,
+		Store: reconcile.StoreOf(e.store), Workspace: ws, Log: quietLog(), Backoff: time.Millisecond,
 		Conflict: e.target.Conflict, WeighAppEdits: true, OnSourceDelete: e.onSourceDelete, MassDeleteThreshold: 1,
 		OnWorkspaceDelete: e.target.OnWorkspaceDelete, EditAfterDelete: e.target.EditAfterDelete})
 	if err != nil {
@@ -344,7 +344,7 @@ func (e *env) seed(n int) {
 
 func (e *env) link(ext string) state.Link {
 	e.t.Helper()
-	l, ok, err := e.store.Link("mem", ext)
+	l, ok, err := e.store.Links.Get("mem", ext)
 	if err != nil || !ok {
 		e.t.Fatalf("link %s: %v %v", ext, ok, err)
 	}
@@ -371,7 +371,7 @@ func (e *env) appPatch(id string, p workspace.ContactPatch) workspace.Contact {
 func (e *env) event(id, typ string, c workspace.Contact) {
 	e.t.Helper()
 	body := eventBody(e.t, id, typ, c)
-	if _, _, err := e.store.EnqueueEvent(state.InboxEvent{ID: id, Type: typ, ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body}); err != nil {
+	if _, _, err := e.store.Inbox.Enqueue(state.InboxEvent{ID: id, Type: typ, ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -389,7 +389,7 @@ func (e *env) waitInbox(n int) {
 	e.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		got, err := e.store.CountPendingEvents()
+		got, err := e.store.Inbox.Count()
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -398,7 +398,7 @@ func (e *env) waitInbox(n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	got, _ := e.store.CountPendingEvents()
+	got, _ := e.store.Inbox.Count()
 	e.t.Fatalf("inbox holds %d events, want %d (all delivered: %v)", got, n, e.allDelivered())
 }
 

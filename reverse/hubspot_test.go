@@ -138,7 +138,7 @@ func TestHubSpotWriteBackFailures(t *testing.T) {
 			if calls := srv.Stats().Requests[hubspottest.RouteBatchUpdate] - before.Requests[hubspottest.RouteBatchUpdate]; calls != tc.calls {
 				t.Errorf("%d batch update calls, want %d", calls, tc.calls)
 			}
-			dls, err := e.store.DeadLetters("crm")
+			dls, err := e.store.DeadLetters.List("crm")
 			if err != nil {
 				t.Fatal(err)
 			}

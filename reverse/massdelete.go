@@ -62,11 +62,11 @@ func (b *batch) guardDeletes(dels []*group) ([]*group, error) {
 		return dels, nil
 	}
 	st := a.opts.Store
-	held, err := st.CountHeldDeletes(t.Name)
+	held, err := st.HeldDeletes.Count(t.Name)
 	if err != nil {
 		return nil, err
 	}
-	linked, err := st.CountLinks(t.Name)
+	linked, err := st.Links.Count(t.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (b *batch) guardDeletes(dels []*group) ([]*group, error) {
 	for i, g := range dels {
 		hold[i] = state.HeldDelete{Connector: t.Name, ContactID: g.contactID, ExternalID: g.link.ExternalID, RecordID: deleteID(t, g), HeldAt: now}
 	}
-	if err := st.PutHeldDeletes(hold); err != nil {
+	if err := st.HeldDeletes.Put(hold); err != nil {
 		return nil, err
 	}
 	for _, g := range dels {
@@ -102,7 +102,7 @@ var ErrNoHeldDeletes = errors.New("no held deletes")
 
 // HeldDeletes lists the connector's held deletions.
 func (a *Applier) HeldDeletes(conn string) ([]state.HeldDelete, error) {
-	return a.opts.Store.HeldDeletes(conn)
+	return a.opts.Store.HeldDeletes.List(conn)
 }
 
 // ApproveHeldDeletes deletes the records of the connector's held
@@ -122,7 +122,7 @@ func (a *Applier) ApproveHeldDeletes(ctx context.Context, conn string) (int, err
 		defer t.Lock.Unlock()
 	}
 	st := a.opts.Store
-	held, err := st.HeldDeletes(conn)
+	held, err := st.HeldDeletes.List(conn)
 	if err != nil {
 		return 0, err
 	}
@@ -137,7 +137,7 @@ func (a *Applier) ApproveHeldDeletes(ctx context.Context, conn string) (int, err
 		var links []state.Link
 		var forget []string
 		for _, h := range chunk {
-			l, ok, err := st.LinkByContact(conn, h.ContactID)
+			l, ok, err := st.Links.ByContact(conn, h.ContactID)
 			if err != nil {
 				return done, err
 			}
@@ -165,13 +165,13 @@ func (a *Applier) ApproveHeldDeletes(ctx context.Context, conn string) (int, err
 				unlink = append(unlink, links[i])
 				forget = append(forget, links[i].ContactID)
 			}
-			if err := st.CommitReverse(state.ReverseCommit{Unlink: unlink}); err != nil {
+			if err := st.Reverse.Commit(state.ReverseCommit{Unlink: unlink}); err != nil {
 				return done, fmt.Errorf("drop links of deleted records: %w", err)
 			}
 			done += len(unlink)
 			a.count(func(s *Stats) { s.Deleted += int64(len(unlink)) })
 		}
-		if err := st.DropHeldDeletes(conn, forget); err != nil {
+		if err := st.HeldDeletes.Drop(conn, forget); err != nil {
 			return done, err
 		}
 	}
@@ -190,7 +190,7 @@ func (a *Applier) DropHeldDeletes(conn string) (int, error) {
 		defer t.Lock.Unlock()
 	}
 	st := a.opts.Store
-	held, err := st.HeldDeletes(conn)
+	held, err := st.HeldDeletes.List(conn)
 	if err != nil {
 		return 0, err
 	}
@@ -201,7 +201,7 @@ func (a *Applier) DropHeldDeletes(conn string) (int, error) {
 	ids := make([]string, len(held))
 	for i, h := range held {
 		ids[i] = h.ContactID
-		l, ok, err := st.LinkByContact(conn, h.ContactID)
+		l, ok, err := st.Links.ByContact(conn, h.ContactID)
 		if err != nil {
 			return 0, err
 		}
@@ -209,10 +209,10 @@ func (a *Applier) DropHeldDeletes(conn string) (int, error) {
 			unlink = append(unlink, l)
 		}
 	}
-	if err := st.CommitReverse(state.ReverseCommit{Unlink: unlink}); err != nil {
+	if err := st.Reverse.Commit(state.ReverseCommit{Unlink: unlink}); err != nil {
 		return 0, fmt.Errorf("drop links of held deletes: %w", err)
 	}
-	if err := st.DropHeldDeletes(conn, ids); err != nil {
+	if err := st.HeldDeletes.Drop(conn, ids); err != nil {
 		return 0, err
 	}
 	a.log.WithFields(map[string]any{logfield.Connector: conn, logfield.Dropped: len(held)}).Warn("held deletes dropped by an operator; the records stay")

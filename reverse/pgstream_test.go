@@ -39,7 +39,7 @@ func TestLogicalStreamOwnWriteBacksWriteNothing(t *testing.T) {
 	if got := w.e.emu.Stats().Requests["PATCH /v1/contacts/{id}"] - patches; got != 0 {
 		t.Errorf("the workspace saw %d PATCHes, want none", got)
 	}
-	l, _, _ := w.e.store.Link("pg", "1")
+	l, _, _ := w.e.store.Links.Get("pg", "1")
 	c, err := w.e.ws.GetContact(context.Background(), l.ContactID)
 	if err != nil || *c.DefaultFields.FirstName != "App2" {
 		t.Errorf("contact %+v, %v: want first name App2", c.DefaultFields, err)

@@ -68,7 +68,7 @@ func TestHubSpotBadPhonesSyncWithoutThemAndStayAtTheSource(t *testing.T) {
 	for _, c := range e.emu.Contacts() {
 		contacts[*c.ExternalID] = c
 	}
-	warnings, err := e.store.FieldWarnings("crm")
+	warnings, err := e.store.FieldWarnings.List("crm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestHubSpotBadPhonesSyncWithoutThemAndStayAtTheSource(t *testing.T) {
 	if sum := crm.forward(); sum.Failed != 0 || e.patches() != patches {
 		t.Fatalf("forward pass after the write-back: %v, %d PATCHes", sum, e.patches()-patches)
 	}
-	again, _ := e.store.FieldWarnings("crm")
+	again, _ := e.store.FieldWarnings.List("crm")
 	if len(again) != 3 {
 		t.Fatalf("%d warnings after another pass, want the same 3", len(again))
 	}
@@ -152,7 +152,7 @@ func TestHubSpotBadPhonesSyncWithoutThemAndStayAtTheSource(t *testing.T) {
 	if c := e.contactByExt(ids["na"]); len(c.DefaultFields.PhoneNumbers) != 1 || c.DefaultFields.PhoneNumbers[0].Value != "+12125550100" {
 		t.Fatalf("after the fix, phones %+v, want +12125550100", c.DefaultFields.PhoneNumbers)
 	}
-	if left, _ := e.store.FieldWarningsOf("crm", ids["na"]); len(left) != 0 {
+	if left, _ := e.store.FieldWarnings.Of("crm", ids["na"]); len(left) != 0 {
 		t.Fatalf("warnings %+v left after the fix", left)
 	}
 }
@@ -209,7 +209,7 @@ func TestPipedriveBadPhoneItemStaysWhileAnotherIsWritten(t *testing.T) {
 	if ph := c.DefaultFields.PhoneNumbers; len(ph) != 1 || ph[0].Name != "work" || ph[0].Value != "+14155550100" {
 		t.Fatalf("contact phones %+v, want only the work number", ph)
 	}
-	if ws, _ := e.store.FieldWarnings("pd"); len(ws) != 1 || ws[0].Field != "phoneNumbers.mobile" || ws[0].Value != "n/a" {
+	if ws, _ := e.store.FieldWarnings.List("pd"); len(ws) != 1 || ws[0].Field != "phoneNumbers.mobile" || ws[0].Value != "n/a" {
 		t.Fatalf("warnings %+v, want the mobile's n/a", ws)
 	}
 	// Someone also types a mobile number into the app: the source's text

@@ -238,7 +238,7 @@ func TestPipedriveRefusedCreateIsOneDeadLetter(t *testing.T) {
 	if n := srv.Stats().Requests[pipedrivetest.RouteAddPerson]; n != 1 {
 		t.Errorf("%d POSTs, want the refused create sent once", n)
 	}
-	dls, _ := e.store.DeadLetters("pd")
+	dls, _ := e.store.DeadLetters.List("pd")
 	if len(dls) != 1 || !strings.Contains(dls[0].Reason, "Bad Request") || !strings.Contains(dls[0].Reason, "400") {
 		t.Errorf("dead letters %+v, want one naming Pipedrive's 400 and its message", dls)
 	}
@@ -300,7 +300,7 @@ func TestPipedriveBurstySearchesAreNotTheDailyBudget(t *testing.T) {
 			t.Errorf("person %s has no organization: its edit was not written", p.ID)
 		}
 	}
-	if dls, _ := e.store.DeadLetters("pd"); len(dls) != 0 {
+	if dls, _ := e.store.DeadLetters.List("pd"); len(dls) != 0 {
 		t.Errorf("dead letters %+v", dls)
 	}
 }

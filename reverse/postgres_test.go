@@ -81,7 +81,7 @@ func newPGWorldWith(t *testing.T, opts Options, mod func(*postgres.Settings)) *p
 	t.Cleanup(func() { w.src.Close() })
 	w.target = &Target{Name: "pg", Source: "custom-postgres", Mapper: m, Writer: w.src.(connector.Writer), Direction: mapping.Both}
 	w.crm = w.e.syncCRM(t, postgres.TypeName, w.src, w.target, pgRows)
-	opts.Store, opts.Workspace, opts.Targets, opts.Log = w.e.store, w.e.ws, []*Target{w.target}, quietLog()
+	opts.Store, opts.Workspace, opts.Targets, opts.Log = StoreOf(w.e.store), w.e.ws, []*Target{w.target}, quietLog()
 	if w.crm.applier, err = New(opts); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func newPGWorldWith(t *testing.T, opts Options, mod func(*postgres.Settings)) *p
 // edit changes the contact of row id in the app and queues the change.
 func (w *pgWorld) edit(t *testing.T, id int, p workspace.DefaultFieldsPatch) workspace.Contact {
 	t.Helper()
-	l, ok, err := w.e.store.Link("pg", strconv.Itoa(id))
+	l, ok, err := w.e.store.Links.Get("pg", strconv.Itoa(id))
 	if err != nil || !ok {
 		t.Fatalf("link of row %d: %v %v", id, ok, err)
 	}
@@ -163,7 +163,7 @@ func TestPostgresWriteBackFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newPGWorld(t, Options{})
 			if tc.email != "" {
-				l, _, _ := w.e.store.Link("pg", "2")
+				l, _, _ := w.e.store.Links.Get("pg", "2")
 				old, _ := w.e.ws.GetContact(context.Background(), l.ContactID)
 				item := old.DefaultFields.Emails[0]
 				tc.patch.Emails = []workspace.ItemPatch{{ID: item.ID, Name: item.Name, Value: &tc.email}}
@@ -176,10 +176,10 @@ func TestPostgresWriteBackFailures(t *testing.T) {
 			if got := w.column(t, 2, tc.col); got != tc.want {
 				t.Errorf("row 2 %s = %q, want %q", tc.col, got, tc.want)
 			}
-			if n, _ := w.e.store.CountPendingEvents(); n != 0 {
+			if n, _ := w.e.store.Inbox.Count(); n != 0 {
 				t.Errorf("%d events left in the inbox", n)
 			}
-			dls, err := w.e.store.DeadLetters("pg")
+			dls, err := w.e.store.DeadLetters.List("pg")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,11 +245,11 @@ func TestPostgresWriteBackPutOff(t *testing.T) {
 			if got := w.column(t, 2, "last_name"); got != tc.want {
 				t.Errorf("row 2 last_name = %q, want %q", got, tc.want)
 			}
-			if n, _ := w.e.store.CountPendingEvents(); n != 0 {
+			if n, _ := w.e.store.Inbox.Count(); n != 0 {
 				t.Errorf("%d events left in the inbox after %d rounds", n, DefaultMaxPutOffs+5)
 			}
 			st := w.crm.applier.Stats()
-			dls, err := w.e.store.DeadLetters("pg")
+			dls, err := w.e.store.DeadLetters.List("pg")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -210,7 +210,7 @@ type Applier struct {
 
 // New checks opts and returns an Applier.
 func New(opts Options) (*Applier, error) {
-	if opts.Store == nil || opts.Workspace == nil {
+	if !opts.Store.complete() || opts.Workspace == nil {
 		return nil, errors.New("reverse: store and workspace are required")
 	}
 	if opts.BatchSize <= 0 {

@@ -82,7 +82,7 @@ func (r *round) ack(g *group) {
 
 // Round applies one batch of inbox events.
 func (a *Applier) Round(ctx context.Context) (RoundResult, error) {
-	evs, err := a.opts.Store.PendingEvents(a.opts.BatchSize)
+	evs, err := a.opts.Store.Inbox.Pending(a.opts.BatchSize)
 	if err != nil {
 		return RoundResult{}, fmt.Errorf("read inbox: %w", err)
 	}
@@ -124,7 +124,7 @@ func (a *Applier) Round(ctx context.Context) (RoundResult, error) {
 func (r *round) flush() error {
 	c := r.commit
 	r.commit = state.ReverseCommit{}
-	if err := r.a.opts.Store.CommitReverse(c); err != nil {
+	if err := r.a.opts.Store.Reverse.Commit(c); err != nil {
 		r.res.Acked -= len(c.Ack)
 		return fmt.Errorf("record applied events: %w", err)
 	}
@@ -206,7 +206,7 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 func (r *round) route(g *group) error {
 	st := r.a.opts.Store
 	for _, t := range r.a.opts.Targets {
-		l, ok, err := st.LinkByContact(t.Name, g.contactID)
+		l, ok, err := st.Links.ByContact(t.Name, g.contactID)
 		if err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (r *round) route(g *group) error {
 		}
 	}
 	for _, t := range r.a.opts.Targets {
-		p, ok, err := st.PendingCreateOf(t.Name, g.contactID)
+		p, ok, err := st.Reverse.PendingOf(t.Name, g.contactID)
 		if err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 func (r *round) relink(t *Target, groups []*group) ([]*group, error) {
 	out := groups[:0:0]
 	for _, g := range groups {
-		l, ok, err := r.a.opts.Store.LinkByContact(t.Name, g.contactID)
+		l, ok, err := r.a.opts.Store.Links.ByContact(t.Name, g.contactID)
 		if err != nil {
 			return nil, err
 		}
@@ -426,7 +426,7 @@ func (r *round) failed(t *Target, g *group, op string, err error, d connector.Di
 	if d != connector.Permanent && attempts < r.a.opts.MaxAttempts {
 		for _, e := range g.events {
 			e.Attempts = attempts
-			if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
+			if uerr := r.a.opts.Store.Inbox.Update(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
 				r.a.log.WithError(uerr).WithField(logfield.Event, e.ID).Warn("could not count a failed attempt")
 			}
 		}
@@ -466,7 +466,7 @@ func (r *round) putOff(t *Target, g *group, recordID string, err error) {
 	}
 	for _, e := range g.events {
 		e.PutOffs = n
-		if uerr := r.a.opts.Store.UpdateEvent(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
+		if uerr := r.a.opts.Store.Inbox.Update(e); uerr != nil && !errors.Is(uerr, state.ErrNotFound) {
 			r.a.log.WithError(uerr).WithField(logfield.Event, e.ID).Warn("could not count a put-off write-back")
 		}
 	}
@@ -483,7 +483,7 @@ func (r *round) putOff(t *Target, g *group, recordID string, err error) {
 // deadLetter records a set-aside event; a failure to record it is logged
 // (the event is acknowledged all the same: it cannot be applied).
 func (a *Applier) deadLetter(conn, op, key string, payload []byte, reason string) {
-	_, err := a.opts.Store.AddDeadLetter(state.DeadLetter{Connector: conn, Operation: op, Key: key, Payload: payload, Reason: reason})
+	_, err := a.opts.Store.DeadLetters.Add(state.DeadLetter{Connector: conn, Operation: op, Key: key, Payload: payload, Reason: reason})
 	entry := a.log.WithFields(map[string]any{logfield.Connector: conn, logfield.Operation: op, logfield.Key: key, logfield.Reason: reason})
 	if err != nil {
 		entry.WithError(err).Error("dead letter could not be recorded")

@@ -118,7 +118,7 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 	// The refused record was set aside at once: a round more sends
 	// nothing.
 	for round := 0; round < DefaultMaxAttempts; round++ {
-		if n, _ := w.e.store.CountPendingEvents(); n == 0 {
+		if n, _ := w.e.store.Inbox.Count(); n == 0 {
 			break
 		}
 		if _, err := w.applier.Round(context.Background()); err != nil {
@@ -127,7 +127,7 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 	}
 	retries := w.org.Stats().Requests[salesforcetest.RouteUpdate] - after.Requests[salesforcetest.RouteUpdate]
 	t.Logf("the refused record was sent again in %d calls before it was set aside", retries)
-	dls, err := w.e.store.DeadLetters("sf")
+	dls, err := w.e.store.DeadLetters.List("sf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestSalesforceLastNameFallback(t *testing.T) {
 				t.Fatal(err)
 			}
 			creates := w.org.Stats().Requests[salesforcetest.RouteCreate] - before.Requests[salesforcetest.RouteCreate]
-			dls, _ := w.e.store.DeadLetters("sf")
+			dls, _ := w.e.store.DeadLetters.List("sf")
 			recs := w.org.Records("Contact")
 			if tc.lastName.Fallback == "" {
 				if creates != 0 || len(recs) != 1 || len(dls) != 1 || !strings.Contains(dls[0].Reason, "LastName") || !strings.Contains(dls[0].Reason, "fallback") {
@@ -251,7 +251,7 @@ func TestSalesforceWholeCallRefusalIsOneDeadLetter(t *testing.T) {
 		}
 	}
 	calls := w.org.Stats().Requests[salesforcetest.RouteUpdate] - before.Requests[salesforcetest.RouteUpdate]
-	dls, err := w.e.store.DeadLetters("sf")
+	dls, err := w.e.store.DeadLetters.List("sf")
 	if err != nil {
 		t.Fatal(err)
 	}

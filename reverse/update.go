@@ -115,7 +115,7 @@ func (b *batch) readRecords(ctx context.Context, work []*update) (map[string]*co
 func (b *batch) compare(g *group) (*update, error) {
 	t := b.t
 	fwd := forwardSet(t.Mapper)
-	agreedRev, err := b.r.a.opts.Store.ReverseAgreed(t.Name, g.contactID)
+	agreedRev, err := b.r.a.opts.Store.Reverse.Agreed(t.Name, g.contactID)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (b *batch) compare(g *group) (*update, error) {
 		}
 	}
 	u := &update{g: g, ws: t.Mapper.FromContact(g.contact), base: base, recordID: g.link.RecordID}
-	fws, err := b.r.a.opts.Store.FieldWarningsOf(t.Name, g.link.ExternalID)
+	fws, err := b.r.a.opts.Store.FieldWarnings.Of(t.Name, g.link.ExternalID)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func (b *batch) record(u *update, agreed mapping.Fields, wrote bool) {
 		l.SourceWrittenAt = b.r.a.opts.Now()
 	}
 	if u.g.attempts > 0 {
-		_ = b.r.a.opts.Store.ClearDeadLetter(t.Name, opWriteBack, u.g.contactID)
+		_ = b.r.a.opts.Store.DeadLetters.Clear(t.Name, opWriteBack, u.g.contactID)
 	}
 	b.r.commit.Links = append(b.r.commit.Links, state.ReverseLink{Link: l, Agreed: rev})
 	b.r.ack(u.g)

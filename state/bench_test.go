@@ -27,7 +27,7 @@ func BenchmarkPutLink(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if err := s.PutLink(benchLink(i)); err != nil {
+		if err := s.Links.Put(benchLink(i)); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -44,7 +44,7 @@ func BenchmarkPutLinks1000(b *testing.B) {
 			ls[j] = benchLink(next)
 			next++
 		}
-		if err := s.PutLinks(ls); err != nil {
+		if err := s.Links.PutAll(ls); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func BenchmarkLinkLookup(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		l, ok, err := s.Link("crm", fmt.Sprintf("ext-%08d", (i*7919)%n))
+		l, ok, err := s.Links.Get("crm", fmt.Sprintf("ext-%08d", (i*7919)%n))
 		if err != nil || !ok || l.ContactID == "" {
 			b.Fatal(l, ok, err)
 		}
@@ -77,7 +77,7 @@ func BenchmarkMarkSeen1000(b *testing.B) {
 	b.ReportAllocs()
 	run, off := uint64(1), 0
 	for b.Loop() {
-		if err := s.MarkSeen("crm", run, ids[off:off+1000]); err != nil {
+		if err := s.Links.MarkSeen("crm", run, ids[off:off+1000]); err != nil {
 			b.Fatal(err)
 		}
 		if off += 1000; off == n {
@@ -93,7 +93,7 @@ func BenchmarkForEachLink(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		count := 0
-		if err := s.ForEachLink("crm", func(Link) error { count++; return nil }); err != nil || count != n {
+		if err := s.Links.ForEach("crm", func(Link) error { count++; return nil }); err != nil || count != n {
 			b.Fatal(count, err)
 		}
 	}
@@ -107,7 +107,7 @@ func fill(b *testing.B, s *Store, n int) {
 		for i := start; i < start+1000 && i < n; i++ {
 			ls = append(ls, benchLink(i))
 		}
-		if err := s.PutLinks(ls); err != nil {
+		if err := s.Links.PutAll(ls); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -127,7 +127,7 @@ func BenchmarkLinkDigests500(b *testing.B) {
 		for j := range ids {
 			ids[j] = fmt.Sprintf("ext-%08d", (i*500+j)%n)
 		}
-		ds, err := s.LinkDigests("crm", ids)
+		ds, err := s.Links.Digests("crm", ids)
 		if err != nil || !ds[0].Found || ds[0].RecordID == "" {
 			b.Fatal(ds[0], err)
 		}

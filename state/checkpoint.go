@@ -13,10 +13,10 @@ import (
 // becomes "/", which no other name can collide with.
 func checkpointKey(name string) []byte { return []byte("/" + name) }
 
-// Checkpoint returns the connector's checkpoint called name ("" is the
+// Get returns the connector's checkpoint called name ("" is the
 // main cursor; others are sub-cursors such as HubSpot's "archived"), or
 // "" when none was set.
-func (s *Store) Checkpoint(connector, name string) (string, error) {
+func (s *Checkpoints) Get(connector, name string) (string, error) {
 	var v string
 	err := s.view(fmt.Sprintf("read checkpoint %s/%s", connector, name), func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCheckpoints).Bucket([]byte(connector))
@@ -28,10 +28,10 @@ func (s *Store) Checkpoint(connector, name string) (string, error) {
 	return v, err
 }
 
-// SetCheckpoint records the connector's checkpoint called name. Call it
+// Set records the connector's checkpoint called name. Call it
 // only after every write of the batch it follows is recorded or
 // dead-lettered (see the package comment). An empty value removes it.
-func (s *Store) SetCheckpoint(connector, name, value string) error {
+func (s *Checkpoints) Set(connector, name, value string) error {
 	if err := checkName("connector", connector); err != nil {
 		return fmt.Errorf("set checkpoint: %w", err)
 	}
@@ -47,9 +47,9 @@ func (s *Store) SetCheckpoint(connector, name, value string) error {
 	})
 }
 
-// ResetCheckpoints removes every checkpoint of the connector, so that its
+// Reset removes every checkpoint of the connector, so that its
 // next run starts from the beginning.
-func (s *Store) ResetCheckpoints(connector string) error {
+func (s *Checkpoints) Reset(connector string) error {
 	return s.update("reset checkpoints "+connector, func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketCheckpoints).DeleteBucket([]byte(connector))
 		if errors.Is(err, berrors.ErrBucketNotFound) {
@@ -59,9 +59,9 @@ func (s *Store) ResetCheckpoints(connector string) error {
 	})
 }
 
-// Checkpoints returns every checkpoint of the connector by name ("" is
+// All returns every checkpoint of the connector by name ("" is
 // the main cursor), for status reports.
-func (s *Store) Checkpoints(connector string) (map[string]string, error) {
+func (s *Checkpoints) All(connector string) (map[string]string, error) {
 	out := map[string]string{}
 	err := s.view("read checkpoints "+connector, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCheckpoints).Bucket([]byte(connector))

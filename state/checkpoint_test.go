@@ -15,8 +15,8 @@ func TestCheckpoints(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			must(t, s.SetCheckpoint(st.connector, st.cp, st.value))
-			if got, err := s.Checkpoint(st.connector, st.cp); err != nil || got != st.value {
+			must(t, s.Checkpoints.Set(st.connector, st.cp, st.value))
+			if got, err := s.Checkpoints.Get(st.connector, st.cp); err != nil || got != st.value {
 				t.Fatalf("Checkpoint = %q, %v; want %q", got, err, st.value)
 			}
 		})
@@ -27,34 +27,34 @@ func TestCheckpoints(t *testing.T) {
 		{"hubspot", "/"}: "slash", {"pg", ""}: "cursor-pg-2", {"pg", "archived"}: "", {"none", ""}: "",
 	}
 	for k, v := range want {
-		if got, err := s.Checkpoint(k[0], k[1]); err != nil || got != v {
+		if got, err := s.Checkpoints.Get(k[0], k[1]); err != nil || got != v {
 			t.Errorf("Checkpoint(%q, %q) after reopen = %q, %v; want %q", k[0], k[1], got, err, v)
 		}
 	}
 
-	must(t, s.SetCheckpoint("pg", "", ""))
-	if got, _ := s.Checkpoint("pg", ""); got != "" {
+	must(t, s.Checkpoints.Set("pg", "", ""))
+	if got, _ := s.Checkpoints.Get("pg", ""); got != "" {
 		t.Errorf("cleared checkpoint = %q", got)
 	}
-	must(t, s.ResetCheckpoints("hubspot"))
-	must(t, s.ResetCheckpoints("hubspot"))
+	must(t, s.Checkpoints.Reset("hubspot"))
+	must(t, s.Checkpoints.Reset("hubspot"))
 	for _, name := range []string{"", "archived", "/"} {
-		if got, _ := s.Checkpoint("hubspot", name); got != "" {
+		if got, _ := s.Checkpoints.Get("hubspot", name); got != "" {
 			t.Errorf("checkpoint %q after reset = %q", name, got)
 		}
 	}
-	if err := s.SetCheckpoint("", "", "x"); err == nil {
+	if err := s.Checkpoints.Set("", "", "x"); err == nil {
 		t.Error("checkpoint without connector accepted")
 	}
 }
 
 func TestCheckpointsListsEveryCursor(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.SetCheckpoint("hubspot", "", "main"))
-	must(t, s.SetCheckpoint("hubspot", "archived", "arch"))
-	must(t, s.SetCheckpoint("hubspot", "/", "slash"))
-	must(t, s.SetCheckpoint("pg", "", "other connector"))
-	got, err := s.Checkpoints("hubspot")
+	must(t, s.Checkpoints.Set("hubspot", "", "main"))
+	must(t, s.Checkpoints.Set("hubspot", "archived", "arch"))
+	must(t, s.Checkpoints.Set("hubspot", "/", "slash"))
+	must(t, s.Checkpoints.Set("pg", "", "other connector"))
+	got, err := s.Checkpoints.All("hubspot")
 	must(t, err)
 	want := map[string]string{"": "main", "archived": "arch", "/": "slash"}
 	if len(got) != len(want) {
@@ -65,7 +65,7 @@ func TestCheckpointsListsEveryCursor(t *testing.T) {
 			t.Errorf("Checkpoints[%q] = %q, want %q", k, got[k], v)
 		}
 	}
-	if got, err := s.Checkpoints("never-ran"); err != nil || len(got) != 0 {
+	if got, err := s.Checkpoints.All("never-ran"); err != nil || len(got) != 0 {
 		t.Errorf("Checkpoints of a connector without any = %v, %v; want empty", got, err)
 	}
 }

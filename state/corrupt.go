@@ -48,7 +48,7 @@ const closeWait = 2 * time.Second
 // transactions fail at once instead of waiting for a lock bbolt may hold.
 // Errors that say the file is damaged become *CorruptError values, and
 // bbolt's and the system's own errors name the file.
-func (s *Store) tx(write bool, fn func(tx *bolt.Tx) error) (err error) {
+func (s *file) tx(write bool, fn func(tx *bolt.Tx) error) (err error) {
 	if b := s.broken.Load(); b != nil {
 		return *b
 	}
@@ -74,7 +74,7 @@ func (s *Store) tx(write bool, fn func(tx *bolt.Tx) error) (err error) {
 }
 
 // classify wraps err as described for tx.
-func (s *Store) classify(err error) error {
+func (s *file) classify(err error) error {
 	if err == nil || errors.Is(err, ErrCorrupt) {
 		return err
 	}

@@ -31,7 +31,7 @@ func assertCorrupt(t *testing.T, err error, path, cause string) {
 func TestCorruptLinkValue(t *testing.T) {
 	s, _ := openTest(t)
 	for i := range 3 {
-		must(t, s.PutLink(Link{Connector: "db", ExternalID: fmt.Sprint(i), ContactID: fmt.Sprint("c", i)}))
+		must(t, s.Links.Put(Link{Connector: "db", ExternalID: fmt.Sprint(i), ContactID: fmt.Sprint("c", i)}))
 	}
 	must(t, s.db.Update(func(tx *bolt.Tx) error {
 		// The link value of db/1 damaged, its externalID still readable.
@@ -43,11 +43,11 @@ func TestCorruptLinkValue(t *testing.T) {
 		name string
 		op   func() error
 	}{
-		{"Link", func() error { _, _, err := s.Link("db", "1"); return err }},
-		{"LinkByContact", func() error { _, _, err := s.LinkByContact("db", "c1"); return err }},
-		{"ForEachLink", func() error { return s.ForEachLink("db", func(Link) error { return nil }) }},
-		{"DeleteLink", func() error { return s.DeleteLink("db", "1") }},
-		{"PutLink over it", func() error { return s.PutLink(Link{Connector: "db", ExternalID: "1", ContactID: "c9"}) }},
+		{"Link", func() error { _, _, err := s.Links.Get("db", "1"); return err }},
+		{"LinkByContact", func() error { _, _, err := s.Links.ByContact("db", "c1"); return err }},
+		{"ForEachLink", func() error { return s.Links.ForEach("db", func(Link) error { return nil }) }},
+		{"DeleteLink", func() error { return s.Links.Delete("db", "1") }},
+		{"PutLink over it", func() error { return s.Links.Put(Link{Connector: "db", ExternalID: "1", ContactID: "c9"}) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,10 +55,10 @@ func TestCorruptLinkValue(t *testing.T) {
 		})
 	}
 	// The undamaged links still read, and writes elsewhere still work.
-	if l, ok, err := s.Link("db", "2"); err != nil || !ok || l.ContactID != "c2" {
+	if l, ok, err := s.Links.Get("db", "2"); err != nil || !ok || l.ContactID != "c2" {
 		t.Fatalf("Link(db/2) = %+v, %v, %v", l, ok, err)
 	}
-	must(t, s.PutLink(Link{Connector: "db", ExternalID: "3", ContactID: "c3"}))
+	must(t, s.Links.Put(Link{Connector: "db", ExternalID: "3", ContactID: "c3"}))
 }
 
 func TestPanicInReadTransaction(t *testing.T) {
@@ -66,15 +66,15 @@ func TestPanicInReadTransaction(t *testing.T) {
 	err := s.view("read", func(*bolt.Tx) error { panic("bad page") })
 	assertCorrupt(t, err, s.Path(), "bbolt panicked: bad page")
 	// A read panic leaves the store usable.
-	must(t, s.PutLink(Link{Connector: "db", ExternalID: "1", ContactID: "c1"}))
-	if _, ok, err := s.Link("db", "1"); err != nil || !ok {
+	must(t, s.Links.Put(Link{Connector: "db", ExternalID: "1", ContactID: "c1"}))
+	if _, ok, err := s.Links.Get("db", "1"); err != nil || !ok {
 		t.Fatalf("Link after a read panic = %v, %v", ok, err)
 	}
 }
 
 func TestPanicInWriteTransaction(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "db", ExternalID: "1", ContactID: "c1"}))
+	must(t, s.Links.Put(Link{Connector: "db", ExternalID: "1", ContactID: "c1"}))
 	err := s.update("write", func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketLinks).Bucket([]byte("db")).Bucket(subIDs).Put([]byte("2"), []byte{1}); err != nil {
 			return err
@@ -85,8 +85,8 @@ func TestPanicInWriteTransaction(t *testing.T) {
 	// Every later transaction fails at once, reads and writes.
 	done := make(chan [2]error, 1)
 	go func() {
-		_, _, rerr := s.Link("db", "1")
-		done <- [2]error{rerr, s.PutLink(Link{Connector: "db", ExternalID: "3", ContactID: "c3"})}
+		_, _, rerr := s.Links.Get("db", "1")
+		done <- [2]error{rerr, s.Links.Put(Link{Connector: "db", ExternalID: "3", ContactID: "c3"})}
 	}()
 	select {
 	case errs := <-done:
@@ -104,10 +104,10 @@ func TestPanicInWriteTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if _, ok, err := s2.Link("db", "2"); err != nil || ok {
+	if _, ok, err := s2.Links.Get("db", "2"); err != nil || ok {
 		t.Fatalf("Link(db/2) after rollback = %v, %v; want none", ok, err)
 	}
-	if _, ok, err := s2.Link("db", "1"); err != nil || !ok {
+	if _, ok, err := s2.Links.Get("db", "1"); err != nil || !ok {
 		t.Fatalf("Link(db/1) after rollback = %v, %v", ok, err)
 	}
 }
@@ -122,11 +122,11 @@ func TestFaultReadingMappedFile(t *testing.T) {
 		ls[i] = Link{Connector: "db", ExternalID: fmt.Sprintf("%05d", i), ContactID: fmt.Sprint("c", i),
 			Fields: map[string]string{"note": strings.Repeat("x", 100)}}
 	}
-	must(t, s.PutLinks(ls))
+	must(t, s.Links.PutAll(ls))
 	if err := os.Truncate(s.Path(), 2*int64(os.Getpagesize())); err != nil {
 		t.Fatal(err)
 	}
-	err := s.ForEachLink("db", func(Link) error { return nil })
+	err := s.Links.ForEach("db", func(Link) error { return nil })
 	assertCorrupt(t, err, s.Path(), "bbolt panicked")
 }
 
@@ -140,14 +140,14 @@ func TestCorruptJSONValue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := openTest(t)
-			r, err := s.StartRun("db", "run")
+			r, err := s.Runs.Start("db", "run")
 			must(t, err)
 			must(t, s.db.Update(func(tx *bolt.Tx) error {
 				return tx.Bucket(bucketRuns).Put(u64(r.ID), []byte(tt.raw))
 			}))
-			_, err = s.Runs("db", 0)
+			_, err = s.Runs.List("db", 0)
 			assertCorrupt(t, err, s.Path(), tt.cause)
-			assertCorrupt(t, s.FinishRun(r), s.Path(), "undecodable value")
+			assertCorrupt(t, s.Runs.Finish(r), s.Path(), "undecodable value")
 		})
 	}
 }

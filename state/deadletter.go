@@ -33,10 +33,10 @@ func deadLetterKey(connector, operation, key string) []byte {
 	return []byte(connector + "\x00" + operation + "\x00" + key)
 }
 
-// AddDeadLetter records d, or updates the letter of the same (Connector,
+// Add records d, or updates the letter of the same (Connector,
 // Operation, Key): its attempts grow by d.Attempts (at least 1), and its
 // reason, payload and next try are replaced. It returns the letter's ID.
-func (s *Store) AddDeadLetter(d DeadLetter) (uint64, error) {
+func (s *DeadLetters) Add(d DeadLetter) (uint64, error) {
 	if err := checkName("connector", d.Connector); err != nil {
 		return 0, fmt.Errorf("add dead letter: %w", err)
 	}
@@ -92,9 +92,9 @@ func getDeadLetter(letters *bolt.Bucket, id uint64) (DeadLetter, error) {
 	return d, nil
 }
 
-// DeadLetters returns the connector's dead letters ("" for all), oldest
+// List returns the connector's dead letters ("" for all), oldest
 // first.
-func (s *Store) DeadLetters(connector string) ([]DeadLetter, error) {
+func (s *DeadLetters) List(connector string) ([]DeadLetter, error) {
 	var out []DeadLetter
 	err := s.view("list dead letters "+connector, func(tx *bolt.Tx) error {
 		letters := tx.Bucket(bucketDeadLetters)
@@ -124,8 +124,8 @@ func (s *Store) DeadLetters(connector string) ([]DeadLetter, error) {
 	return out, err
 }
 
-// DeadLetter returns the dead letter id; ErrNotFound when there is none.
-func (s *Store) DeadLetter(id uint64) (DeadLetter, error) {
+// Get returns the dead letter id; ErrNotFound when there is none.
+func (s *DeadLetters) Get(id uint64) (DeadLetter, error) {
 	var d DeadLetter
 	err := s.view(fmt.Sprintf("read dead letter %d", id), func(tx *bolt.Tx) error {
 		var err error
@@ -135,9 +135,9 @@ func (s *Store) DeadLetter(id uint64) (DeadLetter, error) {
 	return d, err
 }
 
-// DeleteDeadLetter removes the dead letter id; ErrNotFound when there is
+// Delete removes the dead letter id; ErrNotFound when there is
 // none.
-func (s *Store) DeleteDeadLetter(id uint64) error {
+func (s *DeadLetters) Delete(id uint64) error {
 	return s.update(fmt.Sprintf("delete dead letter %d", id), func(tx *bolt.Tx) error {
 		letters := tx.Bucket(bucketDeadLetters)
 		d, err := getDeadLetter(letters, id)
@@ -151,9 +151,9 @@ func (s *Store) DeleteDeadLetter(id uint64) error {
 	})
 }
 
-// ClearDeadLetter removes the letter of (connector, operation, key), if
+// Clear removes the letter of (connector, operation, key), if
 // any: call it when a later attempt for that key succeeded.
-func (s *Store) ClearDeadLetter(connector, operation, key string) error {
+func (s *DeadLetters) Clear(connector, operation, key string) error {
 	return s.update(fmt.Sprintf("clear dead letter %s %s %s", connector, operation, key), func(tx *bolt.Tx) error {
 		keys := tx.Bucket(bucketDeadLetterKeys)
 		k := deadLetterKey(connector, operation, key)
@@ -168,9 +168,9 @@ func (s *Store) ClearDeadLetter(connector, operation, key string) error {
 	})
 }
 
-// CountDeadLetters returns the number of the connector's dead letters (""
+// Count returns the number of the connector's dead letters (""
 // for all).
-func (s *Store) CountDeadLetters(connector string) (int, error) {
+func (s *DeadLetters) Count(connector string) (int, error) {
 	var n int
 	err := s.view("count dead letters "+connector, func(tx *bolt.Tx) error {
 		if connector == "" {

@@ -27,11 +27,11 @@ func TestAddDeadLetterUpserts(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			clk.Advance(st.advance)
-			id, err := s.AddDeadLetter(st.letter)
+			id, err := s.DeadLetters.Add(st.letter)
 			if err != nil || id != st.wantID {
 				t.Fatalf("AddDeadLetter = %d, %v; want id %d", id, err, st.wantID)
 			}
-			d, err := s.DeadLetter(id)
+			d, err := s.DeadLetters.Get(id)
 			must(t, err)
 			if d.Attempts != st.wantAttempts || d.Reason != st.wantReason || d.Key != st.letter.Key ||
 				!d.UpdatedAt.Equal(clk.Now()) {
@@ -39,12 +39,12 @@ func TestAddDeadLetterUpserts(t *testing.T) {
 			}
 		})
 	}
-	d, _ := s.DeadLetter(1)
+	d, _ := s.DeadLetters.Get(1)
 	if !d.CreatedAt.Equal(start) || string(d.Payload) != "" {
 		// The last upsert carried no payload: the payload is replaced.
 		t.Errorf("letter 1: created %v (want %v), payload %q", d.CreatedAt, start, d.Payload)
 	}
-	if n, _ := s.CountDeadLetters(""); n != 4 {
+	if n, _ := s.DeadLetters.Count(""); n != 4 {
 		t.Errorf("CountDeadLetters(all) = %d, want 4 (no duplicates)", n)
 	}
 }
@@ -52,7 +52,7 @@ func TestAddDeadLetterUpserts(t *testing.T) {
 func TestDeadLetterListingAndRemoval(t *testing.T) {
 	s, clk := openTest(t)
 	add := func(c, op, key string) uint64 {
-		id, err := s.AddDeadLetter(DeadLetter{Connector: c, Operation: op, Key: key, Reason: "r",
+		id, err := s.DeadLetters.Add(DeadLetter{Connector: c, Operation: op, Key: key, Reason: "r",
 			NextTry: clk.Now().Add(time.Hour)})
 		must(t, err)
 		return id
@@ -74,7 +74,7 @@ func TestDeadLetterListingAndRemoval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("list "+tt.connector, func(t *testing.T) {
-			got, err := s.DeadLetters(tt.connector)
+			got, err := s.DeadLetters.List(tt.connector)
 			must(t, err)
 			var ids []uint64
 			for _, l := range got {
@@ -91,34 +91,34 @@ func TestDeadLetterListingAndRemoval(t *testing.T) {
 					t.Fatalf("ids = %v, want %v", ids, tt.want)
 				}
 			}
-			if n, _ := s.CountDeadLetters(tt.connector); n != len(tt.want) {
+			if n, _ := s.DeadLetters.Count(tt.connector); n != len(tt.want) {
 				t.Errorf("CountDeadLetters = %d", n)
 			}
 		})
 	}
 
-	must(t, s.ClearDeadLetter("crm", "create", "e1"))
-	must(t, s.ClearDeadLetter("crm", "create", "e1")) // nothing left: no error
-	if _, err := s.DeadLetter(c); !errors.Is(err, ErrNotFound) {
+	must(t, s.DeadLetters.Clear("crm", "create", "e1"))
+	must(t, s.DeadLetters.Clear("crm", "create", "e1")) // nothing left: no error
+	if _, err := s.DeadLetters.Get(c); !errors.Is(err, ErrNotFound) {
 		t.Errorf("cleared letter: %v", err)
 	}
-	must(t, s.DeleteDeadLetter(a))
-	if err := s.DeleteDeadLetter(a); !errors.Is(err, ErrNotFound) {
+	must(t, s.DeadLetters.Delete(a))
+	if err := s.DeadLetters.Delete(a); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second delete: %v, want ErrNotFound", err)
 	}
-	if n, _ := s.CountDeadLetters("crm"); n != 0 {
+	if n, _ := s.DeadLetters.Count("crm"); n != 0 {
 		t.Errorf("crm letters left: %d", n)
 	}
 	// The key is free again: a new failure makes a new letter.
 	if id := add("crm", "create", "e2"); id == a {
 		t.Errorf("reused id %d", id)
 	}
-	if l, _ := s.DeadLetters("crm"); len(l) != 1 || l[0].Attempts != 1 {
+	if l, _ := s.DeadLetters.List("crm"); len(l) != 1 || l[0].Attempts != 1 {
 		t.Errorf("after re-adding: %+v", l)
 	}
 
 	s = reopen(t, s, clk)
-	if n, _ := s.CountDeadLetters(""); n != 3 {
+	if n, _ := s.DeadLetters.Count(""); n != 3 {
 		t.Errorf("after reopen: %d letters, want 3", n)
 	}
 }
@@ -130,7 +130,7 @@ func TestAddDeadLetterRefusesBadNames(t *testing.T) {
 		{Connector: "crm", Key: "k"},
 		{Connector: "c\x00rm", Operation: "create", Key: "k"},
 	} {
-		if _, err := s.AddDeadLetter(d); err == nil {
+		if _, err := s.DeadLetters.Add(d); err == nil {
 			t.Errorf("AddDeadLetter(%+v) succeeded", d)
 		}
 	}

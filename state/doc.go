@@ -9,6 +9,21 @@
 // Every exported operation runs in one bbolt transaction: it happens
 // entirely or not at all, even when the process is killed the next instant.
 //
+// # Domains
+//
+// A Store is the open file and one small type per domain, all over the
+// same bbolt database: Links, Checkpoints, Inbox, DeadLetters,
+// FieldWarnings, Matches, HeldDeletes, RefusedDeletes, Runs, Conflicts,
+// Reverse, Webhooks and History (st.Links.Put, st.Inbox.Enqueue). Each
+// domain keeps its buckets and the helpers that read and write them inside
+// a *bolt.Tx (writeLinks, conflictJournal.put...). A write that must touch
+// several domains at once is one method of the domain that owns the use
+// case, composed of those helpers in one transaction: Reverse.Commit
+// (links, reverse-only values, the conflict journal and the inbox),
+// Inbox.Enqueue (the seen webhook ids and the inbox), Reverse.DeleteLink
+// (a link and its contact's reverse-only values). A new domain is a new
+// type and a field of Store, never more methods on Store.
+//
 // # The crash-safety rule
 //
 // State never runs ahead of the remote systems. Every change goes in this
@@ -34,9 +49,9 @@
 //   - patches are idempotent: they set fields to values, and a repeat with
 //     the same values is an echo that the hashes in the link recognise;
 //   - deletes are idempotent: deleting what is already gone is success,
-//     and DeleteLink of a missing link is not an error;
+//     and Links.Delete of a missing link is not an error;
 //   - webhook events are written to the inbox before the receiver answers
-//     2xx and removed (AckEvent) only after they are applied, so an
+//     2xx and removed (Inbox.Ack, Reverse.Commit) only after they are applied, so an
 //     acknowledged event is applied at least once, and the dedup on
 //     webhook ids plus the ordering by the contact's updatedAt make a
 //     second application harmless.

@@ -8,10 +8,10 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// DropLinks removes every link of the connector in one transaction (a
+// Drop removes every link of the connector in one transaction (a
 // resync rebuilds them from the workspace). Checkpoints, dead letters and
 // history are kept.
-func (s *Store) DropLinks(connector string) error {
+func (s *Links) Drop(connector string) error {
 	return s.update(fmt.Sprintf("drop links %s", connector), func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketLinks).DeleteBucket([]byte(connector))
 		if errors.Is(err, berrors.ErrBucketNotFound) {

@@ -11,7 +11,7 @@ import (
 // InboxEvent is a webhook event that the receiver acknowledged and the
 // workers have not applied yet.
 type InboxEvent struct {
-	// Seq is the event's place in the inbox, assigned by EnqueueEvent.
+	// Seq is the event's place in the inbox, assigned by Inbox.Enqueue.
 	Seq uint64 `json:"-"`
 	// ID is the webhook-id (the deduplication key).
 	ID               string    `json:"id"`
@@ -61,9 +61,9 @@ func markSeen(tx *bolt.Tx, id string, expires time.Time) error {
 	return expiry.Put(append(append(expKey, exp...), k...), nil)
 }
 
-// SeenEvent reports whether the webhook id was marked seen and has not
+// Seen reports whether the webhook id was marked seen and has not
 // expired.
-func (s *Store) SeenEvent(id string) (bool, error) {
+func (s *Inbox) Seen(id string) (bool, error) {
 	var seen bool
 	err := s.view("read seen event "+id, func(tx *bolt.Tx) error {
 		seen = !seenUntil(tx, id, s.now()).IsZero()
@@ -72,10 +72,10 @@ func (s *Store) SeenEvent(id string) (bool, error) {
 	return seen, err
 }
 
-// MarkEventSeen marks the webhook id seen until expires, atomically:
+// MarkSeen marks the webhook id seen until expires, atomically:
 // already is true, and nothing changes, when it was seen and has not
 // expired.
-func (s *Store) MarkEventSeen(id string, expires time.Time) (already bool, err error) {
+func (s *Inbox) MarkSeen(id string, expires time.Time) (already bool, err error) {
 	if id == "" {
 		return false, fmt.Errorf("mark event seen: empty id")
 	}
@@ -89,9 +89,9 @@ func (s *Store) MarkEventSeen(id string, expires time.Time) (already bool, err e
 	return already, err
 }
 
-// PruneSeenEvents forgets the webhook ids that expired at or before now
+// PruneSeen forgets the webhook ids that expired at or before now
 // and returns how many.
-func (s *Store) PruneSeenEvents(now time.Time) (int, error) {
+func (s *Inbox) PruneSeen(now time.Time) (int, error) {
 	var n int
 	err := s.update("prune seen events", func(tx *bolt.Tx) error {
 		events, expiry := tx.Bucket(bucketEvents), tx.Bucket(bucketEventExpiry)
@@ -112,7 +112,7 @@ func (s *Store) PruneSeenEvents(now time.Time) (int, error) {
 	return n, err
 }
 
-// EnqueueEvent appends e to the inbox unless its ID was already seen, in
+// Enqueue appends e to the inbox unless its ID was already seen, in
 // one transaction that also marks the ID seen for Options.EventTTL. It
 // returns the event's sequence number, or duplicate true (and nothing
 // appended) for an ID seen before. The receiver answers 2xx only after it
@@ -122,7 +122,7 @@ func (s *Store) PruneSeenEvents(now time.Time) (int, error) {
 // Concurrent calls share one transaction and one fsync (group commit, see
 // eventQueue): a call waits at most for the commit in progress and then
 // its own.
-func (s *Store) EnqueueEvent(e InboxEvent) (seq uint64, duplicate bool, err error) {
+func (s *Inbox) Enqueue(e InboxEvent) (seq uint64, duplicate bool, err error) {
 	if e.ID == "" {
 		return 0, false, fmt.Errorf("enqueue event: empty id")
 	}
@@ -133,7 +133,7 @@ func (s *Store) EnqueueEvent(e InboxEvent) (seq uint64, duplicate bool, err erro
 
 // commitEvents appends a group of events in one transaction. When the
 // transaction fails, every event of the group gets its error.
-func (s *Store) commitEvents(reqs []*enqueueReq) {
+func (s *Inbox) commitEvents(reqs []*enqueueReq) {
 	now := s.now()
 	what := "enqueue event " + reqs[0].e.ID
 	if len(reqs) > 1 {
@@ -155,7 +155,7 @@ func (s *Store) commitEvents(reqs []*enqueueReq) {
 				r.dup = true
 				continue
 			}
-			if err := markSeen(tx, e.ID, now.Add(s.eventTTL)); err != nil {
+			if err := markSeen(tx, e.ID, now.Add(s.ttl)); err != nil {
 				return err
 			}
 			next, err := inbox.NextSequence()
@@ -182,13 +182,13 @@ func (s *Store) commitEvents(reqs []*enqueueReq) {
 		}
 	}
 	if len(added) > 0 {
-		s.inbox.added(added)
+		s.index.added(added)
 	}
 }
 
-// PendingEvents returns up to limit inbox events, oldest first (all of
+// Pending returns up to limit inbox events, oldest first (all of
 // them when limit <= 0).
-func (s *Store) PendingEvents(limit int) ([]InboxEvent, error) {
+func (s *Inbox) Pending(limit int) ([]InboxEvent, error) {
 	var out []InboxEvent
 	err := s.view("read pending events", func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketInbox).Cursor()
@@ -205,8 +205,8 @@ func (s *Store) PendingEvents(limit int) ([]InboxEvent, error) {
 	return out, err
 }
 
-// CountPendingEvents returns the number of events in the inbox.
-func (s *Store) CountPendingEvents() (int, error) {
+// Count returns the number of events in the inbox.
+func (s *Inbox) Count() (int, error) {
 	var n int
 	err := s.view("count pending events", func(tx *bolt.Tx) error {
 		n = tx.Bucket(bucketInbox).Stats().KeyN
@@ -215,21 +215,21 @@ func (s *Store) CountPendingEvents() (int, error) {
 	return n, err
 }
 
-// AckEvent removes an applied event from the inbox. Acknowledging a
+// Ack removes an applied event from the inbox. Acknowledging a
 // missing event is not an error.
-func (s *Store) AckEvent(seq uint64) error {
+func (s *Inbox) Ack(seq uint64) error {
 	err := s.update(fmt.Sprintf("ack event %d", seq), func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketInbox).Delete(u64(seq))
 	})
 	if err == nil {
-		s.inbox.removed(seq)
+		s.index.removed(seq)
 	}
 	return err
 }
 
-// UpdateEvent rewrites an inbox event (after a failed attempt, for
+// Update rewrites an inbox event (after a failed attempt, for
 // instance); ErrNotFound when it was acknowledged already.
-func (s *Store) UpdateEvent(e InboxEvent) error {
+func (s *Inbox) Update(e InboxEvent) error {
 	return s.update(fmt.Sprintf("update event %d", e.Seq), func(tx *bolt.Tx) error {
 		inbox := tx.Bucket(bucketInbox)
 		if inbox.Get(u64(e.Seq)) == nil {

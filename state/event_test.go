@@ -29,24 +29,24 @@ func TestMarkEventSeen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			already, err := s.MarkEventSeen(tt.id, tt.expires)
+			already, err := s.Inbox.MarkSeen(tt.id, tt.expires)
 			if err != nil || already != tt.wantAlready {
 				t.Fatalf("MarkEventSeen = %v, %v; want %v", already, err, tt.wantAlready)
 			}
-			if seen, _ := s.SeenEvent(tt.id); seen != tt.expires.After(now) {
+			if seen, _ := s.Inbox.Seen(tt.id); seen != tt.expires.After(now) {
 				t.Fatalf("SeenEvent = %v", seen)
 			}
 		})
 	}
-	if _, err := s.MarkEventSeen("", now.Add(time.Hour)); err == nil {
+	if _, err := s.Inbox.MarkSeen("", now.Add(time.Hour)); err == nil {
 		t.Error("empty id accepted")
 	}
 	// A repeat does not extend the expiry: msg_1 expires after one hour.
 	clk.Advance(time.Hour + time.Second)
-	if seen, _ := s.SeenEvent("msg_1"); seen {
+	if seen, _ := s.Inbox.Seen("msg_1"); seen {
 		t.Error("msg_1 still seen after its expiry")
 	}
-	if seen, _ := s.SeenEvent("msg_3"); seen {
+	if seen, _ := s.Inbox.Seen("msg_3"); seen {
 		t.Error("msg_3 still seen after its expiry")
 	}
 }
@@ -55,13 +55,13 @@ func TestPruneSeenEvents(t *testing.T) {
 	s, clk := openTest(t)
 	now := clk.Now()
 	for i := range 100 {
-		_, err := s.MarkEventSeen(fmt.Sprintf("e%d", i), now.Add(time.Duration(i+1)*time.Minute))
+		_, err := s.Inbox.MarkSeen(fmt.Sprintf("e%d", i), now.Add(time.Duration(i+1)*time.Minute))
 		must(t, err)
 	}
 	// Re-marking an expired id moves it in the expiry index; the old
 	// index entry must not linger.
 	clk.Advance(5 * time.Minute)
-	_, err := s.MarkEventSeen("e0", clk.Now().Add(10*time.Hour))
+	_, err := s.Inbox.MarkSeen("e0", clk.Now().Add(10*time.Hour))
 	must(t, err)
 
 	stored := func(id string) bool {
@@ -87,7 +87,7 @@ func TestPruneSeenEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := s.PruneSeenEvents(tt.at)
+			n, err := s.Inbox.PruneSeen(tt.at)
 			if err != nil || n != tt.wantPrune {
 				t.Fatalf("PruneSeenEvents = %d, %v; want %d", n, err, tt.wantPrune)
 			}
@@ -124,7 +124,7 @@ func TestEnqueueEventDedupOrderAndAck(t *testing.T) {
 	wantDup := []bool{false, false, true, false}
 	var seqs []uint64
 	for i, e := range events {
-		seq, dup, err := s.EnqueueEvent(e)
+		seq, dup, err := s.Inbox.Enqueue(e)
 		must(t, err)
 		if dup != wantDup[i] {
 			t.Fatalf("event %d (%s): duplicate = %v", i, e.ID, dup)
@@ -139,11 +139,11 @@ func TestEnqueueEventDedupOrderAndAck(t *testing.T) {
 			seqs = append(seqs, seq)
 		}
 	}
-	if _, _, err := s.EnqueueEvent(InboxEvent{}); err == nil {
+	if _, _, err := s.Inbox.Enqueue(InboxEvent{}); err == nil {
 		t.Error("event without id accepted")
 	}
 
-	pending, err := s.PendingEvents(0)
+	pending, err := s.Inbox.Pending(0)
 	must(t, err)
 	if len(pending) != 3 || pending[0].ID != "w1" || pending[1].ID != "w2" || pending[2].ID != "w3" {
 		t.Fatalf("pending = %+v", pending)
@@ -156,31 +156,31 @@ func TestEnqueueEventDedupOrderAndAck(t *testing.T) {
 	if string(pending[2].Body) != "not json\x00" {
 		t.Errorf("body = %q", pending[2].Body)
 	}
-	if two, _ := s.PendingEvents(2); len(two) != 2 || two[1].ID != "w2" {
+	if two, _ := s.Inbox.Pending(2); len(two) != 2 || two[1].ID != "w2" {
 		t.Errorf("PendingEvents(2) = %+v", two)
 	}
 
 	p0.Attempts++
-	must(t, s.UpdateEvent(p0))
-	must(t, s.AckEvent(pending[1].Seq))
-	must(t, s.AckEvent(pending[1].Seq)) // twice is harmless
-	if err := s.UpdateEvent(pending[1]); !errors.Is(err, ErrNotFound) {
+	must(t, s.Inbox.Update(p0))
+	must(t, s.Inbox.Ack(pending[1].Seq))
+	must(t, s.Inbox.Ack(pending[1].Seq)) // twice is harmless
+	if err := s.Inbox.Update(pending[1]); !errors.Is(err, ErrNotFound) {
 		t.Errorf("UpdateEvent of an acked event = %v, want ErrNotFound", err)
 	}
-	pending, _ = s.PendingEvents(0)
+	pending, _ = s.Inbox.Pending(0)
 	if len(pending) != 2 || pending[0].Attempts != 1 || pending[1].ID != "w3" {
 		t.Fatalf("after ack and update: %+v", pending)
 	}
-	if n, _ := s.CountPendingEvents(); n != 2 {
+	if n, _ := s.Inbox.Count(); n != 2 {
 		t.Errorf("CountPendingEvents = %d", n)
 	}
 
 	// An acked event stays deduplicated until its id expires (EventTTL).
-	if _, dup, _ := s.EnqueueEvent(events[1]); !dup {
+	if _, dup, _ := s.Inbox.Enqueue(events[1]); !dup {
 		t.Error("redelivery of an acked event was enqueued")
 	}
 	clk.Advance(time.Hour + time.Second)
-	if _, dup, _ := s.EnqueueEvent(events[1]); dup {
+	if _, dup, _ := s.Inbox.Enqueue(events[1]); dup {
 		t.Error("event still deduplicated after EventTTL")
 	}
 }
@@ -188,22 +188,22 @@ func TestEnqueueEventDedupOrderAndAck(t *testing.T) {
 func TestInboxSurvivesReopen(t *testing.T) {
 	s, clk := openTest(t)
 	for i := range 5 {
-		_, _, err := s.EnqueueEvent(InboxEvent{ID: fmt.Sprintf("w%d", i), ContactID: "c"})
+		_, _, err := s.Inbox.Enqueue(InboxEvent{ID: fmt.Sprintf("w%d", i), ContactID: "c"})
 		must(t, err)
 	}
-	first, _ := s.PendingEvents(1)
-	must(t, s.AckEvent(first[0].Seq))
+	first, _ := s.Inbox.Pending(1)
+	must(t, s.Inbox.Ack(first[0].Seq))
 
 	s = reopen(t, s, clk)
-	pending, err := s.PendingEvents(0)
+	pending, err := s.Inbox.Pending(0)
 	must(t, err)
 	if len(pending) != 4 || pending[0].ID != "w1" || pending[3].ID != "w4" {
 		t.Fatalf("pending after reopen = %+v", pending)
 	}
-	if _, dup, _ := s.EnqueueEvent(InboxEvent{ID: "w0"}); !dup {
+	if _, dup, _ := s.Inbox.Enqueue(InboxEvent{ID: "w0"}); !dup {
 		t.Error("dedup forgotten across reopen")
 	}
-	seq, dup, err := s.EnqueueEvent(InboxEvent{ID: "w5"})
+	seq, dup, err := s.Inbox.Enqueue(InboxEvent{ID: "w5"})
 	if err != nil || dup || seq <= pending[3].Seq {
 		t.Errorf("new event after reopen: seq %d (last %d), dup %v, %v", seq, pending[3].Seq, dup, err)
 	}
@@ -234,7 +234,7 @@ func TestEnqueueEventConcurrentDeliveries(t *testing.T) {
 	for range 4 {
 		group.Go(func() {
 			for id := range work {
-				_, dup, err := s.EnqueueEvent(InboxEvent{ID: id})
+				_, dup, err := s.Inbox.Enqueue(InboxEvent{ID: id})
 				if err != nil {
 					t.Error(err)
 					return
@@ -262,7 +262,7 @@ func TestEnqueueEventConcurrentDeliveries(t *testing.T) {
 			t.Errorf("%s appended %d times", id, c)
 		}
 	}
-	pending, _ := s.PendingEvents(0)
+	pending, _ := s.Inbox.Pending(0)
 	if len(pending) != n {
 		t.Fatalf("%d events pending, want %d", len(pending), n)
 	}

@@ -45,11 +45,11 @@ func fieldWarningPrefix(connector, key string) []byte {
 	return []byte(connector + "\x00" + key + "\x00")
 }
 
-// SetFieldWarnings makes ws the warnings of the record key of connector,
+// Set makes ws the warnings of the record key of connector,
 // replacing those it had (none: the record maps whole again, its warnings
 // go). It returns the warnings of ws that are new or whose value or
 // reason changed: the ones to report; the others keep their CreatedAt.
-func (s *Store) SetFieldWarnings(connector, key string, ws []FieldWarning) (fresh []FieldWarning, err error) {
+func (s *FieldWarnings) Set(connector, key string, ws []FieldWarning) (fresh []FieldWarning, err error) {
 	if err := checkName("connector", connector); err != nil {
 		return nil, fmt.Errorf("set field warnings: %w", err)
 	}
@@ -98,9 +98,9 @@ func (s *Store) SetFieldWarnings(connector, key string, ws []FieldWarning) (fres
 	return fresh, err
 }
 
-// FieldWarnings returns the connector's field warnings ("" for all),
+// List returns the connector's field warnings ("" for all),
 // by connector, record and field.
-func (s *Store) FieldWarnings(connector string) ([]FieldWarning, error) {
+func (s *FieldWarnings) List(connector string) ([]FieldWarning, error) {
 	var out []FieldWarning
 	err := s.view("list field warnings "+connector, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketFieldWarnings)
@@ -124,9 +124,9 @@ func (s *Store) FieldWarnings(connector string) ([]FieldWarning, error) {
 	return out, err
 }
 
-// CountFieldWarnings returns the number of the connector's field warnings
+// Count returns the number of the connector's field warnings
 // ("" for all).
-func (s *Store) CountFieldWarnings(connector string) (int, error) {
+func (s *FieldWarnings) Count(connector string) (int, error) {
 	var n int
 	err := s.view("count field warnings "+connector, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketFieldWarnings)
@@ -147,8 +147,8 @@ func (s *Store) CountFieldWarnings(connector string) (int, error) {
 	return n, err
 }
 
-// FieldWarningsOf returns the field warnings of one record, by field.
-func (s *Store) FieldWarningsOf(connector, key string) ([]FieldWarning, error) {
+// Of returns the field warnings of one record, by field.
+func (s *FieldWarnings) Of(connector, key string) ([]FieldWarning, error) {
 	var out []FieldWarning
 	err := s.view(fmt.Sprintf("read field warnings %s %s", connector, key), func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketFieldWarnings)

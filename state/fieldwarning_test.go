@@ -31,7 +31,7 @@ func TestSetFieldWarningsReportsOncePerValue(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			clk.Advance(time.Minute)
-			fresh, err := s.SetFieldWarnings("crm", st.key, st.set)
+			fresh, err := s.FieldWarnings.Set("crm", st.key, st.set)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,19 +45,19 @@ func TestSetFieldWarningsReportsOncePerValue(t *testing.T) {
 			if len(got) != len(st.wantFresh) || (len(got) > 0 && got[0] != st.wantFresh[0]) {
 				t.Fatalf("fresh = %q, want %q", got, st.wantFresh)
 			}
-			if n, err := s.CountFieldWarnings(""); err != nil || n != st.wantAll {
+			if n, err := s.FieldWarnings.Count(""); err != nil || n != st.wantAll {
 				t.Fatalf("CountFieldWarnings = %d, %v; want %d", n, err, st.wantAll)
 			}
 		})
 	}
-	if _, err := s.SetFieldWarnings("pg", "e1", []FieldWarning{office}); err != nil {
+	if _, err := s.FieldWarnings.Set("pg", "e1", []FieldWarning{office}); err != nil {
 		t.Fatal(err)
 	}
-	crm, err := s.FieldWarnings("crm")
+	crm, err := s.FieldWarnings.List("crm")
 	if err != nil || len(crm) != 2 || crm[0].Key != "e1" || crm[1].Key != "e2" || crm[1].RecordID != "101" {
 		t.Fatalf("FieldWarnings(crm) = %+v, %v; want e1's and e2's", crm, err)
 	}
-	if n, _ := s.CountFieldWarnings("pg"); n != 1 {
+	if n, _ := s.FieldWarnings.Count("pg"); n != 1 {
 		t.Fatalf("CountFieldWarnings(pg) = %d, want 1", n)
 	}
 	// e2's warning kept the time it was first met.
@@ -69,12 +69,12 @@ func TestSetFieldWarningsReportsOncePerValue(t *testing.T) {
 // A file that never had a warning lists none, read-only too.
 func TestFieldWarningsOfAFileWithoutAny(t *testing.T) {
 	s, _ := openTest(t)
-	ws, err := s.FieldWarnings("")
-	n, cerr := s.CountFieldWarnings("crm")
+	ws, err := s.FieldWarnings.List("")
+	n, cerr := s.FieldWarnings.Count("crm")
 	if err != nil || cerr != nil || len(ws) != 0 || n != 0 {
 		t.Fatalf("FieldWarnings = %v, %v; Count = %d, %v; want none", ws, err, n, cerr)
 	}
-	if _, err := s.SetFieldWarnings("", "e1", nil); err == nil {
+	if _, err := s.FieldWarnings.Set("", "e1", nil); err == nil {
 		t.Fatal("SetFieldWarnings with no connector: want an error")
 	}
 }

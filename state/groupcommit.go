@@ -8,7 +8,7 @@ import (
 // maxEventGroup bounds the events committed in one transaction.
 const maxEventGroup = 1000
 
-// enqueueReq is one EnqueueEvent call waiting in an eventQueue.
+// enqueueReq is one Inbox.Enqueue call waiting in an eventQueue.
 type enqueueReq struct {
 	e   InboxEvent
 	seq uint64
@@ -19,7 +19,7 @@ type enqueueReq struct {
 	done chan bool
 }
 
-// eventQueue groups concurrent EnqueueEvent calls into shared commits, so
+// eventQueue groups concurrent Inbox.Enqueue calls into shared commits, so
 // that deliveries arriving together wait for one fsync instead of one each.
 // No goroutine and no timer: the first call to arrive while no commit runs
 // leads and commits what is queued; calls arriving meanwhile queue, and

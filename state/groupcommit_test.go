@@ -75,7 +75,7 @@ func TestEnqueueEventGroupFailure(t *testing.T) {
 	s, _ := openTest(t)
 	reqs := []*enqueueReq{{e: InboxEvent{ID: "a"}}, {e: InboxEvent{ID: "b"}}}
 	must(t, s.Close()) // every transaction fails on a closed store
-	s.commitEvents(reqs)
+	s.Inbox.commitEvents(reqs)
 	for _, r := range reqs {
 		if r.err == nil || r.seq != 0 {
 			t.Fatalf("event %s: seq %d err %v, want an error", r.e.ID, r.seq, r.err)

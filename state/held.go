@@ -15,7 +15,7 @@ import (
 // payloads by externalID.
 
 // PutHeld records (or replaces) the held match of (connector, externalID).
-func (s *Store) PutHeld(connector, externalID string, payload []byte) error {
+func (s *Matches) PutHeld(connector, externalID string, payload []byte) error {
 	if err := checkName("connector", connector); err != nil {
 		return fmt.Errorf("put held: %w", err)
 	}
@@ -36,7 +36,7 @@ func (s *Store) PutHeld(connector, externalID string, payload []byte) error {
 
 // Held returns the connector's held matches by externalID. ForEachHeld
 // reads them in bounded memory.
-func (s *Store) Held(connector string) (map[string][]byte, error) {
+func (s *Matches) Held(connector string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := s.ForEachHeld(connector, func(externalID string, payload []byte) error {
 		out[externalID] = payload
@@ -47,8 +47,8 @@ func (s *Store) Held(connector string) (map[string][]byte, error) {
 
 // ForEachHeld calls fn with each held match of the connector in
 // externalID order, in chunks read outside fn (fn may write to the
-// store), as ForEachLink does. payload is fn's to keep.
-func (s *Store) ForEachHeld(connector string, fn func(externalID string, payload []byte) error) error {
+// store), as Links.ForEach does. payload is fn's to keep.
+func (s *Matches) ForEachHeld(connector string, fn func(externalID string, payload []byte) error) error {
 	type entry struct {
 		id      string
 		payload []byte
@@ -83,7 +83,7 @@ func (s *Store) ForEachHeld(connector string, fn func(externalID string, payload
 }
 
 // CountHeld returns the number of the connector's held matches.
-func (s *Store) CountHeld(connector string) (int, error) {
+func (s *Matches) CountHeld(connector string) (int, error) {
 	var n int
 	err := s.view("count held "+connector, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketHeld).Bucket([]byte(connector)); b != nil {
@@ -96,7 +96,7 @@ func (s *Store) CountHeld(connector string) (int, error) {
 
 // DeleteHeld removes the held match of (connector, externalID); deleting
 // a missing one is not an error.
-func (s *Store) DeleteHeld(connector, externalID string) error {
+func (s *Matches) DeleteHeld(connector, externalID string) error {
 	return s.update(fmt.Sprintf("delete held %s/%s", connector, externalID), func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketHeld).Bucket([]byte(connector))
 		if b == nil {
@@ -119,9 +119,9 @@ func indexKey(key, contactID string) []byte {
 	return []byte(key + "\x00" + contactID)
 }
 
-// PutIndexEntries adds entries to the connector's match index in one
+// PutIndex adds entries to the connector's match index in one
 // transaction. Adding an entry twice keeps one.
-func (s *Store) PutIndexEntries(connector string, entries []IndexEntry) error {
+func (s *Matches) PutIndex(connector string, entries []IndexEntry) error {
 	if err := checkName("connector", connector); err != nil {
 		return fmt.Errorf("put index entries: %w", err)
 	}
@@ -142,9 +142,9 @@ func (s *Store) PutIndexEntries(connector string, entries []IndexEntry) error {
 	})
 }
 
-// LookupIndex returns the contacts that carry key in the connector's
+// Lookup returns the contacts that carry key in the connector's
 // match index, sorted; none when the key is unknown.
-func (s *Store) LookupIndex(connector, key string) ([]string, error) {
+func (s *Matches) Lookup(connector, key string) ([]string, error) {
 	var ids []string
 	err := s.view(fmt.Sprintf("look up index %s", connector), func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMatchIndex).Bucket([]byte(connector))
@@ -162,7 +162,7 @@ func (s *Store) LookupIndex(connector, key string) ([]string, error) {
 }
 
 // ClearIndex removes the connector's whole match index.
-func (s *Store) ClearIndex(connector string) error {
+func (s *Matches) ClearIndex(connector string) error {
 	return s.update("clear index "+connector, func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketMatchIndex).DeleteBucket([]byte(connector))
 		if errors.Is(err, berrors.ErrBucketNotFound) {
@@ -172,9 +172,9 @@ func (s *Store) ClearIndex(connector string) error {
 	})
 }
 
-// DeleteIndexEntries removes entries from the connector's match index (a
+// DeleteIndex removes entries from the connector's match index (a
 // contact deleted or changed since the listing); missing ones are ignored.
-func (s *Store) DeleteIndexEntries(connector string, entries []IndexEntry) error {
+func (s *Matches) DeleteIndex(connector string, entries []IndexEntry) error {
 	return s.update(fmt.Sprintf("delete %d index entries of %s", len(entries), connector), func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMatchIndex).Bucket([]byte(connector))
 		if b == nil {

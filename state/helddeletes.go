@@ -27,9 +27,9 @@ type HeldDelete struct {
 // matches' buckets, named after connectors (which cannot hold one).
 func heldDeletesBucket(connector string) []byte { return []byte("deletes\x00" + connector) }
 
-// PutHeldDeletes records held deletions, by contact (one held again
+// Put records held deletions, by contact (one held again
 // replaces itself), in one transaction.
-func (s *Store) PutHeldDeletes(ds []HeldDelete) error {
+func (s *HeldDeletes) Put(ds []HeldDelete) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -59,9 +59,9 @@ func (s *Store) PutHeldDeletes(ds []HeldDelete) error {
 	})
 }
 
-// HeldDeletes returns the connector's held deletions, oldest first (by
+// List returns the connector's held deletions, oldest first (by
 // contact on a tie).
-func (s *Store) HeldDeletes(connector string) ([]HeldDelete, error) {
+func (s *HeldDeletes) List(connector string) ([]HeldDelete, error) {
 	var out []HeldDelete
 	err := s.view("read held deletes "+connector, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketHeld).Bucket(heldDeletesBucket(connector))
@@ -81,8 +81,8 @@ func (s *Store) HeldDeletes(connector string) ([]HeldDelete, error) {
 	return out, err
 }
 
-// CountHeldDeletes returns how many deletions of the connector are held.
-func (s *Store) CountHeldDeletes(connector string) (int, error) {
+// Count returns how many deletions of the connector are held.
+func (s *HeldDeletes) Count(connector string) (int, error) {
 	n := 0
 	err := s.view("count held deletes "+connector, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketHeld).Bucket(heldDeletesBucket(connector)); b != nil {
@@ -93,9 +93,9 @@ func (s *Store) CountHeldDeletes(connector string) (int, error) {
 	return n, err
 }
 
-// DropHeldDeletes forgets the held deletions of these contacts (those not
+// Drop forgets the held deletions of these contacts (those not
 // held are ignored).
-func (s *Store) DropHeldDeletes(connector string, contactIDs []string) error {
+func (s *HeldDeletes) Drop(connector string, contactIDs []string) error {
 	return s.update("drop held deletes "+connector, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketHeld).Bucket(heldDeletesBucket(connector))
 		if b == nil {
@@ -110,9 +110,9 @@ func (s *Store) DropHeldDeletes(connector string, contactIDs []string) error {
 	})
 }
 
-// IsHeldDelete reports whether the deletion of the contact's record is
+// Is reports whether the deletion of the contact's record is
 // held for the connector.
-func (s *Store) IsHeldDelete(connector, contactID string) (bool, error) {
+func (s *HeldDeletes) Is(connector, contactID string) (bool, error) {
 	held := false
 	err := s.view("read held delete "+connector, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketHeld).Bucket(heldDeletesBucket(connector)); b != nil {

@@ -31,7 +31,7 @@ type HistoryPoint struct {
 	// sample. A point added with NoTotals keeps those recorded before.
 	DeadLetters int `json:"deadLetters"`
 	Conflicts   int `json:"conflicts"`
-	// NoTotals marks a point that only adds calls (AddHistory); read
+	// NoTotals marks a point that only adds calls (History.Add); read
 	// points with it set had no sample of their totals.
 	NoTotals bool `json:"noTotals,omitempty"`
 }
@@ -41,11 +41,11 @@ func historySlot(minute time.Time) []byte {
 	return u64(uint64(m % HistoryMinutes))
 }
 
-// AddHistory adds each point to the point of its minute, in one
+// Add adds each point to the point of its minute, in one
 // transaction: calls add up, the totals replace the ones recorded before
 // in that minute (unless the point has NoTotals). A point of a minute one day older in the same slot is
 // overwritten.
-func (s *Store) AddHistory(points ...HistoryPoint) error {
+func (s *History) Add(points ...HistoryPoint) error {
 	return s.update("record history", func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketHistory)
 		if err != nil {
@@ -83,9 +83,9 @@ func addPoint(b *bolt.Bucket, p HistoryPoint) error {
 	return b.Put(key, raw)
 }
 
-// History returns the points of the minutes from since on, oldest first
+// Since returns the points of the minutes from since on, oldest first
 // (minutes with no point are missing).
-func (s *Store) History(since time.Time) ([]HistoryPoint, error) {
+func (s *History) Since(since time.Time) ([]HistoryPoint, error) {
 	var out []HistoryPoint
 	err := s.view("read history", func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketHistory)

@@ -7,15 +7,15 @@ import (
 
 func TestHistoryIsABoundedRing(t *testing.T) {
 	s, clk := openTest(t)
-	if got, err := s.History(time.Time{}); err != nil || len(got) != 0 {
+	if got, err := s.History.Since(time.Time{}); err != nil || len(got) != 0 {
 		t.Fatalf("History of a new file = %v, %v", got, err)
 	}
 	start := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
 	// Two samples in one minute add their calls, keep the later totals.
-	must(t, s.AddHistory(HistoryPoint{Minute: start, APICalls: 5, DeadLetters: 1}))
-	must(t, s.AddHistory(HistoryPoint{Minute: start.Add(20 * time.Second), APICalls: 7, Throttled: 1, DeadLetters: 2, Conflicts: 3}))
+	must(t, s.History.Add(HistoryPoint{Minute: start, APICalls: 5, DeadLetters: 1}))
+	must(t, s.History.Add(HistoryPoint{Minute: start.Add(20 * time.Second), APICalls: 7, Throttled: 1, DeadLetters: 2, Conflicts: 3}))
 	s = reopen(t, s, clk)
-	got, err := s.History(time.Time{})
+	got, err := s.History.Since(time.Time{})
 	must(t, err)
 	want := HistoryPoint{Minute: start.Truncate(time.Minute), APICalls: 12, Throttled: 1, DeadLetters: 2, Conflicts: 3}
 	if len(got) != 1 || got[0] != want {
@@ -24,9 +24,9 @@ func TestHistoryIsABoundedRing(t *testing.T) {
 
 	// A day and a half of minutes: the ring keeps the last day only.
 	for i := 1; i <= HistoryMinutes*3/2; i++ {
-		must(t, s.AddHistory(HistoryPoint{Minute: start.Add(time.Duration(i) * time.Minute), APICalls: int64(i)}))
+		must(t, s.History.Add(HistoryPoint{Minute: start.Add(time.Duration(i) * time.Minute), APICalls: int64(i)}))
 	}
-	got, err = s.History(time.Time{})
+	got, err = s.History.Since(time.Time{})
 	must(t, err)
 	if len(got) != HistoryMinutes {
 		t.Fatalf("%d points kept, want %d", len(got), HistoryMinutes)
@@ -41,7 +41,7 @@ func TestHistoryIsABoundedRing(t *testing.T) {
 		}
 	}
 	since := got[len(got)-10].Minute
-	if recent, _ := s.History(since); len(recent) != 10 {
+	if recent, _ := s.History.Since(since); len(recent) != 10 {
 		t.Errorf("History(since the 10th newest) = %d points", len(recent))
 	}
 }

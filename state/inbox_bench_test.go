@@ -25,7 +25,7 @@ func BenchmarkEnqueueEvent(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, dup, err := s.EnqueueEvent(benchEvent(i)); err != nil || dup {
+		if _, dup, err := s.Inbox.Enqueue(benchEvent(i)); err != nil || dup {
 			b.Fatal(dup, err)
 		}
 		i++
@@ -39,7 +39,7 @@ func BenchmarkEnqueueEventNoSync(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if _, dup, err := s.EnqueueEvent(benchEvent(i)); err != nil || dup {
+		if _, dup, err := s.Inbox.Enqueue(benchEvent(i)); err != nil || dup {
 			b.Fatal(dup, err)
 		}
 		i++
@@ -56,7 +56,7 @@ func BenchmarkCommitReverse100(b *testing.B) {
 		b.StopTimer()
 		c := ReverseCommit{}
 		for j := 0; j < 100; j++ {
-			seq, _, err := s.EnqueueEvent(benchEvent(next))
+			seq, _, err := s.Inbox.Enqueue(benchEvent(next))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func BenchmarkCommitReverse100(b *testing.B) {
 			next++
 		}
 		b.StartTimer()
-		if err := s.CommitReverse(c); err != nil {
+		if err := s.Reverse.Commit(c); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -82,7 +82,7 @@ func BenchmarkEnqueueEventParallel(b *testing.B) {
 	var next atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, dup, err := s.EnqueueEvent(benchEvent(int(next.Add(1)))); err != nil || dup {
+			if _, dup, err := s.Inbox.Enqueue(benchEvent(int(next.Add(1)))); err != nil || dup {
 				b.Error(dup, err)
 				return
 			}

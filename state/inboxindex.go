@@ -10,7 +10,7 @@ import (
 
 // inboxIndex knows which inbox events concern each contact, so that the
 // forward pass can ask, before it patches a contact, whether app edits of
-// it wait in the inbox (PendingEventsOf) without reading the inbox. It
+// it wait in the inbox (Inbox.PendingOf) without reading the inbox. It
 // lives in memory: built from the inbox at the first question, then kept
 // by every commit that adds or removes events, after the commit (under
 // its mutex, so that a build and a commit never cross).
@@ -22,7 +22,7 @@ type inboxIndex struct {
 }
 
 // build reads the inbox once; the caller holds mu.
-func (x *inboxIndex) build(s *Store) error {
+func (x *inboxIndex) build(s *Inbox) error {
 	if x.built {
 		return nil
 	}
@@ -93,11 +93,11 @@ func (x *inboxIndex) removed(seqs ...uint64) {
 	}
 }
 
-// PendingEventsOf returns the inbox events of a contact, oldest first:
+// PendingOf returns the inbox events of a contact, oldest first:
 // the workspace changes of it acknowledged to the service and not yet
 // applied. A contact without such events costs no read of the file.
-func (s *Store) PendingEventsOf(contactID string) ([]InboxEvent, error) {
-	x := &s.inbox
+func (s *Inbox) PendingOf(contactID string) ([]InboxEvent, error) {
+	x := &s.index
 	x.mu.Lock()
 	if err := x.build(s); err != nil {
 		x.mu.Unlock()

@@ -17,7 +17,7 @@ func TestPendingEventsOf(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	enqueue := func(id, contact string) uint64 {
 		t.Helper()
-		seq, _, err := s.EnqueueEvent(InboxEvent{ID: id, Type: "contact.updated", ContactID: contact, ContactUpdatedAt: at, Body: []byte(`{}`)})
+		seq, _, err := s.Inbox.Enqueue(InboxEvent{ID: id, Type: "contact.updated", ContactID: contact, ContactUpdatedAt: at, Body: []byte(`{}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,7 +25,7 @@ func TestPendingEventsOf(t *testing.T) {
 	}
 	check := func(name, contact string, want ...string) {
 		t.Helper()
-		evs, err := s.PendingEventsOf(contact)
+		evs, err := s.Inbox.PendingOf(contact)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,15 +47,15 @@ func TestPendingEventsOf(t *testing.T) {
 	check("before the first question", "A", "a1")
 	a2 := enqueue("a2", "A")
 	check("enqueued after the build", "A", "a1", "a2")
-	if _, dup, _ := s.EnqueueEvent(InboxEvent{ID: "a1", ContactID: "A"}); !dup {
+	if _, dup, _ := s.Inbox.Enqueue(InboxEvent{ID: "a1", ContactID: "A"}); !dup {
 		t.Fatal("a1 not a duplicate")
 	}
 	check("a duplicate", "A", "a1", "a2")
-	if err := s.AckEvent(a1); err != nil {
+	if err := s.Inbox.Ack(a1); err != nil {
 		t.Fatal(err)
 	}
 	check("acknowledged", "A", "a2")
-	if err := s.CommitReverse(ReverseCommit{Ack: []uint64{a2}}); err != nil {
+	if err := s.Reverse.Commit(ReverseCommit{Ack: []uint64{a2}}); err != nil {
 		t.Fatal(err)
 	}
 	check("committed", "A")

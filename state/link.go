@@ -52,8 +52,8 @@ type LinkDigest struct {
 	Fingerprint   [8]byte
 }
 
-// Link returns the link of (connector, externalID); ok false when none.
-func (s *Store) Link(connector, externalID string) (l Link, ok bool, err error) {
+// Get returns the link of (connector, externalID); ok false when none.
+func (s *Links) Get(connector, externalID string) (l Link, ok bool, err error) {
 	err = s.view(fmt.Sprintf("read link %s/%s", connector, externalID), func(tx *bolt.Tx) error {
 		lb, found := readLinks(tx, connector)
 		if !found {
@@ -65,10 +65,10 @@ func (s *Store) Link(connector, externalID string) (l Link, ok bool, err error) 
 	return l, ok, err
 }
 
-// LinkDigests returns the digests of the connector's links of
+// Digests returns the digests of the connector's links of
 // externalIDs, in their order, in one read transaction (Found false where
 // there is no link).
-func (s *Store) LinkDigests(connector string, externalIDs []string) ([]LinkDigest, error) {
+func (s *Links) Digests(connector string, externalIDs []string) ([]LinkDigest, error) {
 	out := make([]LinkDigest, len(externalIDs))
 	err := s.view(fmt.Sprintf("read %d link digests of %s", len(externalIDs), connector), func(tx *bolt.Tx) error {
 		lb, found := readLinks(tx, connector)
@@ -95,9 +95,9 @@ func (s *Store) LinkDigests(connector string, externalIDs []string) ([]LinkDiges
 	return out, err
 }
 
-// LinkByContact returns the connector's link to contactID; ok false when
+// ByContact returns the connector's link to contactID; ok false when
 // the contact is not linked.
-func (s *Store) LinkByContact(connector, contactID string) (l Link, ok bool, err error) {
+func (s *Links) ByContact(connector, contactID string) (l Link, ok bool, err error) {
 	err = s.view(fmt.Sprintf("read link %s of contact %s", connector, contactID), func(tx *bolt.Tx) error {
 		lb, found := readLinks(tx, connector)
 		if !found {
@@ -112,16 +112,16 @@ func (s *Store) LinkByContact(connector, contactID string) (l Link, ok bool, err
 	return l, ok, err
 }
 
-// PutLink stores l, replacing the link of (l.Connector, l.ExternalID) and
+// Put stores l, replacing the link of (l.Connector, l.ExternalID) and
 // moving the reverse index when ContactID changed. A contact is linked to
 // at most one record per connector: linking one that another record holds
 // fails with ErrContactLinked (delete the other link first).
-func (s *Store) PutLink(l Link) error {
-	return s.PutLinks([]Link{l})
+func (s *Links) Put(l Link) error {
+	return s.PutAll([]Link{l})
 }
 
-// PutLinks stores many links in one transaction: all or none.
-func (s *Store) PutLinks(ls []Link) error {
+// PutAll stores many links in one transaction: all or none.
+func (s *Links) PutAll(ls []Link) error {
 	if len(ls) == 0 {
 		return nil
 	}
@@ -148,10 +148,10 @@ func (s *Store) PutLinks(ls []Link) error {
 	})
 }
 
-// MoveLink replaces the link of (l.Connector, from) with l, in one
+// Move replaces the link of (l.Connector, from) with l, in one
 // transaction: a contact that follows another record of its connector
 // (the survivor of a merge) keeps its one link.
-func (s *Store) MoveLink(from string, l Link) error {
+func (s *Links) Move(from string, l Link) error {
 	return s.update(fmt.Sprintf("move link %s/%s to %s", l.Connector, from, l.ExternalID), func(tx *bolt.Tx) error {
 		if _, _, err := deleteLink(tx, l.Connector, from); err != nil {
 			return err
@@ -164,9 +164,9 @@ func (s *Store) MoveLink(from string, l Link) error {
 	})
 }
 
-// DeleteLink removes the link of (connector, externalID) and its reverse
+// Delete removes the link of (connector, externalID) and its reverse
 // entry. Deleting a missing link is not an error.
-func (s *Store) DeleteLink(connector, externalID string) error {
+func (s *Links) Delete(connector, externalID string) error {
 	return s.update(fmt.Sprintf("delete link %s/%s", connector, externalID), func(tx *bolt.Tx) error {
 		_, _, err := deleteLink(tx, connector, externalID)
 		return err
@@ -197,27 +197,27 @@ func deleteLink(tx *bolt.Tx, connector, externalID string) (l Link, ok bool, err
 	return l, ok, lb.ids.Delete(ext)
 }
 
-// linkChunk is how many links ForEachLink reads per transaction.
+// linkChunk is how many links ForEach reads per transaction.
 const linkChunk = 500
 
 // errStop ends a chunked scan early.
 var errStop = errors.New("stop")
 
-// ForEachLink calls fn with each link of the connector in externalID
+// ForEach calls fn with each link of the connector in externalID
 // order. It reads in chunks of a few hundred links, each in its own read
 // transaction, and calls fn outside any transaction: memory stays bounded
 // and fn may write to the store (delete the link it is given, for
 // instance). Links put or deleted during the scan may or may not be seen;
 // none is seen twice. An error from fn stops the scan and is returned.
-func (s *Store) ForEachLink(connector string, fn func(Link) error) error {
-	return s.ForEachLinkWhere(connector, func([]byte) bool { return true }, fn)
+func (s *Links) ForEach(connector string, fn func(Link) error) error {
+	return s.ForEachWhere(connector, func([]byte) bool { return true }, fn)
 }
 
-// ForEachLinkWhere is ForEachLink for the links whose externalID want
+// ForEachWhere is ForEach for the links whose externalID want
 // accepts: want sees every key (valid during the call only) inside the
 // read transaction, and only the links it accepts are decoded. A scan for
 // the few links a pass did not see costs a walk over the keys.
-func (s *Store) ForEachLinkWhere(connector string, want func(externalID []byte) bool, fn func(Link) error) error {
+func (s *Links) ForEachWhere(connector string, want func(externalID []byte) bool, fn func(Link) error) error {
 	var after []byte
 	for {
 		var batch []Link
@@ -262,7 +262,7 @@ func (s *Store) ForEachLinkWhere(connector string, want func(externalID []byte) 
 	}
 }
 
-// linkScanChunk is how many keys ForEachLinkWhere walks per transaction.
+// linkScanChunk is how many keys ForEachWhere walks per transaction.
 const linkScanChunk = 50_000
 
 // seekAfter positions c on the first key after after (the first key when
@@ -278,8 +278,8 @@ func seekAfter(c *bolt.Cursor, after []byte) ([]byte, []byte) {
 	return k, v
 }
 
-// CountLinks returns the number of the connector's links.
-func (s *Store) CountLinks(connector string) (int, error) {
+// Count returns the number of the connector's links.
+func (s *Links) Count(connector string) (int, error) {
 	var n int
 	err := s.view("count links "+connector, func(tx *bolt.Tx) error {
 		if lb, found := readLinks(tx, connector); found {
@@ -293,7 +293,7 @@ func (s *Store) CountLinks(connector string) (int, error) {
 // MarkSeen sets LastSeenRun to runID on the connector's links of
 // externalIDs, in one transaction (call it per batch). IDs without a link
 // are skipped: the link written after their create carries the run.
-func (s *Store) MarkSeen(connector string, runID uint64, externalIDs []string) error {
+func (s *Links) MarkSeen(connector string, runID uint64, externalIDs []string) error {
 	if len(externalIDs) == 0 {
 		return nil
 	}

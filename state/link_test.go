@@ -51,12 +51,12 @@ func TestLinkRoundTrip(t *testing.T) {
 	s, clk := openTest(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			must(t, s.PutLink(tt.link))
-			got, ok, err := s.Link(tt.link.Connector, tt.link.ExternalID)
+			must(t, s.Links.Put(tt.link))
+			got, ok, err := s.Links.Get(tt.link.Connector, tt.link.ExternalID)
 			if err != nil || !ok || !sameLink(got, tt.link) {
 				t.Fatalf("Link = %+v, %v, %v; want %+v", got, ok, err, tt.link)
 			}
-			byContact, ok, err := s.LinkByContact(tt.link.Connector, tt.link.ContactID)
+			byContact, ok, err := s.Links.ByContact(tt.link.Connector, tt.link.ContactID)
 			if err != nil || !ok || !sameLink(byContact, tt.link) {
 				t.Fatalf("LinkByContact = %+v, %v, %v", byContact, ok, err)
 			}
@@ -64,7 +64,7 @@ func TestLinkRoundTrip(t *testing.T) {
 	}
 	s = reopen(t, s, clk)
 	for _, tt := range tests {
-		got, ok, err := s.Link(tt.link.Connector, tt.link.ExternalID)
+		got, ok, err := s.Links.Get(tt.link.Connector, tt.link.ExternalID)
 		if err != nil || !ok || !sameLink(got, tt.link) {
 			t.Errorf("%s after reopen: %+v, %v, %v", tt.name, got, ok, err)
 		}
@@ -73,7 +73,7 @@ func TestLinkRoundTrip(t *testing.T) {
 
 func TestLinkMissing(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
 	tests := []struct{ name, connector, ext, contact string }{
 		{"unknown connector", "other", "e1", "c1"},
 		{"unknown id", "crm", "e2", "c2"},
@@ -81,10 +81,10 @@ func TestLinkMissing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, ok, err := s.Link(tt.connector, tt.ext); ok || err != nil {
+			if _, ok, err := s.Links.Get(tt.connector, tt.ext); ok || err != nil {
 				t.Errorf("Link: ok %v err %v", ok, err)
 			}
-			if _, ok, err := s.LinkByContact(tt.connector, tt.contact); ok || err != nil {
+			if _, ok, err := s.Links.ByContact(tt.connector, tt.contact); ok || err != nil {
 				t.Errorf("LinkByContact: ok %v err %v", ok, err)
 			}
 		})
@@ -105,7 +105,7 @@ func TestPutLinkRefusesIncompleteLinks(t *testing.T) {
 	s, _ := openTest(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.PutLink(tt.link)
+			err := s.Links.Put(tt.link)
 			if err == nil || !strings.Contains(err.Error(), tt.msg) {
 				t.Fatalf("PutLink = %v, want an error saying %q", err, tt.msg)
 			}
@@ -115,17 +115,17 @@ func TestPutLinkRefusesIncompleteLinks(t *testing.T) {
 
 func TestLinkContactChangeMovesReverseIndex(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c2"}))
-	if _, ok, _ := s.LinkByContact("crm", "c1"); ok {
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c2"}))
+	if _, ok, _ := s.Links.ByContact("crm", "c1"); ok {
 		t.Error("old contact still resolves to the link")
 	}
-	if l, ok, _ := s.LinkByContact("crm", "c2"); !ok || l.ExternalID != "e1" {
+	if l, ok, _ := s.Links.ByContact("crm", "c2"); !ok || l.ExternalID != "e1" {
 		t.Errorf("new contact resolves to %+v, %v", l, ok)
 	}
 	// The old contact is free again.
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c1"}))
-	if n, _ := s.CountLinks("crm"); n != 2 {
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e2", ContactID: "c1"}))
+	if n, _ := s.Links.Count("crm"); n != 2 {
 		t.Errorf("CountLinks = %d, want 2", n)
 	}
 	assertIndexConsistent(t, s, "crm")
@@ -133,20 +133,20 @@ func TestLinkContactChangeMovesReverseIndex(t *testing.T) {
 
 func TestPutLinkRefusesContactOfAnotherRecord(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
-	err := s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c1"})
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
+	err := s.Links.Put(Link{Connector: "crm", ExternalID: "e2", ContactID: "c1"})
 	if !errors.Is(err, ErrContactLinked) || !strings.Contains(err.Error(), "e1") {
 		t.Fatalf("PutLink of a taken contact = %v, want ErrContactLinked naming e1", err)
 	}
-	if _, ok, _ := s.Link("crm", "e2"); ok {
+	if _, ok, _ := s.Links.Get("crm", "e2"); ok {
 		t.Error("refused link was stored")
 	}
 	// Another connector may link the same contact.
-	must(t, s.PutLink(Link{Connector: "pg", ExternalID: "e2", ContactID: "c1"}))
+	must(t, s.Links.Put(Link{Connector: "pg", ExternalID: "e2", ContactID: "c1"}))
 	// After the first link is deleted, the contact can be linked again.
-	must(t, s.DeleteLink("crm", "e1"))
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c1"}))
-	if l, ok, _ := s.LinkByContact("crm", "c1"); !ok || l.ExternalID != "e2" {
+	must(t, s.Links.Delete("crm", "e1"))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e2", ContactID: "c1"}))
+	if l, ok, _ := s.Links.ByContact("crm", "c1"); !ok || l.ExternalID != "e2" {
 		t.Errorf("LinkByContact = %+v, %v", l, ok)
 	}
 	assertIndexConsistent(t, s, "crm")
@@ -154,7 +154,7 @@ func TestPutLinkRefusesContactOfAnotherRecord(t *testing.T) {
 
 func TestPutLinksIsAllOrNothing(t *testing.T) {
 	s, _ := openTest(t)
-	err := s.PutLinks([]Link{
+	err := s.Links.PutAll([]Link{
 		{Connector: "crm", ExternalID: "e1", ContactID: "c1"},
 		{Connector: "crm", ExternalID: "e2", ContactID: "c1"}, // same contact: refused
 		{Connector: "crm", ExternalID: "e3", ContactID: "c3"},
@@ -162,7 +162,7 @@ func TestPutLinksIsAllOrNothing(t *testing.T) {
 	if !errors.Is(err, ErrContactLinked) {
 		t.Fatalf("PutLinks = %v, want ErrContactLinked", err)
 	}
-	if n, _ := s.CountLinks("crm"); n != 0 {
+	if n, _ := s.Links.Count("crm"); n != 0 {
 		t.Fatalf("a failed batch left %d links", n)
 	}
 	var batch []Link
@@ -170,11 +170,11 @@ func TestPutLinksIsAllOrNothing(t *testing.T) {
 		batch = append(batch, Link{Connector: "crm", ExternalID: fmt.Sprintf("e%04d", i), ContactID: fmt.Sprintf("c%04d", i)})
 	}
 	batch = append(batch, Link{Connector: "pg", ExternalID: "x", ContactID: "c0000"})
-	must(t, s.PutLinks(batch))
-	if n, _ := s.CountLinks("crm"); n != 1000 {
+	must(t, s.Links.PutAll(batch))
+	if n, _ := s.Links.Count("crm"); n != 1000 {
 		t.Fatalf("CountLinks(crm) = %d", n)
 	}
-	if n, _ := s.CountLinks("pg"); n != 1 {
+	if n, _ := s.Links.Count("pg"); n != 1 {
 		t.Fatalf("CountLinks(pg) = %d", n)
 	}
 	assertIndexConsistent(t, s, "crm")
@@ -182,24 +182,24 @@ func TestPutLinksIsAllOrNothing(t *testing.T) {
 
 func TestDeleteLink(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", LastSeenRun: 3}))
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c2"}))
-	must(t, s.DeleteLink("crm", "e1"))
-	if _, ok, _ := s.Link("crm", "e1"); ok {
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", LastSeenRun: 3}))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e2", ContactID: "c2"}))
+	must(t, s.Links.Delete("crm", "e1"))
+	if _, ok, _ := s.Links.Get("crm", "e1"); ok {
 		t.Error("deleted link still there")
 	}
-	if _, ok, _ := s.LinkByContact("crm", "c1"); ok {
+	if _, ok, _ := s.Links.ByContact("crm", "c1"); ok {
 		t.Error("reverse entry of the deleted link still there")
 	}
 	// Deleting again, or what never existed, is harmless.
-	must(t, s.DeleteLink("crm", "e1"))
-	must(t, s.DeleteLink("nobody", "e1"))
+	must(t, s.Links.Delete("crm", "e1"))
+	must(t, s.Links.Delete("nobody", "e1"))
 	// A new link under the same id does not inherit the old LastSeenRun.
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c9"}))
-	if l, _, _ := s.Link("crm", "e1"); l.LastSeenRun != 0 {
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c9"}))
+	if l, _, _ := s.Links.Get("crm", "e1"); l.LastSeenRun != 0 {
 		t.Errorf("LastSeenRun = %d, want 0", l.LastSeenRun)
 	}
-	if n, _ := s.CountLinks("crm"); n != 2 {
+	if n, _ := s.Links.Count("crm"); n != 2 {
 		t.Errorf("CountLinks = %d, want 2", n)
 	}
 	assertIndexConsistent(t, s, "crm")
@@ -207,21 +207,21 @@ func TestDeleteLink(t *testing.T) {
 
 func TestDropLinks(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
-	must(t, s.PutLink(Link{Connector: "pg", ExternalID: "e1", ContactID: "c1"}))
-	must(t, s.SetCheckpoint("crm", "", "cp"))
-	must(t, s.DropLinks("crm"))
-	must(t, s.DropLinks("crm"))
-	if n, _ := s.CountLinks("crm"); n != 0 {
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
+	must(t, s.Links.Put(Link{Connector: "pg", ExternalID: "e1", ContactID: "c1"}))
+	must(t, s.Checkpoints.Set("crm", "", "cp"))
+	must(t, s.Links.Drop("crm"))
+	must(t, s.Links.Drop("crm"))
+	if n, _ := s.Links.Count("crm"); n != 0 {
 		t.Errorf("crm links after drop = %d", n)
 	}
-	if n, _ := s.CountLinks("pg"); n != 1 {
+	if n, _ := s.Links.Count("pg"); n != 1 {
 		t.Errorf("pg links after dropping crm = %d", n)
 	}
-	if cp, _ := s.Checkpoint("crm", ""); cp != "cp" {
+	if cp, _ := s.Checkpoints.Get("crm", ""); cp != "cp" {
 		t.Errorf("checkpoint after drop = %q", cp)
 	}
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
 }
 
 func TestForEachLink(t *testing.T) {
@@ -231,12 +231,12 @@ func TestForEachLink(t *testing.T) {
 	for i := n - 1; i >= 0; i-- { // written out of order
 		ls = append(ls, Link{Connector: "crm", ExternalID: fmt.Sprintf("e%05d", i), ContactID: fmt.Sprintf("c%d", i)})
 	}
-	must(t, s.PutLinks(ls))
-	must(t, s.PutLink(Link{Connector: "other", ExternalID: "x", ContactID: "y"}))
+	must(t, s.Links.PutAll(ls))
+	must(t, s.Links.Put(Link{Connector: "other", ExternalID: "x", ContactID: "y"}))
 
 	t.Run("in externalID order, each once", func(t *testing.T) {
 		i := 0
-		must(t, s.ForEachLink("crm", func(l Link) error {
+		must(t, s.Links.ForEach("crm", func(l Link) error {
 			if want := fmt.Sprintf("e%05d", i); l.ExternalID != want || l.Connector != "crm" {
 				return fmt.Errorf("link %d is %s/%s, want %s", i, l.Connector, l.ExternalID, want)
 			}
@@ -250,7 +250,7 @@ func TestForEachLink(t *testing.T) {
 	t.Run("error stops the scan", func(t *testing.T) {
 		stop := errors.New("enough")
 		visited := 0
-		err := s.ForEachLink("crm", func(Link) error {
+		err := s.Links.ForEach("crm", func(Link) error {
 			if visited++; visited == 10 {
 				return stop
 			}
@@ -262,49 +262,49 @@ func TestForEachLink(t *testing.T) {
 	})
 	t.Run("fn may delete and write", func(t *testing.T) {
 		visited := 0
-		must(t, s.ForEachLink("crm", func(l Link) error {
+		must(t, s.Links.ForEach("crm", func(l Link) error {
 			visited++
-			if err := s.MarkSeen("crm", 5, []string{l.ExternalID}); err != nil {
+			if err := s.Links.MarkSeen("crm", 5, []string{l.ExternalID}); err != nil {
 				return err
 			}
-			return s.DeleteLink("crm", l.ExternalID)
+			return s.Links.Delete("crm", l.ExternalID)
 		}))
 		if visited != n {
 			t.Fatalf("visited %d, want %d", visited, n)
 		}
-		if c, _ := s.CountLinks("crm"); c != 0 {
+		if c, _ := s.Links.Count("crm"); c != 0 {
 			t.Fatalf("%d links left", c)
 		}
 	})
 	t.Run("unknown connector", func(t *testing.T) {
-		must(t, s.ForEachLink("nobody", func(Link) error { return errors.New("called") }))
+		must(t, s.Links.ForEach("nobody", func(Link) error { return errors.New("called") }))
 	})
 }
 
 func TestMarkSeen(t *testing.T) {
 	s, clk := openTest(t)
-	must(t, s.PutLinks([]Link{
+	must(t, s.Links.PutAll([]Link{
 		{Connector: "crm", ExternalID: "a", ContactID: "1"},
 		{Connector: "crm", ExternalID: "b", ContactID: "2", LastSeenRun: 1},
 		{Connector: "crm", ExternalID: "c", ContactID: "3", LastSeenRun: 1},
 	}))
-	must(t, s.MarkSeen("crm", 2, []string{"a", "b", "unknown", ""}))
-	must(t, s.MarkSeen("nobody", 2, []string{"a"}))
+	must(t, s.Links.MarkSeen("crm", 2, []string{"a", "b", "unknown", ""}))
+	must(t, s.Links.MarkSeen("nobody", 2, []string{"a"}))
 	s = reopen(t, s, clk)
 	want := map[string]uint64{"a": 2, "b": 2, "c": 1}
 	got := map[string]uint64{}
-	must(t, s.ForEachLink("crm", func(l Link) error { got[l.ExternalID] = l.LastSeenRun; return nil }))
+	must(t, s.Links.ForEach("crm", func(l Link) error { got[l.ExternalID] = l.LastSeenRun; return nil }))
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("LastSeenRun = %v, want %v", got, want)
 	}
-	if _, ok, _ := s.Link("crm", "unknown"); ok {
+	if _, ok, _ := s.Links.Get("crm", "unknown"); ok {
 		t.Error("MarkSeen created a link")
 	}
 	// PutLink replaces LastSeenRun with the link's.
-	l, _, _ := s.Link("crm", "a")
+	l, _, _ := s.Links.Get("crm", "a")
 	l.WorkspaceHash = "new"
-	must(t, s.PutLink(l))
-	if l2, _, _ := s.Link("crm", "a"); l2.LastSeenRun != 2 || l2.WorkspaceHash != "new" {
+	must(t, s.Links.Put(l))
+	if l2, _, _ := s.Links.Get("crm", "a"); l2.LastSeenRun != 2 || l2.WorkspaceHash != "new" {
 		t.Errorf("after read-modify-write: %+v", l2)
 	}
 }
@@ -313,15 +313,15 @@ func TestMarkSeen(t *testing.T) {
 func assertIndexConsistent(t *testing.T, s *Store, connector string) {
 	t.Helper()
 	n := 0
-	must(t, s.ForEachLink(connector, func(l Link) error {
+	must(t, s.Links.ForEach(connector, func(l Link) error {
 		n++
-		r, ok, err := s.LinkByContact(connector, l.ContactID)
+		r, ok, err := s.Links.ByContact(connector, l.ContactID)
 		if err != nil || !ok || r.ExternalID != l.ExternalID {
 			return fmt.Errorf("contact %s resolves to %+v, %v, %v; want %s", l.ContactID, r, ok, err, l.ExternalID)
 		}
 		return nil
 	}))
-	if c, _ := s.CountLinks(connector); c != n {
+	if c, _ := s.Links.Count(connector); c != n {
 		t.Fatalf("CountLinks = %d, scanned %d", c, n)
 	}
 	// No reverse entry outlives its link.
@@ -339,18 +339,18 @@ func TestLinkDigests(t *testing.T) {
 	hash := strings.Repeat("5e", 32)
 	l := Link{Connector: "crm", ExternalID: "e1", ContactID: "c1", RecordID: "r1", WorkspaceHash: hash, SourceHash: "other",
 		Fields: map[string]string{"firstName": "Ada"}, Fingerprint: [8]byte{1, 2, 3}}
-	must(t, s.PutLink(l))
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e2", ContactID: "c2"}))
-	got, err := s.LinkDigests("crm", []string{"missing", "e1", "e2"})
+	must(t, s.Links.Put(l))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e2", ContactID: "c2"}))
+	got, err := s.Links.Digests("crm", []string{"missing", "e1", "e2"})
 	must(t, err)
 	want := []LinkDigest{{}, {Found: true, RecordID: "r1", WorkspaceHash: hash, Fingerprint: [8]byte{1, 2, 3}}, {Found: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("digests %+v, want %+v", got, want)
 	}
-	if got, err := s.LinkDigests("nobody", []string{"e1"}); err != nil || got[0].Found {
+	if got, err := s.Links.Digests("nobody", []string{"e1"}); err != nil || got[0].Found {
 		t.Fatalf("digest of another connector: %+v, %v", got, err)
 	}
-	if back, _, _ := s.Link("crm", "e1"); !sameLink(back, l) {
+	if back, _, _ := s.Links.Get("crm", "e1"); !sameLink(back, l) {
 		t.Fatalf("link %+v, want %+v", back, l)
 	}
 }
@@ -361,10 +361,10 @@ func TestForEachLinkWhere(t *testing.T) {
 	for i := range 1200 { // more than one chunk
 		ls = append(ls, Link{Connector: "crm", ExternalID: fmt.Sprintf("e%04d", i), ContactID: fmt.Sprintf("c%d", i)})
 	}
-	must(t, s.PutLinks(ls))
+	must(t, s.Links.PutAll(ls))
 	for _, every := range []int{1, 7} {
 		var got []string
-		err := s.ForEachLinkWhere("crm", func(ext []byte) bool {
+		err := s.Links.ForEachWhere("crm", func(ext []byte) bool {
 			var i int
 			fmt.Sscanf(string(ext), "e%d", &i)
 			return i%every == 0
@@ -381,7 +381,7 @@ func TestForEachLinkWhere(t *testing.T) {
 			t.Fatalf("every %d: %d links, want %d", every, len(got), len(want))
 		}
 	}
-	if err := s.ForEachLinkWhere("nobody", func([]byte) bool { return true }, func(Link) error { return errStop }); err != nil {
+	if err := s.Links.ForEachWhere("nobody", func([]byte) bool { return true }, func(Link) error { return errStop }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,10 +12,10 @@ import (
 // "email:", "claim:" prefixes).
 var subMatchDocs = []byte("\x01docs")
 
-// PutMatchDocs stores contact snapshots (opaque bytes, by contact ID)
+// PutDocs stores contact snapshots (opaque bytes, by contact ID)
 // beside the connector's match index, in one transaction. ClearIndex
 // removes them with the index.
-func (s *Store) PutMatchDocs(connector string, docs map[string][]byte) error {
+func (s *Matches) PutDocs(connector string, docs map[string][]byte) error {
 	if err := checkName("connector", connector); err != nil {
 		return fmt.Errorf("put match docs: %w", err)
 	}
@@ -37,9 +37,9 @@ func (s *Store) PutMatchDocs(connector string, docs map[string][]byte) error {
 	})
 }
 
-// MatchDoc returns the snapshot of a listed contact; ok is false when
+// Doc returns the snapshot of a listed contact; ok is false when
 // there is none.
-func (s *Store) MatchDoc(connector, contactID string) (doc []byte, ok bool, err error) {
+func (s *Matches) Doc(connector, contactID string) (doc []byte, ok bool, err error) {
 	err = s.view(fmt.Sprintf("read match doc %s", connector), func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketMatchIndex).Bucket([]byte(connector))
 		if b == nil {
@@ -58,7 +58,7 @@ func (s *Store) MatchDoc(connector, contactID string) (doc []byte, ok bool, err 
 }
 
 // HasIndex reports whether the connector has a match index.
-func (s *Store) HasIndex(connector string) (bool, error) {
+func (s *Matches) HasIndex(connector string) (bool, error) {
 	var ok bool
 	err := s.view("has index "+connector, func(tx *bolt.Tx) error {
 		ok = tx.Bucket(bucketMatchIndex).Bucket([]byte(connector)) != nil

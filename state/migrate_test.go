@@ -137,11 +137,11 @@ func TestMigrateCompactsLinks(t *testing.T) {
 	s, err := Open(path, Options{NoSync: true})
 	must(t, err)
 	for _, w := range want {
-		got, ok, err := s.Link(w.Connector, w.ExternalID)
+		got, ok, err := s.Links.Get(w.Connector, w.ExternalID)
 		if err != nil || !ok || !sameLink(got, w) {
 			t.Fatalf("link %s after the migration: %+v %v %v, want %+v", w.ExternalID, got, ok, err, w)
 		}
-		if byContact, ok, err := s.LinkByContact(w.Connector, w.ContactID); err != nil || !ok || !sameLink(byContact, w) {
+		if byContact, ok, err := s.Links.ByContact(w.Connector, w.ContactID); err != nil || !ok || !sameLink(byContact, w) {
 			t.Fatalf("link of contact %s after the migration: %+v %v %v", w.ContactID, byContact, ok, err)
 		}
 	}
@@ -203,10 +203,10 @@ func TestOpenCurrentV1FileKeepsData(t *testing.T) {
 	s, err := Open(v1File(t), Options{NoSync: true})
 	must(t, err)
 	defer s.Close()
-	if cp, _ := s.Checkpoint("crm", ""); cp != "cursor-7" {
+	if cp, _ := s.Checkpoints.Get("crm", ""); cp != "cursor-7" {
 		t.Errorf("checkpoint = %q", cp)
 	}
-	if l, ok, _ := s.LinkByContact("crm", "c1"); !ok || l.ExternalID != "e1" || l.SourceHash != "h" {
+	if l, ok, _ := s.Links.ByContact("crm", "c1"); !ok || l.ExternalID != "e1" || l.SourceHash != "h" {
 		t.Errorf("link = %+v, %v", l, ok)
 	}
 }
@@ -252,7 +252,7 @@ func TestMigrationRunsOnceInOrder(t *testing.T) {
 	if v, _ := s.SchemaVersion(); v != 3 {
 		t.Fatalf("version = %d, want 3", v)
 	}
-	if l, _, _ := s.Link("crm", "e1"); l.SourceHash != "v3:h" || l.ContactID != "c1" {
+	if l, _, _ := s.Links.Get("crm", "e1"); l.SourceHash != "v3:h" || l.ContactID != "c1" {
 		t.Errorf("migrated link = %+v", l)
 	}
 	must(t, s.Close())

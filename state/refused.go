@@ -24,9 +24,9 @@ type RefusedDelete struct {
 // refusedDeletePrefix keys a connector's refusal in the meta bucket.
 const refusedDeletePrefix = "refusedDelete/"
 
-// RefusedDelete returns the connector's refused mass delete; ok false
+// Get returns the connector's refused mass delete; ok false
 // when none stands.
-func (s *Store) RefusedDelete(connector string) (r RefusedDelete, ok bool, err error) {
+func (s *RefusedDeletes) Get(connector string) (r RefusedDelete, ok bool, err error) {
 	err = s.view("read refused delete "+connector, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -42,9 +42,9 @@ func (s *Store) RefusedDelete(connector string) (r RefusedDelete, ok bool, err e
 	return r, ok, err
 }
 
-// SetRefusedDelete records the connector's refused mass delete, over any
+// Set records the connector's refused mass delete, over any
 // earlier one.
-func (s *Store) SetRefusedDelete(connector string, r RefusedDelete) error {
+func (s *RefusedDeletes) Set(connector string, r RefusedDelete) error {
 	if err := checkName("connector", connector); err != nil {
 		return fmt.Errorf("set refused delete: %w", err)
 	}
@@ -61,11 +61,11 @@ func (s *Store) SetRefusedDelete(connector string, r RefusedDelete) error {
 	})
 }
 
-// ClearRefusedDelete drops the connector's refused mass delete; it
+// Clear drops the connector's refused mass delete; it
 // reports whether one stood.
-func (s *Store) ClearRefusedDelete(connector string) (cleared bool, err error) {
+func (s *RefusedDeletes) Clear(connector string) (cleared bool, err error) {
 	// Most passes find none: no write transaction for them.
-	if _, ok, err := s.RefusedDelete(connector); err != nil || !ok {
+	if _, ok, err := s.Get(connector); err != nil || !ok {
 		return false, err
 	}
 	err = s.update("clear refused delete "+connector, func(tx *bolt.Tx) error {

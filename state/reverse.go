@@ -69,9 +69,9 @@ func reverseWrite(tx *bolt.Tx, connector string) (*bolt.Bucket, error) {
 	return root.CreateBucketIfNotExists([]byte(connector))
 }
 
-// PutPendingCreate records (or replaces) the pending create of
+// PutPending records (or replaces) the pending create of
 // (p.Connector, p.ContactID). CreatedAt defaults to now, UpdatedAt is now.
-func (s *Store) PutPendingCreate(p PendingCreate) error {
+func (s *Reverse) PutPending(p PendingCreate) error {
 	if p.ContactID == "" {
 		return fmt.Errorf("put pending create %s: empty contact id", p.Connector)
 	}
@@ -93,9 +93,9 @@ func (s *Store) PutPendingCreate(p PendingCreate) error {
 	})
 }
 
-// PendingCreateOf returns the pending create of (connector, contactID);
+// PendingOf returns the pending create of (connector, contactID);
 // ok false when there is none.
-func (s *Store) PendingCreateOf(connector, contactID string) (p PendingCreate, ok bool, err error) {
+func (s *Reverse) PendingOf(connector, contactID string) (p PendingCreate, ok bool, err error) {
 	err = s.view(fmt.Sprintf("read pending create %s/%s", connector, contactID), func(tx *bolt.Tx) error {
 		b := reverseRead(tx, connector)
 		if b == nil {
@@ -111,9 +111,9 @@ func (s *Store) PendingCreateOf(connector, contactID string) (p PendingCreate, o
 	return p, ok, err
 }
 
-// PendingCreates returns every pending create of the connector ("" for
+// Pending returns every pending create of the connector ("" for
 // all connectors), for operators.
-func (s *Store) PendingCreates(connector string) ([]PendingCreate, error) {
+func (s *Reverse) Pending(connector string) ([]PendingCreate, error) {
 	var out []PendingCreate
 	err := s.view("read pending creates", func(tx *bolt.Tx) error {
 		root := tx.Bucket(bucketReverse)
@@ -139,9 +139,9 @@ func (s *Store) PendingCreates(connector string) ([]PendingCreate, error) {
 	return out, err
 }
 
-// DeletePendingCreate removes the pending create of (connector,
+// DeletePending removes the pending create of (connector,
 // contactID); removing a missing one is not an error.
-func (s *Store) DeletePendingCreate(connector, contactID string) error {
+func (s *Reverse) DeletePending(connector, contactID string) error {
 	return s.update(fmt.Sprintf("delete pending create %s/%s", connector, contactID), func(tx *bolt.Tx) error {
 		b := reverseRead(tx, connector)
 		if b == nil {
@@ -151,9 +151,9 @@ func (s *Store) DeletePendingCreate(connector, contactID string) error {
 	})
 }
 
-// ReverseAgreed returns the values last agreed with the connector's
+// Agreed returns the values last agreed with the connector's
 // system for the contact's targets that flow only to it (nil when none).
-func (s *Store) ReverseAgreed(connector, contactID string) (map[string]string, error) {
+func (s *Reverse) Agreed(connector, contactID string) (map[string]string, error) {
 	var out map[string]string
 	err := s.view(fmt.Sprintf("read reverse values %s/%s", connector, contactID), func(tx *bolt.Tx) error {
 		b := reverseRead(tx, connector)
@@ -181,11 +181,11 @@ type ReverseLink struct {
 	ClearPending bool
 }
 
-// PutReverseLinks stores the links, their reverse-only values, and clears
+// PutLinks stores the links, their reverse-only values, and clears
 // the pending creates, all in one transaction: a crash leaves all of them
 // or none.
-func (s *Store) PutReverseLinks(rls []ReverseLink) error {
-	return s.CommitReverse(ReverseCommit{Links: rls})
+func (s *Reverse) PutLinks(rls []ReverseLink) error {
+	return s.Commit(ReverseCommit{Links: rls})
 }
 
 // ReverseCommit is what one round of the reverse direction records once
@@ -202,10 +202,10 @@ type ReverseCommit struct {
 	Ack []uint64
 }
 
-// CommitReverse records c in one transaction: the links and the journal
+// Commit records c in one transaction: the links and the journal
 // entries appear and the events leave the inbox together, so that an
 // event is acknowledged exactly when what it caused is recorded.
-func (s *Store) CommitReverse(c ReverseCommit) error {
+func (s *Reverse) Commit(c ReverseCommit) error {
 	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.Ack) == 0 {
 		return nil
 	}
@@ -288,10 +288,10 @@ func putReverseLink(tx *bolt.Tx, rl ReverseLink) error {
 	return b.Put(k, raw)
 }
 
-// DeleteReverseLink removes the link of (connector, externalID), its
+// DeleteLink removes the link of (connector, externalID), its
 // reverse index entry and the reverse-only values of its contact, in one
 // transaction. Removing a missing link is not an error.
-func (s *Store) DeleteReverseLink(connector, externalID string) error {
+func (s *Reverse) DeleteLink(connector, externalID string) error {
 	return s.update(fmt.Sprintf("delete reverse link %s/%s", connector, externalID), func(tx *bolt.Tx) error {
 		return deleteReverseLink(tx, connector, externalID)
 	})

@@ -8,87 +8,87 @@ import (
 
 func TestPendingCreateLifecycle(t *testing.T) {
 	s, _ := openTest(t)
-	if _, ok, err := s.PendingCreateOf("db", "C1"); err != nil || ok {
+	if _, ok, err := s.Reverse.PendingOf("db", "C1"); err != nil || ok {
 		t.Fatalf("fresh store: ok=%v err=%v, want none", ok, err)
 	}
 	p := PendingCreate{Connector: "db", ContactID: "C1", Fields: map[string]string{"name": "Ann"}}
-	if err := s.PutPendingCreate(p); err != nil {
+	if err := s.Reverse.PutPending(p); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := s.PendingCreateOf("db", "C1")
+	got, ok, err := s.Reverse.PendingOf("db", "C1")
 	if err != nil || !ok || got.RecordID != "" || got.Fields["name"] != "Ann" || got.CreatedAt.IsZero() {
 		t.Fatalf("after put: %+v ok=%v err=%v", got, ok, err)
 	}
 	got.RecordID = "42"
-	if err := s.PutPendingCreate(got); err != nil {
+	if err := s.Reverse.PutPending(got); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.PendingCreateOf("other", "C1"); ok {
+	if _, ok, _ := s.Reverse.PendingOf("other", "C1"); ok {
 		t.Fatal("a pending create is visible under another connector")
 	}
-	all, err := s.PendingCreates("")
+	all, err := s.Reverse.Pending("")
 	if err != nil || len(all) != 1 || all[0].RecordID != "42" {
 		t.Fatalf("PendingCreates = %+v, %v", all, err)
 	}
 
 	// The link and the clearing of the marker commit together.
 	l := Link{Connector: "db", ExternalID: "42", ContactID: "C1", RecordID: "42", Fields: map[string]string{"firstName": "Ann"}}
-	err = s.PutReverseLinks([]ReverseLink{{Link: l, Agreed: map[string]string{"custom.note": "x"}, ClearPending: true}})
+	err = s.Reverse.PutLinks([]ReverseLink{{Link: l, Agreed: map[string]string{"custom.note": "x"}, ClearPending: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.PendingCreateOf("db", "C1"); ok {
+	if _, ok, _ := s.Reverse.PendingOf("db", "C1"); ok {
 		t.Fatal("pending create survived PutReverseLinks with ClearPending")
 	}
-	if got, ok, _ := s.LinkByContact("db", "C1"); !ok || got.RecordID != "42" {
+	if got, ok, _ := s.Links.ByContact("db", "C1"); !ok || got.RecordID != "42" {
 		t.Fatalf("link by contact = %+v, %v", got, ok)
 	}
-	agreed, err := s.ReverseAgreed("db", "C1")
+	agreed, err := s.Reverse.Agreed("db", "C1")
 	if err != nil || !reflect.DeepEqual(agreed, map[string]string{"custom.note": "x"}) {
 		t.Fatalf("ReverseAgreed = %v, %v", agreed, err)
 	}
 	// nil Agreed keeps the stored values; an empty map removes them.
-	if err := s.PutReverseLinks([]ReverseLink{{Link: l}}); err != nil {
+	if err := s.Reverse.PutLinks([]ReverseLink{{Link: l}}); err != nil {
 		t.Fatal(err)
 	}
-	if agreed, _ := s.ReverseAgreed("db", "C1"); agreed["custom.note"] != "x" {
+	if agreed, _ := s.Reverse.Agreed("db", "C1"); agreed["custom.note"] != "x" {
 		t.Fatalf("nil Agreed dropped the values: %v", agreed)
 	}
-	if err := s.DeleteReverseLink("db", "42"); err != nil {
+	if err := s.Reverse.DeleteLink("db", "42"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := s.Link("db", "42"); ok {
+	if _, ok, _ := s.Links.Get("db", "42"); ok {
 		t.Fatal("link survived DeleteReverseLink")
 	}
-	if agreed, _ := s.ReverseAgreed("db", "C1"); agreed != nil {
+	if agreed, _ := s.Reverse.Agreed("db", "C1"); agreed != nil {
 		t.Fatalf("values survived DeleteReverseLink: %v", agreed)
 	}
-	if err := s.DeleteReverseLink("db", "42"); err != nil {
+	if err := s.Reverse.DeleteLink("db", "42"); err != nil {
 		t.Fatalf("deleting a missing link: %v", err)
 	}
 }
 
 func TestPutReverseLinksIsAllOrNothing(t *testing.T) {
 	s, _ := openTest(t)
-	if err := s.PutPendingCreate(PendingCreate{Connector: "db", ContactID: "C1"}); err != nil {
+	if err := s.Reverse.PutPending(PendingCreate{Connector: "db", ContactID: "C1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutLink(Link{Connector: "db", ExternalID: "1", ContactID: "C9"}); err != nil {
+	if err := s.Links.Put(Link{Connector: "db", ExternalID: "1", ContactID: "C9"}); err != nil {
 		t.Fatal(err)
 	}
 	// The second link takes a contact another record holds: the whole
 	// call fails and the first one's pending create stays.
-	err := s.PutReverseLinks([]ReverseLink{
+	err := s.Reverse.PutLinks([]ReverseLink{
 		{Link: Link{Connector: "db", ExternalID: "2", ContactID: "C1"}, ClearPending: true},
 		{Link: Link{Connector: "db", ExternalID: "3", ContactID: "C9"}},
 	})
 	if err == nil {
 		t.Fatal("PutReverseLinks linked a contact twice")
 	}
-	if _, ok, _ := s.PendingCreateOf("db", "C1"); !ok {
+	if _, ok, _ := s.Reverse.PendingOf("db", "C1"); !ok {
 		t.Fatal("a failed PutReverseLinks cleared a pending create")
 	}
-	if _, ok, _ := s.Link("db", "2"); ok {
+	if _, ok, _ := s.Links.Get("db", "2"); ok {
 		t.Fatal("a failed PutReverseLinks stored a link")
 	}
 }
@@ -99,7 +99,7 @@ func TestReverseBucketSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutPendingCreate(PendingCreate{Connector: "db", ContactID: "C1", RecordID: "7"}); err != nil {
+	if err := s.Reverse.PutPending(PendingCreate{Connector: "db", ContactID: "C1", RecordID: "7"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -110,7 +110,7 @@ func TestReverseBucketSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	p, ok, err := ro.PendingCreateOf("db", "C1")
+	p, ok, err := ro.Reverse.PendingOf("db", "C1")
 	if err != nil || !ok || p.RecordID != "7" {
 		t.Fatalf("after reopen: %+v %v %v", p, ok, err)
 	}
@@ -118,12 +118,12 @@ func TestReverseBucketSurvivesReopen(t *testing.T) {
 
 func TestCommitReverseAcksWithTheLinks(t *testing.T) {
 	s, _ := openTest(t)
-	seq1, _, _ := s.EnqueueEvent(InboxEvent{ID: "e1", ContactID: "C1"})
-	seq2, _, _ := s.EnqueueEvent(InboxEvent{ID: "e2", ContactID: "C2"})
-	if err := s.PutLink(Link{Connector: "db", ExternalID: "9", ContactID: "C2"}); err != nil {
+	seq1, _, _ := s.Inbox.Enqueue(InboxEvent{ID: "e1", ContactID: "C1"})
+	seq2, _, _ := s.Inbox.Enqueue(InboxEvent{ID: "e2", ContactID: "C2"})
+	if err := s.Links.Put(Link{Connector: "db", ExternalID: "9", ContactID: "C2"}); err != nil {
 		t.Fatal(err)
 	}
-	err := s.CommitReverse(ReverseCommit{
+	err := s.Reverse.Commit(ReverseCommit{
 		Links:     []ReverseLink{{Link: Link{Connector: "db", ExternalID: "1", ContactID: "C1", RecordID: "1"}}},
 		Unlink:    []Link{{Connector: "db", ExternalID: "9"}},
 		Conflicts: []Conflict{{Connector: "db", ExternalID: "1", ContactID: "C1", Policy: "newest-wins", Winner: "workspace"}},
@@ -132,30 +132,30 @@ func TestCommitReverseAcksWithTheLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := s.CountPendingEvents(); n != 0 {
+	if n, _ := s.Inbox.Count(); n != 0 {
 		t.Fatalf("%d events left in the inbox", n)
 	}
-	if _, ok, _ := s.LinkByContact("db", "C1"); !ok {
+	if _, ok, _ := s.Links.ByContact("db", "C1"); !ok {
 		t.Fatal("link not stored")
 	}
-	if _, ok, _ := s.LinkByContact("db", "C2"); ok {
+	if _, ok, _ := s.Links.ByContact("db", "C2"); ok {
 		t.Fatal("unlinked link still there")
 	}
-	cs, err := s.Conflicts("db", 0)
+	cs, err := s.Conflicts.List("db", 0)
 	if err != nil || len(cs) != 1 || cs[0].At.IsZero() || cs[0].Winner != "workspace" {
 		t.Fatalf("conflicts %+v, %v", cs, err)
 	}
 
 	// A failing commit acknowledges nothing.
-	seq3, _, _ := s.EnqueueEvent(InboxEvent{ID: "e3", ContactID: "C3"})
-	err = s.CommitReverse(ReverseCommit{
+	seq3, _, _ := s.Inbox.Enqueue(InboxEvent{ID: "e3", ContactID: "C3"})
+	err = s.Reverse.Commit(ReverseCommit{
 		Links: []ReverseLink{{Link: Link{Connector: "db", ExternalID: "2", ContactID: "C1"}}}, // C1 is linked to 1
 		Ack:   []uint64{seq3},
 	})
 	if err == nil {
 		t.Fatal("commit linking a contact twice succeeded")
 	}
-	if n, _ := s.CountPendingEvents(); n != 1 {
+	if n, _ := s.Inbox.Count(); n != 1 {
 		t.Fatalf("a failed commit acknowledged events: %d left, want 1", n)
 	}
 }

@@ -33,10 +33,10 @@ type Run struct {
 // API budget (connector.ErrBudgetSpent): the next pass resumes it.
 const StoppedBudget = "budget"
 
-// StartRun records the start of a run and returns it with its ID (unique
+// Start records the start of a run and returns it with its ID (unique
 // across connectors and increasing: usable as Link.LastSeenRun) and
 // StartedAt set.
-func (s *Store) StartRun(connector, kind string) (Run, error) {
+func (s *Runs) Start(connector, kind string) (Run, error) {
 	if err := checkName("connector", connector); err != nil {
 		return Run{}, fmt.Errorf("start run: %w", err)
 	}
@@ -55,9 +55,9 @@ func (s *Store) StartRun(connector, kind string) (Run, error) {
 	return r, nil
 }
 
-// FinishRun records the outcome of a run started with StartRun;
+// Finish records the outcome of a run started with Start;
 // FinishedAt defaults to now. ErrNotFound when the run is unknown.
-func (s *Store) FinishRun(r Run) error {
+func (s *Runs) Finish(r Run) error {
 	if r.FinishedAt.IsZero() {
 		r.FinishedAt = s.now()
 	}
@@ -77,9 +77,9 @@ func (s *Store) FinishRun(r Run) error {
 	})
 }
 
-// Runs returns up to limit runs of the connector ("" for all), newest
+// List returns up to limit runs of the connector ("" for all), newest
 // first (limit <= 0: all).
-func (s *Store) Runs(connector string, limit int) ([]Run, error) {
+func (s *Runs) List(connector string, limit int) ([]Run, error) {
 	var out []Run
 	err := s.view("list runs "+connector, func(tx *bolt.Tx) error {
 		return runJournal.newest(tx, connector, limit, func(id uint64, raw []byte) error {
@@ -95,19 +95,19 @@ func (s *Store) Runs(connector string, limit int) ([]Run, error) {
 	return out, err
 }
 
-// LastRun returns the connector's newest run, finished or not; ok false
+// Last returns the connector's newest run, finished or not; ok false
 // when it never ran.
-func (s *Store) LastRun(connector string) (Run, bool, error) {
-	runs, err := s.Runs(connector, 1)
+func (s *Runs) Last(connector string) (Run, bool, error) {
+	runs, err := s.List(connector, 1)
 	if err != nil || len(runs) == 0 {
 		return Run{}, false, err
 	}
 	return runs[0], true, nil
 }
 
-// PruneRuns keeps the newest keep runs of each connector and returns how
+// Prune keeps the newest keep runs of each connector and returns how
 // many it removed.
-func (s *Store) PruneRuns(keep int) (int, error) {
+func (s *Runs) Prune(keep int) (int, error) {
 	var n int
 	err := s.update("prune runs", func(tx *bolt.Tx) error {
 		var err error
@@ -141,9 +141,9 @@ type Conflict struct {
 // KindEditAfterDelete is Conflict.Kind of an edit after a delete.
 const KindEditAfterDelete = "edit-after-delete"
 
-// AddConflict appends c to the conflict journal (At defaults to now) and
+// Add appends c to the conflict journal (At defaults to now) and
 // returns its ID.
-func (s *Store) AddConflict(c Conflict) (uint64, error) {
+func (s *Conflicts) Add(c Conflict) (uint64, error) {
 	if err := checkName("connector", c.Connector); err != nil {
 		return 0, fmt.Errorf("add conflict: %w", err)
 	}
@@ -161,9 +161,9 @@ func (s *Store) AddConflict(c Conflict) (uint64, error) {
 	return c.ID, err
 }
 
-// Conflicts returns up to limit conflicts of the connector ("" for all),
+// List returns up to limit conflicts of the connector ("" for all),
 // newest first (limit <= 0: all).
-func (s *Store) Conflicts(connector string, limit int) ([]Conflict, error) {
+func (s *Conflicts) List(connector string, limit int) ([]Conflict, error) {
 	var out []Conflict
 	err := s.view("list conflicts "+connector, func(tx *bolt.Tx) error {
 		return conflictJournal.newest(tx, connector, limit, func(id uint64, raw []byte) error {
@@ -179,9 +179,9 @@ func (s *Store) Conflicts(connector string, limit int) ([]Conflict, error) {
 	return out, err
 }
 
-// CountConflicts returns the number of conflicts of the connector (""
+// Count returns the number of conflicts of the connector (""
 // for all).
-func (s *Store) CountConflicts(connector string) (int, error) {
+func (s *Conflicts) Count(connector string) (int, error) {
 	var n int
 	err := s.view("count conflicts "+connector, func(tx *bolt.Tx) error {
 		n = conflictJournal.count(tx, connector)
@@ -190,9 +190,9 @@ func (s *Store) CountConflicts(connector string) (int, error) {
 	return n, err
 }
 
-// PruneConflicts keeps the newest keep conflicts of each connector and
+// Prune keeps the newest keep conflicts of each connector and
 // returns how many it removed.
-func (s *Store) PruneConflicts(keep int) (int, error) {
+func (s *Conflicts) Prune(keep int) (int, error) {
 	var n int
 	err := s.update("prune conflicts", func(tx *bolt.Tx) error {
 		var err error

@@ -32,7 +32,7 @@ var (
 	// ErrInvalidFile means the file is not a syncd state file: not a bbolt
 	// database, a truncated or damaged one, or another program's database.
 	ErrInvalidFile = errors.New("not a valid syncd state file")
-	// ErrContactLinked means PutLink would link a contact that is already
+	// ErrContactLinked means Links.Put would link a contact that is already
 	// linked to another record of the same connector.
 	ErrContactLinked = errors.New("contact already linked to another record")
 )
@@ -49,7 +49,7 @@ type Options struct {
 	NoSync bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
-	// EventTTL is how long EnqueueEvent remembers a webhook id for
+	// EventTTL is how long Inbox.Enqueue remembers a webhook id for
 	// deduplication; default 7 days (the service publishes no retry
 	// schedule, and common schedules end within 3 days).
 	EventTTL time.Duration
@@ -64,21 +64,125 @@ const initialMmapSize = 1 << 30 * (strconv.IntSize / 64)
 // allocSize is how much the file grows at a time (bbolt's AllocSize).
 const allocSize = 128 << 10
 
-// Store is an open state file. Its methods are safe for concurrent use.
-type Store struct {
-	db       *bolt.DB
-	path     string
-	now      func() time.Time
-	eventTTL time.Duration
+// file is the open bbolt database that every domain of the store shares:
+// each domain type embeds it and runs its operations through tx.
+type file struct {
+	db   *bolt.DB
+	path string
+	now  func() time.Time
 	// broken is set when a write transaction panicked (see tx).
 	broken atomic.Pointer[error]
-	// events groups concurrent EnqueueEvent calls into shared commits.
+}
+
+// Store is an open state file, one domain type per concern. The domains
+// share the file: an operation that records in several of them (a reverse
+// round's links, conflicts and acknowledged events, say) is one method of
+// the domain that owns the use case, run in one transaction. Every method
+// is safe for concurrent use. Open sets the fields; never replace them.
+type Store struct {
+	*file
+	// Links are the links between records and workspace contacts.
+	Links *Links
+	// Checkpoints are the connectors' read cursors and mapping digests.
+	Checkpoints *Checkpoints
+	// Inbox holds acknowledged webhook events and the seen webhook ids.
+	Inbox *Inbox
+	// DeadLetters are the writes set aside after their retries.
+	DeadLetters *DeadLetters
+	// FieldWarnings are the values a connector could not take.
+	FieldWarnings *FieldWarnings
+	// Matches are the match index of workspace contacts, its documents
+	// and the held matches.
+	Matches *Matches
+	// HeldDeletes are the contact deletes held for an operator.
+	HeldDeletes *HeldDeletes
+	// RefusedDeletes are the mass deletes the guard refused.
+	RefusedDeletes *RefusedDeletes
+	// Runs is the run history.
+	Runs *Runs
+	// Conflicts is the conflict journal.
+	Conflicts *Conflicts
+	// Reverse is what the reverse direction keeps beside the links, and
+	// the transaction that records one of its rounds.
+	Reverse *Reverse
+	// Webhooks are the webhook signing secrets and routes.
+	Webhooks *Webhooks
+	// History is the health page's 24-hour history.
+	History *History
+}
+
+// newStore ties the domains to f.
+func newStore(f *file, eventTTL time.Duration) *Store {
+	in := &Inbox{file: f, ttl: eventTTL}
+	return &Store{
+		file:           f,
+		Links:          &Links{f},
+		Checkpoints:    &Checkpoints{f},
+		Inbox:          in,
+		DeadLetters:    &DeadLetters{f},
+		FieldWarnings:  &FieldWarnings{f},
+		Matches:        &Matches{f},
+		HeldDeletes:    &HeldDeletes{f},
+		RefusedDeletes: &RefusedDeletes{f},
+		Runs:           &Runs{f},
+		Conflicts:      &Conflicts{f},
+		Reverse:        &Reverse{file: f, inbox: &in.index},
+		Webhooks:       &Webhooks{file: f},
+		History:        &History{f},
+	}
+}
+
+// The domains of a Store (see Store's fields).
+type (
+	// Links are the links between records and workspace contacts.
+	Links struct{ *file }
+	// Checkpoints are the connectors' read cursors and mapping digests.
+	Checkpoints struct{ *file }
+	// DeadLetters are the writes set aside after their retries.
+	DeadLetters struct{ *file }
+	// FieldWarnings are the values a connector could not take.
+	FieldWarnings struct{ *file }
+	// Matches are the match index of workspace contacts, its documents
+	// and the held matches.
+	Matches struct{ *file }
+	// HeldDeletes are the contact deletes held for an operator.
+	HeldDeletes struct{ *file }
+	// RefusedDeletes are the mass deletes the guard refused.
+	RefusedDeletes struct{ *file }
+	// Runs is the run history.
+	Runs struct{ *file }
+	// Conflicts is the conflict journal.
+	Conflicts struct{ *file }
+	// History is the health page's 24-hour history.
+	History struct{ *file }
+)
+
+// Inbox holds the acknowledged webhook events not yet applied, and the
+// webhook ids seen (for deduplication).
+type Inbox struct {
+	*file
+	// ttl is how long Enqueue remembers a webhook id.
+	ttl time.Duration
+	// events groups concurrent Enqueue calls into shared commits.
 	events eventQueue
-	// secrets caches the decoded webhook secrets for WebhookSecrets, which
-	// the receiver calls for every delivery (see secretCache).
+	// index indexes the inbox's events by contact (PendingOf).
+	index inboxIndex
+}
+
+// Reverse is what the reverse direction keeps beside the links: pending
+// creates and reverse-only agreed values; Commit records a round.
+type Reverse struct {
+	*file
+	// inbox is the Inbox's index, told of the events Commit acknowledges.
+	inbox *inboxIndex
+}
+
+// Webhooks are the webhook signing secrets and the routes form.
+type Webhooks struct {
+	*file
+	// secrets caches the decoded secrets for Secrets, which the receiver
+	// calls for every delivery (see secretCache).
 	secrets secretCache
-	// inbox indexes the inbox's events by contact (PendingEventsOf).
-	inbox inboxIndex
 }
 
 // Open opens the state file at path, creating it when it does not exist
@@ -127,7 +231,7 @@ func Open(path string, opts Options) (*Store, error) {
 	// would otherwise add its default 16 MiB at each growth, a file many
 	// times its data's size for a small workspace.
 	db.AllocSize = allocSize
-	s := &Store{db: db, path: path, now: opts.Now, eventTTL: opts.EventTTL}
+	s := newStore(&file{db: db, path: path, now: opts.Now}, opts.EventTTL)
 	if err := s.migrate(opts.ReadOnly); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
@@ -200,7 +304,7 @@ func (s *Store) Check() error {
 
 // update runs fn in a write transaction (see tx) and wraps its error with
 // what.
-func (s *Store) update(what string, fn func(tx *bolt.Tx) error) error {
+func (s *file) update(what string, fn func(tx *bolt.Tx) error) error {
 	if err := s.tx(true, fn); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -209,7 +313,7 @@ func (s *Store) update(what string, fn func(tx *bolt.Tx) error) error {
 
 // view runs fn in a read transaction (see tx) and wraps its error with
 // what.
-func (s *Store) view(what string, fn func(tx *bolt.Tx) error) error {
+func (s *file) view(what string, fn func(tx *bolt.Tx) error) error {
 	if err := s.tx(false, fn); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

@@ -28,14 +28,14 @@ func TestOpenCreatesCurrentSchemaAndPersists(t *testing.T) {
 	if info, err := os.Stat(s.Path()); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("state file mode: %v, %v (want 0600: it holds webhook secrets)", info, err)
 	}
-	must(t, s.SetCheckpoint("crm", "", "cursor-1"))
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
+	must(t, s.Checkpoints.Set("crm", "", "cursor-1"))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e1", ContactID: "c1"}))
 
 	s = reopen(t, s, clk)
-	if got, _ := s.Checkpoint("crm", ""); got != "cursor-1" {
+	if got, _ := s.Checkpoints.Get("crm", ""); got != "cursor-1" {
 		t.Errorf("checkpoint after reopen = %q", got)
 	}
-	if l, ok, err := s.Link("crm", "e1"); err != nil || !ok || l.ContactID != "c1" {
+	if l, ok, err := s.Links.Get("crm", "e1"); err != nil || !ok || l.ContactID != "c1" {
 		t.Errorf("link after reopen = %+v, %v, %v", l, ok, err)
 	}
 }
@@ -69,7 +69,7 @@ func realDB(t *testing.T) []byte {
 		ls = append(ls, Link{Connector: "crm", ExternalID: fmt.Sprintf("e%05d", i), ContactID: fmt.Sprintf("c%05d", i),
 			Fields: map[string]string{"firstName": strings.Repeat("x", 50)}})
 	}
-	must(t, s.PutLinks(ls))
+	must(t, s.Links.PutAll(ls))
 	var buf bytes.Buffer
 	if _, err := s.Backup(&buf); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestOpenValidDatabaseWithDamagedFirstMeta(t *testing.T) {
 	s, err := Open(path, Options{NoSync: true})
 	must(t, err)
 	defer s.Close()
-	if n, err := s.CountLinks("crm"); err != nil || n != 3000 {
+	if n, err := s.Links.Count("crm"); err != nil || n != 3000 {
 		t.Fatalf("links = %d, %v", n, err)
 	}
 }
@@ -200,7 +200,7 @@ func TestOpenLockedInProcess(t *testing.T) {
 
 func TestReadOnlyStoresShareAndRefuseWrites(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.SetCheckpoint("crm", "", "c1"))
+	must(t, s.Checkpoints.Set("crm", "", "c1"))
 	path := s.Path()
 	must(t, s.Close())
 
@@ -210,10 +210,10 @@ func TestReadOnlyStoresShareAndRefuseWrites(t *testing.T) {
 	r2, err := Open(path, Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
 	must(t, err)
 	defer r2.Close()
-	if got, _ := r2.Checkpoint("crm", ""); got != "c1" {
+	if got, _ := r2.Checkpoints.Get("crm", ""); got != "c1" {
 		t.Errorf("read-only checkpoint = %q", got)
 	}
-	if err := r1.SetCheckpoint("crm", "", "c2"); err == nil {
+	if err := r1.Checkpoints.Set("crm", "", "c2"); err == nil {
 		t.Error("write through a read-only store succeeded")
 	}
 	if _, err := Open(path, Options{Timeout: 100 * time.Millisecond}); !errors.Is(err, ErrLocked) {
@@ -255,7 +255,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			WorkspaceHash: fmt.Sprint(i)}
 	}
 	for i := range before {
-		must(t, s.PutLink(link(i)))
+		must(t, s.Links.Put(link(i)))
 	}
 	writing := make(chan struct{})
 	w := &gatedWriter{started: make(chan struct{}), resume: time.After(5 * time.Second), writing: writing}
@@ -263,7 +263,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	go func() {
 		<-w.started
 		for i := before; i < n; i++ {
-			if err := s.PutLink(link(i)); err != nil {
+			if err := s.Links.Put(link(i)); err != nil {
 				errc <- err
 				return
 			}
@@ -289,18 +289,18 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	defer b.Close()
 	must(t, b.Check())
-	count, err := b.CountLinks("crm")
+	count, err := b.Links.Count("crm")
 	must(t, err)
 	if count != before {
 		t.Fatalf("backup holds %d links, want the %d committed when it started", count, before)
 	}
 	i := 0
-	must(t, b.ForEachLink("crm", func(l Link) error {
+	must(t, b.Links.ForEach("crm", func(l Link) error {
 		want := link(i)
 		if l.ExternalID != want.ExternalID || l.ContactID != want.ContactID || l.WorkspaceHash != want.WorkspaceHash {
 			return fmt.Errorf("link %d = %+v, want %+v", i, l, want)
 		}
-		if r, ok, err := b.LinkByContact("crm", want.ContactID); err != nil || !ok || r.ExternalID != want.ExternalID {
+		if r, ok, err := b.Links.ByContact("crm", want.ContactID); err != nil || !ok || r.ExternalID != want.ExternalID {
 			return fmt.Errorf("reverse entry of %s: %+v %v %v", want.ContactID, r, ok, err)
 		}
 		i++
@@ -309,14 +309,14 @@ func TestBackupWhileWriting(t *testing.T) {
 	if i != before {
 		t.Fatalf("scanned %d links in the backup, want %d", i, before)
 	}
-	if final, _ := s.CountLinks("crm"); final != n {
+	if final, _ := s.Links.Count("crm"); final != n {
 		t.Fatalf("store holds %d links after the writer, want %d", final, n)
 	}
 }
 
 func TestCheckAcceptsHealthyFile(t *testing.T) {
 	s, _ := openTest(t)
-	must(t, s.PutLink(Link{Connector: "crm", ExternalID: "e", ContactID: "c"}))
+	must(t, s.Links.Put(Link{Connector: "crm", ExternalID: "e", ContactID: "c"}))
 	must(t, s.Check())
 }
 

@@ -12,7 +12,7 @@ import (
 // trimmed id: no second contact after the upgrade, none taken for deleted.
 func TestMigrateTrimsLinkExternalIDs(t *testing.T) {
 	s, clk := openTest(t)
-	must(t, s.PutLinks([]Link{
+	must(t, s.Links.PutAll([]Link{
 		{Connector: "crm", ExternalID: " p100", ContactID: "c100", RecordID: " p100"},
 		{Connector: "crm", ExternalID: "p200\u00a0", ContactID: "c200-old"},
 		{Connector: "crm", ExternalID: "p200", ContactID: "c200", RecordID: "p200"},
@@ -35,19 +35,19 @@ func TestMigrateTrimsLinkExternalIDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, ok, err := s.Link(tt.connector, tt.ext)
+			l, ok, err := s.Links.Get(tt.connector, tt.ext)
 			if err != nil || !ok || l.ContactID != tt.contact {
 				t.Errorf("link %s/%q = %+v, %v, %v; want contact %s", tt.connector, tt.ext, l, ok, err, tt.contact)
 			}
-			if l2, ok, _ := s.LinkByContact(tt.connector, tt.contact); !ok || l2.ExternalID != tt.ext {
+			if l2, ok, _ := s.Links.ByContact(tt.connector, tt.contact); !ok || l2.ExternalID != tt.ext {
 				t.Errorf("contact %s links %q, %v; want %q", tt.contact, l2.ExternalID, ok, tt.ext)
 			}
 		})
 	}
-	if n, _ := s.CountLinks("crm"); n != 3 {
+	if n, _ := s.Links.Count("crm"); n != 3 {
 		t.Errorf("crm holds %d links, want 3 (the untrimmed twin of p200 dropped)", n)
 	}
-	if _, ok, _ := s.LinkByContact("crm", "c200-old"); ok {
+	if _, ok, _ := s.Links.ByContact("crm", "c200-old"); ok {
 		t.Error("the untrimmed twin's contact is still linked")
 	}
 }

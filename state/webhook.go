@@ -29,11 +29,11 @@ func webhookSecretKey(webhookID, secret string) []byte {
 	return []byte(webhookID + "\x00" + secret)
 }
 
-// PutWebhookSecret records ws, or updates the entry of the same webhook
+// PutSecret records ws, or updates the entry of the same webhook
 // and secret (to set the old secret's ExpiresAt on rotation, for
 // instance). CreatedAt defaults to now. Expired secrets are removed in the
 // same transaction.
-func (s *Store) PutWebhookSecret(ws WebhookSecret) error {
+func (s *Webhooks) PutSecret(ws WebhookSecret) error {
 	if ws.WebhookID == "" || ws.Secret == "" {
 		return fmt.Errorf("put webhook secret: webhook id and secret are required")
 	}
@@ -72,13 +72,13 @@ func (s *Store) PutWebhookSecret(ws WebhookSecret) error {
 	})
 }
 
-// WebhookSecrets returns the secrets that sign valid deliveries now: the
+// Secrets returns the secrets that sign valid deliveries now: the
 // newest (current) and the others not expired yet, newest first.
 // ErrNotFound when there is none. The receiver calls it for every
 // delivery, so the decoded secrets are kept in memory until this Store
 // writes the bucket again (the state file is locked for one writing
 // process, so no one else can).
-func (s *Store) WebhookSecrets() (current WebhookSecret, previous []WebhookSecret, err error) {
+func (s *Webhooks) Secrets() (current WebhookSecret, previous []WebhookSecret, err error) {
 	now := s.now()
 	stored, err := s.storedSecrets()
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *Store) WebhookSecrets() (current WebhookSecret, previous []WebhookSecre
 
 // storedSecrets returns every stored secret, newest first, from the cache
 // when no write went since it was filled. The slice is shared: read only.
-func (s *Store) storedSecrets() ([]WebhookSecret, error) {
+func (s *Webhooks) storedSecrets() ([]WebhookSecret, error) {
 	gen := s.secrets.gen.Load()
 	if c := s.secrets.cached.Load(); c != nil && c.gen == gen {
 		return c.secrets, nil
@@ -140,9 +140,9 @@ type cachedSecrets struct {
 // whether or not it committed.
 func (c *secretCache) changed() { c.gen.Add(1) }
 
-// DeleteWebhookSecrets removes every secret of the webhook (after the
+// DeleteSecrets removes every secret of the webhook (after the
 // subscription was deleted).
-func (s *Store) DeleteWebhookSecrets(webhookID string) error {
+func (s *Webhooks) DeleteSecrets(webhookID string) error {
 	defer s.secrets.changed()
 	return s.update("delete webhook secrets of "+webhookID, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketWebhookSecrets)
@@ -165,10 +165,10 @@ func (s *Store) DeleteWebhookSecrets(webhookID string) error {
 // routes that answered.
 var keyWebhookRoutes = []byte("webhookRoutes")
 
-// WebhookRoutes returns the form of the workspace's webhook routes found
+// Routes returns the form of the workspace's webhook routes found
 // out before (the workspace client's WebhookRoutesSpec or
 // WebhookRoutesV1), or "" when none was recorded.
-func (s *Store) WebhookRoutes() (string, error) {
+func (s *Webhooks) Routes() (string, error) {
 	var form string
 	err := s.view("read webhook routes", func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
@@ -179,9 +179,9 @@ func (s *Store) WebhookRoutes() (string, error) {
 	return form, err
 }
 
-// PutWebhookRoutes records the form of the workspace's webhook routes, so
+// PutRoutes records the form of the workspace's webhook routes, so
 // that the next start uses it without finding it out again.
-func (s *Store) PutWebhookRoutes(form string) error {
+func (s *Webhooks) PutRoutes(form string) error {
 	if form == "" {
 		return fmt.Errorf("put webhook routes: form is required")
 	}

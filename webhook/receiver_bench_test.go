@@ -29,12 +29,12 @@ func BenchmarkReceiveParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: "1", Secret: secret, CreatedAt: time.Now()}); err != nil {
+	if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: "1", Secret: secret, CreatedAt: time.Now()}); err != nil {
 		b.Fatal(err)
 	}
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
-	r, err := New(Options{Store: st, Log: logrus.NewEntry(log)})
+	r, err := New(Options{Store: StoreOf(st), Log: logrus.NewEntry(log)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func FuzzReceiver(f *testing.F) {
 		st := &memStore{secret: secret}
 		log := logrus.New()
 		log.SetOutput(nopWriter{})
-		r, err := New(Options{Store: st, Now: func() time.Time { return now }, MaxBodyBytes: 4096, Log: logrus.NewEntry(log)})
+		r, err := New(Options{Store: Store{Webhooks: st, Inbox: st}, Now: func() time.Time { return now }, MaxBodyBytes: 4096, Log: logrus.NewEntry(log)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,11 +165,11 @@ type memStore struct {
 	events []state.InboxEvent
 }
 
-func (m *memStore) WebhookSecrets() (state.WebhookSecret, []state.WebhookSecret, error) {
+func (m *memStore) Secrets() (state.WebhookSecret, []state.WebhookSecret, error) {
 	return state.WebhookSecret{WebhookID: "1", Secret: m.secret}, nil, nil
 }
 
-func (m *memStore) EnqueueEvent(e state.InboxEvent) (uint64, bool, error) {
+func (m *memStore) Enqueue(e state.InboxEvent) (uint64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil {

@@ -3,7 +3,7 @@
 // against the signing secrets kept in state, checks the envelope, and
 // writes the event durably to the state's inbox before it answers 2xx.
 //
-// An accepted event is never lost: EnqueueEvent commits (with fsync)
+// An accepted event is never lost: Inbox.Enqueue commits (with fsync)
 // before the answer, so a process killed the next instant finds it in the
 // inbox at start-up. A refused delivery changes nothing and gets a short
 // reason: 413 when the body is over the limit, 401 when the signature is
@@ -47,14 +47,19 @@ import (
 // is zero.
 const DefaultMaxBodyBytes = 1 << 20
 
-// Store is the part of the state the receiver uses; *state.Store
-// implements it.
-type Store interface {
-	WebhookSecrets() (current state.WebhookSecret, previous []state.WebhookSecret, err error)
-	EnqueueEvent(e state.InboxEvent) (seq uint64, duplicate bool, err error)
+// Store is the part of the state the receiver uses: the signing secrets
+// and the inbox. StoreOf takes it from an open state file.
+type Store struct {
+	Webhooks interface {
+		Secrets() (current state.WebhookSecret, previous []state.WebhookSecret, err error)
+	}
+	Inbox interface {
+		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
+	}
 }
 
-var _ Store = (*state.Store)(nil)
+// StoreOf is the receiver's view of st.
+func StoreOf(st *state.Store) Store { return Store{Webhooks: st.Webhooks, Inbox: st.Inbox} }
 
 // Options configure a Receiver.
 type Options struct {
@@ -127,7 +132,7 @@ type Receiver struct {
 
 // New checks opts and returns a Receiver.
 func New(opts Options) (*Receiver, error) {
-	if opts.Store == nil {
+	if opts.Store.Webhooks == nil || opts.Store.Inbox == nil {
 		return nil, errors.New("webhook receiver: store is required")
 	}
 	if opts.MaxBodyBytes <= 0 {
@@ -221,7 +226,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeAnswer(w, http.StatusOK, answer{Status: "ignored", Reason: "event type not handled"})
 		return
 	}
-	_, dup, err := r.opts.Store.EnqueueEvent(state.InboxEvent{
+	_, dup, err := r.opts.Store.Inbox.Enqueue(state.InboxEvent{
 		ID: id, Type: ev.Type, ContactID: ev.ContactID, ContactUpdatedAt: ev.UpdatedAt,
 		Body: body, ReceivedAt: r.opts.Now(),
 	})
@@ -246,7 +251,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // 0 when the delivery is authentic, else the status and reason to answer
 // (its label is empty on a 5xx: syncd's failure, not a refusal).
 func (r *Receiver) verify(h http.Header, body []byte) (int, *refusal) {
-	cur, prev, err := r.opts.Store.WebhookSecrets()
+	cur, prev, err := r.opts.Store.Webhooks.Secrets()
 	if errors.Is(err, state.ErrNotFound) {
 		return http.StatusServiceUnavailable, refused("", "no signing secret configured; run syncd webhooks register")
 	}

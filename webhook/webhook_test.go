@@ -48,7 +48,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	log := logrus.New()
 	log.SetOutput(f.logs)
 	log.SetLevel(logrus.DebugLevel)
-	opts := Options{Store: st, Now: clock, MaxBodyBytes: 4096, Log: logrus.NewEntry(log), Accepted: func() { f.woken++ }}
+	opts := Options{Store: StoreOf(st), Now: clock, MaxBodyBytes: 4096, Log: logrus.NewEntry(log), Accepted: func() { f.woken++ }}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -103,7 +103,7 @@ func (f *fixture) post(t *testing.T, h http.Header, body []byte) (int, string) {
 
 func (f *fixture) inbox(t *testing.T) []state.InboxEvent {
 	t.Helper()
-	evs, err := f.store.PendingEvents(0)
+	evs, err := f.store.Inbox.Pending(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func (f *fixture) inbox(t *testing.T) []state.InboxEvent {
 
 func putSecret(t *testing.T, st *state.Store, key string, created, expires time.Time) {
 	t.Helper()
-	if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: "1", Secret: key, CreatedAt: created, ExpiresAt: expires}); err != nil {
+	if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: "1", Secret: key, CreatedAt: created, ExpiresAt: expires}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -21,7 +21,7 @@ func TestConflictsList(t *testing.T) {
 		{Connector: "db", ExternalID: "8", ContactID: "C8", Policy: "crm-wins", Winner: "db",
 			Workspace: map[string]string{"company": "W"}, Source: map[string]string{"company": "D"}},
 	} {
-		if _, err := st.AddConflict(c); err != nil {
+		if _, err := st.Conflicts.Add(c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -73,7 +73,7 @@ func TestWebhooksCommandsRememberRouteForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	form, err := st.WebhookRoutes()
+	form, err := st.Webhooks.Routes()
 	st.Close()
 	if err != nil || form != workspace.WebhookRoutesV1 {
 		t.Fatalf("state records %q (%v), want v1", form, err)

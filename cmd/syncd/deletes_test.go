@@ -59,13 +59,13 @@ func TestDeletesCommand(t *testing.T) {
 	}
 	var held []state.HeldDelete
 	for _, ext := range []string{"2", "4", "6"} {
-		l, ok, err := d.Store().Link("db", ext)
+		l, ok, err := d.Store().Links.Get("db", ext)
 		if err != nil || !ok {
 			t.Fatalf("link %s: %v %v", ext, ok, err)
 		}
 		held = append(held, state.HeldDelete{Connector: "db", ContactID: l.ContactID, ExternalID: ext, RecordID: l.RecordID, HeldAt: time.Now()})
 	}
-	if err := d.Store().PutHeldDeletes(held); err != nil {
+	if err := d.Store().HeldDeletes.Put(held); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()

@@ -167,7 +167,7 @@ func checkBackupLinks(t *testing.T, path string, want int) {
 		t.Fatalf("backup %s does not open: %v", path, err)
 	}
 	defer st.Close()
-	if n, _ := st.CountLinks("crm"); n != want {
+	if n, _ := st.Links.Count("crm"); n != want {
 		t.Errorf("backup holds %d links, want %d", n, want)
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*.tmp-*")); len(leftovers) > 0 {

@@ -127,7 +127,7 @@ func (f *onFile) DropDeadLetter(_ context.Context, id uint64) error {
 	if err != nil {
 		return err
 	}
-	return st.DeleteDeadLetter(id)
+	return st.DeadLetters.Delete(id)
 }
 
 func (f *onFile) Conflicts(_ context.Context, connector string, limit int) ([]admin.Conflict, error) {

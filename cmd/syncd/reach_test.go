@@ -247,7 +247,7 @@ func seedConflicts(_ *verbEnv, st *state.Store) error {
 		{Connector: "crm", ExternalID: "2", ContactID: "C2", Policy: "newest-wins", Winner: "crm",
 			Workspace: map[string]string{"firstName": "W"}, Source: map[string]string{"firstName": "S"}},
 	} {
-		if _, err := st.AddConflict(c); err != nil {
+		if _, err := st.Conflicts.Add(c); err != nil {
 			return err
 		}
 	}
@@ -262,12 +262,12 @@ func seedHeldMatch(_ *verbEnv, st *state.Store) error {
 	if err != nil {
 		return err
 	}
-	return st.PutHeld("crm", "9", raw)
+	return st.Matches.PutHeld("crm", "9", raw)
 }
 
 // seedDeadLetterID notes the ID of the one dead letter.
 func seedDeadLetterID(e *verbEnv, st *state.Store) error {
-	dls, err := st.DeadLetters("crm")
+	dls, err := st.DeadLetters.List("crm")
 	if err != nil || len(dls) != 1 {
 		return fmt.Errorf("dead letters %v: %w", dls, err)
 	}
@@ -279,13 +279,13 @@ func seedDeadLetterID(e *verbEnv, st *state.Store) error {
 func seedHeldDeletes(e *verbEnv, st *state.Store) error {
 	var held []state.HeldDelete
 	for _, ext := range []string{"2", "4"} {
-		l, ok, err := st.Link("db", ext)
+		l, ok, err := st.Links.Get("db", ext)
 		if err != nil || !ok {
 			return fmt.Errorf("link %s: %v %w", ext, ok, err)
 		}
 		held = append(held, state.HeldDelete{Connector: "db", ContactID: l.ContactID, ExternalID: ext, RecordID: l.RecordID, HeldAt: time.Now()})
 	}
-	return st.PutHeldDeletes(held)
+	return st.HeldDeletes.Put(held)
 }
 
 func countRows(t *testing.T, e *verbEnv) int {

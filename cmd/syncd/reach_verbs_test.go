@@ -24,7 +24,7 @@ var verbCases = []verbCase{
 		args: func(e *verbEnv) []string { return args("deadletters", "drop", e.seeded["deadletter"])(e) },
 		after: func(t *testing.T, e *verbEnv) {
 			e.withStore(func(st *state.Store) error {
-				if dls, err := st.DeadLetters("crm"); err != nil || len(dls) != 0 {
+				if dls, err := st.DeadLetters.List("crm"); err != nil || len(dls) != 0 {
 					t.Errorf("dead letters after drop: %v %v", dls, err)
 				}
 				return nil
@@ -50,7 +50,7 @@ var verbCases = []verbCase{
 				t.Errorf("%d contacts after resolve, want the 3 synced and Barbara", n)
 			}
 			e.withStore(func(st *state.Store) error {
-				if held, err := st.Held("crm"); err != nil || len(held) != 0 {
+				if held, err := st.Matches.Held("crm"); err != nil || len(held) != 0 {
 					t.Errorf("held after resolve: %v %v", held, err)
 				}
 				return nil

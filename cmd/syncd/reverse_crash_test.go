@@ -248,10 +248,10 @@ func TestKilledMidBurstAppliesEveryEventOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if n, _ := st.CountPendingEvents(); n != 0 {
+	if n, _ := st.Inbox.Count(); n != 0 {
 		t.Errorf("%d events left in the inbox", n)
 	}
-	if dls, _ := st.DeadLetters("db"); len(dls) != 0 {
+	if dls, _ := st.DeadLetters.List("db"); len(dls) != 0 {
 		t.Errorf("dead letters: %+v", dls)
 	}
 	t.Logf("%d edits, %d UPDATEs written back in all (versions coalesced per round), %d deliveries",

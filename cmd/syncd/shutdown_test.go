@@ -239,12 +239,12 @@ func (e *shutdownEnv) lastRun() (state.Run, int, int) {
 		e.t.Fatalf("state after the stop: %v", err)
 	}
 	defer st.Close()
-	r, ok, err := st.LastRun("bench")
+	r, ok, err := st.Runs.Last("bench")
 	if err != nil || !ok {
 		e.t.Fatalf("no run recorded: %v", err)
 	}
-	links, _ := st.CountLinks("bench")
-	dead, _ := st.CountDeadLetters("bench")
+	links, _ := st.Links.Count("bench")
+	dead, _ := st.DeadLetters.Count("bench")
 	return r, links, dead
 }
 

@@ -85,7 +85,7 @@ func workspaceClient(cfg *config.Config, log *logrus.Logger, st *state.Store, wr
 		Log: logrus.NewEntry(log).WithField(logfield.Component, "workspace"),
 	}
 	if st != nil {
-		form, err := st.WebhookRoutes()
+		form, err := st.Webhooks.Routes()
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +166,7 @@ func (c *WebhooksCommand) list(ctx context.Context, cfg *config.Config, log *log
 	st, err := openStateFile(cfg.State.Path, readState)
 	switch {
 	case err == nil:
-		if cur, prev, err := st.WebhookSecrets(); err == nil {
+		if cur, prev, err := st.Webhooks.Secrets(); err == nil {
 			for _, s := range append([]state.WebhookSecret{cur}, prev...) {
 				secrets[s.WebhookID]++
 			}

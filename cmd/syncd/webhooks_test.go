@@ -47,7 +47,7 @@ func readSecrets(t *testing.T, path string) (state.WebhookSecret, []state.Webhoo
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cur, prev, err := st.WebhookSecrets()
+	cur, prev, err := st.Webhooks.Secrets()
 	if err != nil {
 		t.Fatal(err)
 	}

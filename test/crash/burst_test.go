@@ -72,7 +72,7 @@ func TestKillDuringWebhookBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutWebhookSecret(state.WebhookSecret{WebhookID: "1", Secret: burstSecret, CreatedAt: time.Now()}); err != nil {
+	if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: "1", Secret: burstSecret, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

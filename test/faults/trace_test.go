@@ -21,7 +21,7 @@ func (w *world) watchLinks() {
 		last := map[string]string{}
 		for w.ctx.Err() == nil {
 			seen := map[string]bool{}
-			_ = w.d.Store().ForEachLink(e2e.Connector, func(l state.Link) error {
+			_ = w.d.Store().Links.ForEach(e2e.Connector, func(l state.Link) error {
 				s := fmt.Sprintf("LINK ext=%s contact=%s fields=%v contactUpdatedAt=%s", l.ExternalID, l.ContactID, l.Fields, l.ContactUpdatedAt.Format("15:04:05.000"))
 				seen[l.ExternalID] = true
 				if last[l.ExternalID] != s {

@@ -128,16 +128,16 @@ func (w *world) explain(r *record) string {
 		for _, l := range w.trace.Matching("LINK ext=" + ext + " ") {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
-		l, ok, err := w.d.Store().Link(e2e.Connector, ext)
+		l, ok, err := w.d.Store().Links.Get(e2e.Connector, ext)
 		fmt.Fprintf(&b, "    link: %v %v fields=%v contactUpdatedAt=%s sourceUpdatedAt=%s\n", ok, err, l.Fields,
 			l.ContactUpdatedAt.Format("15:04:05.000000"), l.SourceUpdatedAt.Format("15:04:05.000000"))
-		cfs, _ := w.d.Store().Conflicts(e2e.Connector, 0)
+		cfs, _ := w.d.Store().Conflicts.List(e2e.Connector, 0)
 		for _, c := range cfs {
 			if c.ExternalID == ext || c.ContactID == r.contactID {
 				fmt.Fprintf(&b, "    conflict: %+v\n", c)
 			}
 		}
-		dls, _ := w.d.Store().DeadLetters(e2e.Connector)
+		dls, _ := w.d.Store().DeadLetters.List(e2e.Connector)
 		for _, d := range dls {
 			if strings.Contains(fmt.Sprintf("%+v", d), r.contactID) || d.Key == ext {
 				fmt.Fprintf(&b, "    dead letter: %+v\n", d)
@@ -201,7 +201,7 @@ func (w *world) settle(timeout time.Duration) {
 				}
 			}
 		}
-		inbox, err := w.d.Store().CountPendingEvents()
+		inbox, err := w.d.Store().Inbox.Count()
 		if err != nil {
 			w.t.Fatal(err)
 		}

@@ -140,9 +140,9 @@ func Run(t *testing.T, o Options) Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Journal, err = st.Conflicts(e2e.Connector, 0)
+	s.Journal, err = st.Conflicts.List(e2e.Connector, 0)
 	if err == nil {
-		s.DeadLetters, err = st.DeadLetters(e2e.Connector)
+		s.DeadLetters, err = st.DeadLetters.List(e2e.Connector)
 	}
 	st.Close()
 	if err != nil {
