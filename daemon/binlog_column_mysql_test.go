@@ -3,18 +3,10 @@ package daemon_test
 import (
 	"context"
 	"errors"
-	"html"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/sirupsen/logrus"
-
-	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/connector/mysql"
-	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 )
 
@@ -54,21 +46,4 @@ func TestMySQLBinlogColumnDropped(t *testing.T) {
 	if page := healthPage(t, e.d); !strings.Contains(page, `<span class="reason err">`) || !strings.Contains(page, "last_name") {
 		t.Errorf("the health page does not show the connector's error naming last_name:\n%s", page)
 	}
-}
-
-// healthPage is d's health page (GET / of the admin server), unescaped.
-func healthPage(t *testing.T, d *daemon.Daemon) string {
-	t.Helper()
-	srv := httptest.NewServer((&admin.Server{Daemon: d, Log: logrus.NewEntry(quiet())}).Handler())
-	t.Cleanup(srv.Close)
-	resp, err := http.Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /: %d, %v", resp.StatusCode, err)
-	}
-	return html.UnescapeString(string(body))
 }

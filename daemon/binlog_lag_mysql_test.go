@@ -1,7 +1,6 @@
 package daemon_test
 
 import (
-	"context"
 	"fmt"
 	"net/http/httptest"
 	"strconv"
@@ -19,13 +18,7 @@ import (
 // once it is applied.
 func TestMySQLBinlogLagSeconds(t *testing.T) {
 	e := newBinlogEnv(t, 5)
-	ctx, cancel := context.WithCancel(context.Background())
-	r, err := e.d.Start(ctx, daemon.ForwardPart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = r.Wait() })
-	waitUntil(t, 20*time.Second, "the first pass", func() bool { return len(e.names()) == 5 })
+	startForward(t, e.d, func() bool { return len(e.names()) == 5 })
 	const seconds, bytes = `syncd_replication_lag_seconds{connector="shop",slot="binlog"} `, `syncd_replication_lag_bytes{connector="shop",slot="binlog"} `
 	waitUntil(t, 20*time.Second, "lag 0 s and 0 bytes once caught up", func() bool {
 		s, okS := metricValue(e.d, seconds)
@@ -66,13 +59,7 @@ func metricValue(d *daemon.Daemon, prefix string) (float64, bool) {
 // stream of edits has lasted.
 func TestMySQLBinlogLagSecondsUnderSteadyEdits(t *testing.T) {
 	e := newBinlogEnv(t, 5)
-	ctx, cancel := context.WithCancel(context.Background())
-	r, err := e.d.Start(ctx, daemon.ForwardPart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = r.Wait() })
-	waitUntil(t, 20*time.Second, "the first pass", func() bool { return len(e.names()) == 5 })
+	startForward(t, e.d, func() bool { return len(e.names()) == 5 })
 	const seconds = `syncd_replication_lag_seconds{connector="shop",slot="binlog"} `
 	const steady = 6 * time.Second
 	var peak float64

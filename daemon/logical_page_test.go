@@ -2,18 +2,9 @@ package daemon_test
 
 import (
 	"context"
-	"html"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sirupsen/logrus"
-
-	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/daemon"
 )
 
 // TestPGLogicalHealthPage: while the daemon streams a table, its status
@@ -22,13 +13,7 @@ import (
 // every 1h"), as an operator watching replication lag needs.
 func TestPGLogicalHealthPage(t *testing.T) {
 	e := newLogicalEnv(t, 5)
-	ctx, cancel := context.WithCancel(context.Background())
-	r, err := e.d.Start(ctx, daemon.ForwardPart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = r.Wait() })
-	waitUntil(t, 20*time.Second, "the first pass", func() bool { return len(e.names()) == 5 })
+	startForward(t, e.d, func() bool { return len(e.names()) == 5 })
 
 	// An insert moves the WAL; the change watcher sees the slot behind.
 	e.exec(`INSERT INTO ` + e.table + ` (id, first_name, last_name) VALUES (100, 'Lag', 'Seen')`)
@@ -46,25 +31,14 @@ func TestPGLogicalHealthPage(t *testing.T) {
 		t.Fatalf("status mode %q, want %q... and the lag, then \" behind + poll every 1h\"", mode, slotPrefix)
 	}
 
-	srv := httptest.NewServer((&admin.Server{Daemon: e.d, Log: logrus.NewEntry(quiet())}).Handler())
-	t.Cleanup(srv.Close)
-	resp, err := http.Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /: %d, %v", resp.StatusCode, err)
-	}
-	page := string(body)
+	page := healthPage(t, e.d)
 	// The lag may have changed since: the page shows the slot and a lag.
 	i := strings.Index(page, `<span class="mode">`+slotPrefix)
 	if i < 0 {
 		t.Fatalf("the health page does not show the connector's logical mode and slot; it holds:\n%s", page)
 	}
 	shown := page[i:]
-	shown = html.UnescapeString(shown[:strings.Index(shown, "</span>")+len("</span>")])
+	shown = shown[:strings.Index(shown, "</span>")+len("</span>")]
 	if !strings.Contains(shown, " behind + poll every 1h</span>") {
 		t.Errorf("the health page shows the mode as %q, want the slot's lag (\"... kB behind + poll every 1h\")", shown)
 	}
