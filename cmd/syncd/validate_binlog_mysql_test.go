@@ -36,24 +36,10 @@ func TestValidateMySQLBinlogFallback(t *testing.T) {
 	cfg.User, cfg.Passwd = user, "pw-123"
 	userDSN := cfg.FormatDSN()
 	config := func(dsn, changes string) string {
-		y := `workspace:
-  baseURL: http://127.0.0.1:1
-  apiKey: k
-connectors:
-  - name: shop
-    type: mysql
-    settings:
-      dsn: "` + dsn + `"
-      table: contacts
-`
-		if changes != "" {
-			y += "      changes: " + changes + "\n"
+		if changes == "" {
+			return mysqlConfig(dsn, "contacts")
 		}
-		return y + `    mapping:
-      fields:
-        firstName: first_name
-        emails.work: email
-`
+		return mysqlConfig(dsn, "contacts", "changes: "+changes)
 	}
 	const polls = "changes: auto polls"
 	validate := func(t *testing.T, yaml string) string {

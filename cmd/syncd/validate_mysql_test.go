@@ -16,23 +16,7 @@ func TestValidateChecksTheMySQLTable(t *testing.T) {
 	db := mysqltest.Open(t, dsn)
 	mysqltest.Exec(t, db, `CREATE TABLE good (id INT PRIMARY KEY, first_name TEXT, email TEXT, updated_at DATETIME(6) NOT NULL)`)
 	mysqltest.Exec(t, db, `CREATE TABLE textcursor (id INT PRIMARY KEY, first_name TEXT, email TEXT, updated_at TEXT)`)
-	config := func(table string) string {
-		return `workspace:
-  baseURL: http://127.0.0.1:1
-  apiKey: k
-connectors:
-  - name: shop
-    type: mysql
-    settings:
-      dsn: "` + dsn + `"
-      table: ` + table + `
-      timeZone: Europe/Berlin
-    mapping:
-      fields:
-        firstName: first_name
-        emails.work: email
-`
-	}
+	config := func(table string) string { return mysqlConfig(dsn, table, "timeZone: Europe/Berlin") }
 	tests := []struct {
 		name  string
 		table string
@@ -57,4 +41,27 @@ connectors:
 		}
 		wantLines(t, "stderr", serr, "note: connectors[shop]: DATETIME columns updated_at carry no time zone: read and written as Europe/Berlin")
 	})
+}
+
+// mysqlConfig is a configuration of one mysql connector, shop, syncing
+// table's first_name and email, with more settings (key: value lines).
+func mysqlConfig(dsn, table string, settings ...string) string {
+	y := `workspace:
+  baseURL: http://127.0.0.1:1
+  apiKey: k
+connectors:
+  - name: shop
+    type: mysql
+    settings:
+      dsn: "` + dsn + `"
+      table: ` + table + `
+`
+	for _, s := range settings {
+		y += "      " + s + "\n"
+	}
+	return y + `    mapping:
+      fields:
+        firstName: first_name
+        emails.work: email
+`
 }
