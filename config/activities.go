@@ -65,6 +65,14 @@ func (cc *ConnectorConfig) validateActivities(ps *problems, path string, typ *co
 			ps.add(join(p, "log"), "add calls to log: a call's "+string(k)+" go into its activity", "%s without calls", k)
 		}
 	}
+	phone := false
+	for target := range cc.Mapping.Fields {
+		phone = phone || strings.HasPrefix(target, "phoneNumbers.")
+	}
+	if !phone {
+		ps.add(join(p, "log"), "map the record's phone to a phoneNumbers.<label> field: activities find their record by the other party's number",
+			"no phoneNumbers.* field is mapped")
+	}
 	if typ == nil {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reverse"
@@ -59,16 +60,26 @@ func (d *Daemon) NewApplier() (*reverse.Applier, error) {
 // acts on workspace changes.
 func (d *Daemon) startReverse(ctx context.Context, r *Running, sched *schedule) error {
 	a, err := d.NewApplier()
-	if err != nil || a == nil {
+	if err != nil {
 		return err
 	}
-	r.Applier = a
+	lg, err := d.NewActivityLogger()
+	if err != nil || (a == nil && lg == nil) {
+		return err
+	}
+	r.Applier, r.Activities = a, lg
 	log := logrus.NewEntry(d.log).WithField(logfield.Component, "reverse")
 	if err := d.ensureWebhook(ctx, log); err != nil {
 		return err
 	}
-	if err := d.startReceiver(r, a, log); err != nil {
+	if err := d.startReceiver(r, a, lg, log); err != nil {
 		return err
+	}
+	if lg != nil {
+		d.startActivities(ctx, r, lg)
+	}
+	if a == nil {
+		return nil
 	}
 	for _, c := range d.reverseConnectors() {
 		if _, err := a.CatchUp(ctx, c.Name); err != nil {
@@ -104,7 +115,7 @@ func (d *Daemon) ensureWebhook(ctx context.Context, log *logrus.Entry) error {
 	if !wc.AutoRegister {
 		return nil
 	}
-	reg, err := EnsureWebhook(ctx, d.ws, d.store, wc.PublicURL, log)
+	reg, err := EnsureWebhookEvents(ctx, d.ws, d.store, wc.PublicURL, WebhookEventsFor(d.cfg), log)
 	if err != nil {
 		return fmt.Errorf("webhooks.autoRegister: %w", err)
 	}
@@ -116,14 +127,20 @@ func (d *Daemon) ensureWebhook(ctx context.Context, log *logrus.Entry) error {
 // startReceiver listens on webhooks.listen and adds the receiver to r's
 // services: it stops accepting when the daemon stops, and the requests
 // in flight finish (an event they accept is in the inbox).
-func (d *Daemon) startReceiver(r *Running, a *reverse.Applier, log *logrus.Entry) error {
+func (d *Daemon) startReceiver(r *Running, a *reverse.Applier, lg *activity.Logger, log *logrus.Entry) error {
 	wc := d.cfg.Webhooks
 	if wc.Listen == "" {
 		log.Warn("webhooks.listen is not set: workspace changes arrive only through catch-up")
 		return nil
 	}
-	recv, err := webhook.New(webhook.Options{Store: webhook.StoreOf(d.store), Legacy: wc.LegacySignatures, MaxBodyBytes: wc.MaxBodyBytes,
-		Accepted: a.Notify, Log: log})
+	opts := webhook.Options{Store: webhook.StoreOf(d.store), Legacy: wc.LegacySignatures, MaxBodyBytes: wc.MaxBodyBytes, Log: log}
+	if a != nil {
+		opts.Accepted = a.Notify
+	}
+	if lg != nil {
+		opts.Activities, opts.ActivityTypes, opts.ActivityAccepted = d.store.Activities, d.activityTypes(), lg.Notify
+	}
+	recv, err := webhook.New(opts)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reverse"
 	"github.com/syncd-io/syncd/webhook"
@@ -49,6 +50,9 @@ type Running struct {
 	// receiver (webhooks.listen unset).
 	Applier  *reverse.Applier
 	Receiver *webhook.Receiver
+	// Activities is the activity direction; nil when no connector logs
+	// activities.
+	Activities *activity.Logger
 	// Addr is the webhook receiver's address, "" when none listens.
 	Addr string
 	// AdminAddr is the admin server's address, "" when none listens.

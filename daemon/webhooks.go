@@ -79,6 +79,12 @@ func FindWebhook(ctx context.Context, api WebhookAPI, url string) (workspace.Web
 // gets a new secret by rotation, as the service shows a secret only when
 // it makes one.
 func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url string, log *logrus.Entry) (Registration, error) {
+	return EnsureWebhookEvents(ctx, api, st, url, WebhookEvents, log)
+}
+
+// EnsureWebhookEvents is EnsureWebhook for the given events (see
+// WebhookEventsFor: what the configuration asks for and nothing more).
+func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, st *state.Store, url string, events []string, log *logrus.Entry) (Registration, error) {
 	if url == "" {
 		return Registration{}, errors.New("webhooks.publicURL is not set: the workspace needs the address to deliver to")
 	}
@@ -88,7 +94,7 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 		return reg, fmt.Errorf("find subscription: %w", err)
 	}
 	if !found {
-		created, err := api.CreateWebhook(ctx, workspace.WebhookCreate{URL: url, Events: WebhookEvents, Status: workspace.WebhookEnabled, Label: WebhookLabel})
+		created, err := api.CreateWebhook(ctx, workspace.WebhookCreate{URL: url, Events: events, Status: workspace.WebhookEnabled, Label: WebhookLabel})
 		switch {
 		case err == nil:
 			if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: created.ID, Secret: created.Key}); err != nil {
@@ -111,8 +117,8 @@ func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 		}
 	}
 	var p workspace.WebhookPatch
-	if !sameEvents(wh.Events, WebhookEvents) {
-		p.Events = WebhookEvents
+	if !sameEvents(wh.Events, events) {
+		p.Events = events
 	}
 	if wh.Status != workspace.WebhookEnabled {
 		p.Status = workspace.Some(workspace.WebhookEnabled)

@@ -109,6 +109,9 @@ type Store struct {
 	Webhooks *Webhooks
 	// History is the health page's 24-hour history.
 	History *History
+	// Activities are the queue and records of calls and texts logged on
+	// records (activity.go).
+	Activities *Activities
 }
 
 // newStore ties the domains to f.
@@ -129,6 +132,7 @@ func newStore(f *file, eventTTL time.Duration) *Store {
 		Reverse:        &Reverse{file: f, inbox: &in.index},
 		Webhooks:       &Webhooks{file: f},
 		History:        &History{f},
+		Activities:     &Activities{file: f, ttl: eventTTL},
 	}
 }
 

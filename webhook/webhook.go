@@ -61,6 +61,14 @@ type Store struct {
 // StoreOf is the receiver's view of st.
 func StoreOf(st *state.Store) Store { return Store{Webhooks: st.Webhooks, Inbox: st.Inbox} }
 
+// ActivityQueue is the queue of call and message events;
+// *state.Activities implements it.
+type ActivityQueue interface {
+	Enqueue(e state.ActivityEvent) (seq uint64, duplicate bool, err error)
+}
+
+var _ ActivityQueue = (*state.Activities)(nil)
+
 // Options configure a Receiver.
 type Options struct {
 	// Store holds the signing secrets and the inbox.
@@ -79,6 +87,12 @@ type Options struct {
 	// Accepted, when set, is called after each event written to the
 	// inbox (to wake the applier). It must not block.
 	Accepted func()
+	// Activities, when set, takes the events of ActivityTypes (calls and
+	// messages, for the activity direction) instead of the inbox,
+	// durably before the 2xx, and ActivityAccepted is called after each.
+	Activities       ActivityQueue
+	ActivityTypes    []string
+	ActivityAccepted func()
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Log receives one entry per refusal; default: the standard logger.
@@ -122,9 +136,10 @@ func Reasons() []string { return append([]string(nil), reasons[:]...) }
 
 // Receiver is the webhook endpoint. It is safe for concurrent use.
 type Receiver struct {
-	opts  Options
-	types map[string]bool
-	log   *logrus.Entry
+	opts          Options
+	types         map[string]bool
+	activityTypes map[string]bool
+	log           *logrus.Entry
 
 	accepted, duplicates, ignored, refused, failed atomic.Int64
 	refusedBy                                      [reasonCount]atomic.Int64
@@ -154,6 +169,12 @@ func New(opts Options) (*Receiver, error) {
 	r := &Receiver{opts: opts, types: map[string]bool{}, log: log.WithField(logfield.Component, "webhook")}
 	for _, t := range opts.Types {
 		r.types[t] = true
+	}
+	r.activityTypes = map[string]bool{}
+	if opts.Activities != nil {
+		for _, t := range opts.ActivityTypes {
+			r.activityTypes[t] = true
+		}
 	}
 	return r, nil
 }
@@ -220,6 +241,10 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if id == "" {
 		id = ev.ID // the legacy scheme has no webhook-id header
 	}
+	if r.activityTypes[ev.Type] {
+		r.enqueueActivity(w, req, id, ev.Type, body)
+		return
+	}
 	if !r.types[ev.Type] {
 		r.ignored.Add(1)
 		r.log.WithField(logfield.Type, ev.Type).WithField(logfield.WebhookID, id).Debug("webhook event of an unhandled type dropped")
@@ -243,6 +268,28 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.accepted.Add(1)
 	if r.opts.Accepted != nil {
 		r.opts.Accepted()
+	}
+	writeRaw(w, http.StatusOK, answerAccepted)
+}
+
+// enqueueActivity writes a call or message event to the activity queue
+// before it answers, as ServeHTTP does contact events to the inbox. The
+// body (which may hold a text or a transcript) is never logged.
+func (r *Receiver) enqueueActivity(w http.ResponseWriter, req *http.Request, id, typ string, body []byte) {
+	_, dup, err := r.opts.Activities.Enqueue(state.ActivityEvent{ID: id, Type: typ, Body: body, ReceivedAt: r.opts.Now()})
+	if err != nil {
+		r.log.WithError(err).WithField(logfield.WebhookID, id).Error("activity event could not be written to the queue")
+		r.fail(w, req, http.StatusServiceUnavailable, "event could not be stored; deliver again later")
+		return
+	}
+	if dup {
+		r.duplicates.Add(1)
+		writeRaw(w, http.StatusOK, answerDuplicate)
+		return
+	}
+	r.accepted.Add(1)
+	if r.opts.ActivityAccepted != nil {
+		r.opts.ActivityAccepted()
 	}
 	writeRaw(w, http.StatusOK, answerAccepted)
 }

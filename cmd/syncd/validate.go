@@ -219,6 +219,9 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 	if ws, ok := src.(connector.WebhookSource); ok && ws.Webhook() != nil {
 		note(webhookNote(cc.Name))
 	}
+	if aw, ok := src.(connector.ActivityWriter); ok && cc.Activities.Enabled() {
+		note(activityNote(aw, cc))
+	}
 	if ic, ok := src.(idColumnChecker); ok {
 		if f.id, err = ic.IDColumnCheck(ctx); err != nil {
 			return f, err
@@ -242,6 +245,22 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 		}
 	}
 	return f, nil
+}
+
+// activityNote says what the connector logs of the workspace's calls
+// and texts, and what its type could log besides.
+func activityNote(aw connector.ActivityWriter, cc config.ConnectorConfig) string {
+	kinds := make([]string, 0, 2)
+	for _, k := range aw.ActivityKinds() {
+		kinds = append(kinds, string(k)+"s")
+	}
+	logs := make([]string, len(cc.Activities.Log))
+	for i, l := range cc.Activities.Log {
+		logs[i] = string(l)
+	}
+	return fmt.Sprintf("activities: logs %s on the linked records (this type can log %s; summaries, transcripts and recordings go into a call's activity); "+
+		"the events arrive on webhooks.listen, and numbers are found through the mapped phoneNumbers.* fields",
+		strings.Join(logs, ", "), strings.Join(kinds, " and "))
 }
 
 // webhookNote says where a connector's change webhooks arrive.

@@ -118,7 +118,7 @@ func (c *WebhooksCommand) register(ctx context.Context, cfg *config.Config, log 
 	if err != nil {
 		return err
 	}
-	reg, err := daemon.EnsureWebhook(ctx, ws, st, cfg.Webhooks.PublicURL, logrus.NewEntry(log))
+	reg, err := daemon.EnsureWebhookEvents(ctx, ws, st, cfg.Webhooks.PublicURL, daemon.WebhookEventsFor(cfg), logrus.NewEntry(log))
 	if err != nil {
 		return err
 	}

@@ -135,6 +135,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -154,7 +155,7 @@ func init() {
 		Writable:     true,
 		Incremental:  true,
 		SoftDelete:   false,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify, connector.CapWebhook},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify, connector.CapWebhook, connector.CapActivities},
 	})
 }
 
@@ -181,6 +182,9 @@ type Source struct {
 	// have webhooks; hookURL is the target URL entered in the app.
 	changehook.Endpoint
 	hookURL string
+	// act is what the activity writer learns once (activities.go).
+	actOnce sync.Once
+	act     *activityState
 }
 
 var (

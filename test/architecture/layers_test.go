@@ -21,7 +21,7 @@ var layers = []struct {
 	{1, []string{"workspace", "connector"}},
 	{2, []string{"connector/", "workspace/emulator", "mapping/mappingtest"}},
 	{3, []string{"mapping", "config", "connector/all", "discover"}},
-	{4, []string{"reconcile", "reverse", "webhook"}},
+	{4, []string{"reconcile", "reverse", "webhook", "activity"}},
 	{5, []string{"metrics", "admin"}},
 	{6, []string{"daemon"}},
 	{7, []string{"demo", "bench", "test/e2e", "test/emutest"}},

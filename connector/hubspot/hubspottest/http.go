@@ -73,7 +73,8 @@ func routeOf(r *http.Request) Route {
 	case r.Method == http.MethodGet && strings.HasPrefix(p, listPath+"/") && !strings.Contains(p[len(listPath)+1:], "/"):
 		return RouteGet
 	}
-	return RouteUnknown
+	route, _, _ := engagementRoute(r.Method, strings.TrimSuffix(r.URL.Path, "/"))
+	return route
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -143,6 +144,9 @@ func (s *Server) routeLocked(route Route, r *http.Request, body []byte) answer {
 		return s.mergeEndpointLocked(body)
 	case RouteGet:
 		return s.getLocked(r)
+	case RouteEngagementCreate, RouteEngagementUpdate, RouteEngagementGet, RouteEngagementSearch,
+		RoutePropertyGet, RoutePropertyCreate, RouteGroupCreate, RouteOwners:
+		return s.engagementLocked(route, r, body)
 	}
 	return s.errorLocked(http.StatusNotFound, "OBJECT_NOT_FOUND", "resource not found")
 }

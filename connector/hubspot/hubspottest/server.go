@@ -180,6 +180,7 @@ type Server struct {
 	daily    int
 	emails   map[string]int64 // lower-cased email of live contacts
 	hooks    webhooks         // the app's webhooks (webhooks.go)
+	eng      *engagements     // calls and communications (activities.go)
 }
 
 type contact struct {

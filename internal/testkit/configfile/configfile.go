@@ -81,6 +81,8 @@ type Connector struct {
 	// Settings are the connector type's settings.
 	Settings map[string]any `yaml:"settings,omitempty"`
 	Mapping  Mapping        `yaml:"mapping"`
+	// Activities is the connector's activities block (calls and texts).
+	Activities map[string]any `yaml:"activities,omitempty"`
 }
 
 // Mapping is a connector's mapping.

@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"context"
+	"slices"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/syncd-io/syncd/activity"
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
+	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// WebhookEventsFor are the events the configuration asks the workspace
+// to deliver, and nothing more: the contact events when a connector acts
+// on workspace changes, and for each kind a connector's activities log,
+// its events (calls: call.completed; summaries, transcripts, recordings:
+// their call.*.completed; messages: message.received and
+// message.delivered). A configuration asking for none gets the contact
+// events, as before activities existed.
+func WebhookEventsFor(cfg *config.Config) []string {
+	want := map[string]bool{}
+	for _, cc := range cfg.Connectors {
+		if cc.ReadsWorkspace() {
+			want[workspace.EventContactUpdated], want[workspace.EventContactDeleted] = true, true
+		}
+		for _, k := range cc.Activities.Log {
+			for _, ev := range activityEvents[k] {
+				want[ev] = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		return slices.Clone(WebhookEvents)
+	}
+	var out []string
+	for _, ev := range append(slices.Clone(WebhookEvents), workspace.ActivityEvents...) {
+		if want[ev] {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// activityEvents are the events of each kind a connector may log.
+var activityEvents = map[policy.ActivityLog][]string{
+	policy.LogCalls:       {workspace.EventCallCompleted},
+	policy.LogSummaries:   {workspace.EventCallSummaryCompleted},
+	policy.LogTranscripts: {workspace.EventCallTranscriptCompleted},
+	policy.LogRecordings:  {workspace.EventCallRecordingCompleted},
+	policy.LogMessages:    {workspace.EventMessageReceived, workspace.EventMessageDelivered},
+}
+
+// activityTypes are the event types the receiver queues for the activity
+// direction.
+func (d *Daemon) activityTypes() []string {
+	var out []string
+	for _, ev := range WebhookEventsFor(d.cfg) {
+		if slices.Contains(workspace.ActivityEvents, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// activityTargets are the connectors whose activities log something and
+// whose source can write activities (validate refuses the others).
+func (d *Daemon) activityTargets() []*activity.Target {
+	var out []*activity.Target
+	for _, c := range d.connectors {
+		if !c.Config.Activities.Enabled() {
+			continue
+		}
+		w, ok := c.Source.(connector.ActivityWriter)
+		if !ok {
+			c.log.Warn("activities are configured but the connector cannot write them; none are logged")
+			continue
+		}
+		out = append(out, &activity.Target{Name: c.Name, Writer: w, Log: slices.Clone(c.Config.Activities.Log)})
+	}
+	return out
+}
+
+// NewActivityLogger returns the activity direction over the daemon's
+// state and connectors, nil when no connector logs activities.
+func (d *Daemon) NewActivityLogger() (*activity.Logger, error) {
+	targets := d.activityTargets()
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	return activity.New(activity.Options{Queue: d.store.Activities, Store: activity.StoreOf(d.store), Targets: targets,
+		Log: logrus.NewEntry(d.log)})
+}
+
+// startActivities handles what the queue holds from an earlier run and
+// adds the logger to r's services.
+func (d *Daemon) startActivities(ctx context.Context, r *Running, lg *activity.Logger) {
+	if err := lg.Drain(ctx); err != nil {
+		logrus.NewEntry(d.log).WithField(logfield.Component, "activity").WithError(err).
+			Warn("logging the queued activities at start-up failed; the logger goes on trying")
+	}
+	r.add(&service{name: "activity logger", serve: lg.Run})
+}

@@ -1,0 +1,247 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/config"
+	"github.com/syncd-io/syncd/connector/hubspot"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
+)
+
+// activityEnv is a workspace emulator delivering some events twice, a
+// HubSpot test server with linked contacts, and a daemon logging calls
+// and texts on them, which can be stopped and started again on the same
+// state and listener.
+type activityEnv struct {
+	emu    *emulator.Server
+	hs     *hubspottest.Server
+	app    emulator.App
+	cfg    *config.Config
+	phones []string
+	ids    []string // HubSpot contact ids, by phone
+	stop   func()
+	d      *daemon.Daemon
+	r      *daemon.Running
+}
+
+func startActivityEnv(t *testing.T, n int, dups float64) *activityEnv {
+	t.Helper()
+	emu := emulator.NewServer(emulator.Options{Rate: -1, WebhookDuplicates: dups, RetryBase: 50 * time.Millisecond, RetryMax: time.Second, MaxAttempts: 30})
+	t.Cleanup(emu.Close)
+	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	t.Cleanup(hs.Close)
+	e := &activityEnv{emu: emu, hs: hs, app: emulator.App{BaseURL: emu.URL}}
+	for i := range n {
+		p := fmt.Sprintf("+1555010%04d", i)
+		e.phones = append(e.phones, p)
+		e.ids = append(e.ids, hs.Add(map[string]string{"firstname": fmt.Sprintf("P%d", i), "lastname": "L", "phone": p}))
+	}
+	listen := freeAddr(t)
+	dir := t.TempDir()
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: emulator.DefaultAPIKey, RateLimit: 1000, Burst: 100},
+		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+		Webhooks:  configfile.Webhooks{Listen: listen, PublicURL: "http://" + listen + "/webhooks/workspace", AutoRegister: true},
+		Connectors: []configfile.Connector{{Name: "crm", Type: "hubspot", Schedule: "@every 1h",
+			Settings: map[string]any{"token": hs.Token(), "baseURL": hs.URL, "rateLimit": 100000, "searchRateLimit": 1000},
+			Mapping: configfile.Mapping{ExternalID: "hs_object_id", Fields: map[string]configfile.Field{
+				"firstName": configfile.From("firstname"), "lastName": configfile.From("lastname"), "phoneNumbers.mobile": configfile.From("phone")}},
+			Activities: map[string]any{"log": []string{"calls", "messages", "summaries", "transcripts", "recordings"}},
+		}},
+	}
+	path := filepath.Join(dir, "syncd.yaml")
+	if err := f.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cfg = cfg
+	e.start(t)
+	waitUntil(t, 20*time.Second, "the contacts to be linked", func() bool { return len(emu.Contacts()) == n })
+	return e
+}
+
+// start runs a daemon on the environment's configuration.
+func (e *activityEnv) start(t *testing.T) {
+	t.Helper()
+	d, err := daemon.New(context.Background(), e.cfg, daemon.Options{Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := d.Start(ctx, daemon.ReversePart|daemon.ForwardPart)
+	if err != nil {
+		_ = d.Close()
+		t.Fatal(err)
+	}
+	stopped := false
+	e.d, e.r = d, r
+	e.stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			_ = r.Wait()
+			_ = d.Close()
+		}
+	}
+	t.Cleanup(e.stop)
+}
+
+// byKey returns the engagements of objectType by syncd's key, failing
+// on a key logged twice.
+func (e *activityEnv) byKey(t *testing.T, objectType string) map[string]hubspottest.Engagement {
+	t.Helper()
+	out := map[string]hubspottest.Engagement{}
+	for _, g := range e.hs.Engagements(objectType) {
+		k := g.Properties[hubspot.ActivityKeyProperty]
+		if _, dup := out[k]; dup {
+			t.Fatalf("%s %q logged twice", objectType, k)
+		}
+		out[k] = g
+	}
+	return out
+}
+
+// Calls and texts between the workspace and linked contacts end as
+// exactly one activity each on the right HubSpot contact, through
+// duplicated deliveries and a restart with calls made while syncd was
+// down; a summary, transcript and recording update their call's
+// activity rather than add one.
+func TestHubSpotActivitiesEndToEnd(t *testing.T) {
+	const n = 8
+	e := startActivityEnv(t, n, 0.3)
+	ctx := context.Background()
+	calls := map[string]int{} // call id -> contact index
+	for i := range n {
+		dir := workspace.Incoming
+		if i%2 == 1 {
+			dir = workspace.Outgoing
+		}
+		id, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[i]}, Direction: dir, Duration: 30 + i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[id] = i
+		from, to := e.phones[i], []string{emulator.PhoneNumber}
+		if dir == workspace.Outgoing {
+			from, to = emulator.PhoneNumber, []string{e.phones[i]}
+		}
+		if _, err := e.app.Message(ctx, emulator.MessageIn{From: from, To: to, Text: fmt.Sprintf("text %d", i), Direction: dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 20*time.Second, "a call and a text on each contact", func() bool {
+		return len(e.hs.Engagements(hubspottest.ObjectCalls)) == n && len(e.hs.Engagements(hubspottest.ObjectCommunications)) == n
+	})
+
+	// Stopped: calls made meanwhile, and the first call's summary,
+	// transcript and recording, arrive through the service's retries.
+	e.stop()
+	var first string
+	for id, i := range calls {
+		if i == 0 {
+			first = id
+		}
+	}
+	for i := range 3 {
+		id, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[i]}, Direction: workspace.Incoming, Duration: 5, Status: "no-answer"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[id] = i
+	}
+	if err := e.app.Summarize(ctx, first, []string{"Asked for a quote"}, []string{"Send the quote"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.app.Transcribe(ctx, first, []workspace.DialogueLine{{Content: "Hello, a quote please", Identifier: e.phones[0], End: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.app.Record(ctx, first, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.start(t)
+	key := "call:" + first + ":" + e.ids[0]
+	waitUntil(t, 30*time.Second, "every call logged, the first one complete", func() bool {
+		got := e.hs.Engagements(hubspottest.ObjectCalls)
+		if len(got) != n+3 {
+			return false
+		}
+		for _, g := range got {
+			if g.Properties[hubspot.ActivityKeyProperty] == key {
+				return strings.Contains(g.Properties["hs_call_body"], "Asked for a quote") &&
+					strings.Contains(g.Properties["hs_call_body"], "a quote please") && g.Properties["hs_call_recording_url"] != ""
+			}
+		}
+		return false
+	})
+	// Let the duplicates still in flight arrive, then check.
+	time.Sleep(300 * time.Millisecond)
+	got := e.byKey(t, hubspottest.ObjectCalls)
+	if len(got) != n+3 {
+		t.Fatalf("%d calls logged, want %d", len(got), n+3)
+	}
+	for id, i := range calls {
+		g, ok := got["call:"+id+":"+e.ids[i]]
+		if !ok {
+			t.Errorf("call %s not logged on contact %s", id, e.ids[i])
+			continue
+		}
+		if len(g.Contacts) != 1 || g.Contacts[0] != e.ids[i] {
+			t.Errorf("call %s associated with %v, want %s", id, g.Contacts, e.ids[i])
+		}
+	}
+	texts := e.byKey(t, hubspottest.ObjectCommunications)
+	if len(texts) != n {
+		t.Fatalf("%d texts logged, want %d", len(texts), n)
+	}
+	for _, g := range texts {
+		if g.Properties["hs_communication_channel_type"] != "SMS" || len(g.Contacts) != 1 {
+			t.Errorf("text %+v", g)
+		}
+	}
+	c, err := e.d.Store().Activities.Counts("crm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Logged != int64(2*n+3) || c.Updated < 1 || c.Failed != 0 {
+		t.Errorf("counts = %+v, want %d logged, the first call updated", c, 2*n+3)
+	}
+	if rs := e.r.Receiver.Stats(); rs.Duplicates == 0 {
+		t.Errorf("no delivery came twice after the restart (receiver stats %+v): the test does not test redeliveries", rs)
+	}
+}
+
+// A call created in HubSpot whose answer is lost (syncd cannot know it
+// was created, as after a crash between the write and its record) is
+// looked for by syncd's key before anything is written again: one call
+// on the contact, found by search, not two.
+func TestHubSpotActivityLostAnswerLoggedOnce(t *testing.T) {
+	e := startActivityEnv(t, 1, 0)
+	e.hs.Inject(hubspottest.RouteEngagementCreate, hubspottest.Fault{Status: 502, AfterApply: true})
+	id, err := e.app.Call(context.Background(), emulator.CallIn{Participants: []string{e.phones[0]}, Direction: workspace.Incoming, Duration: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "call:" + id + ":" + e.ids[0]
+	waitUntil(t, 20*time.Second, "the call's record after the lost answer", func() bool {
+		w, ok, err := e.d.Store().Activities.Written("crm", key)
+		return err == nil && ok && w.ActivityID != ""
+	})
+	if got := e.byKey(t, hubspottest.ObjectCalls); len(got) != 1 {
+		t.Fatalf("%d calls logged, want 1", len(got))
+	}
+	if n := e.hs.Stats().Requests[hubspottest.RouteEngagementSearch]; n != 1 {
+		t.Errorf("%d searches, want 1 (only after the lost answer)", n)
+	}
+}
