@@ -15,3 +15,12 @@ func TestKillWhileStreamingBinlog(t *testing.T) {
 	w := newForwardWorldIn(t, e2e.MySQL, 1200, 400, map[string]any{"changes": "binlog"})
 	w.killWhileStreaming(t)
 }
+
+// TestKillDuringForwardRunsBinlog is TestKillDuringForwardRuns on
+// MariaDB's binlog: SIGKILLs during the first sync (the consistent
+// snapshot whose position the stream starts from) and during the
+// streaming reruns; after one complete run, one contact per row, every
+// field equal.
+func TestKillDuringForwardRunsBinlog(t *testing.T) {
+	newForwardWorldIn(t, e2e.MySQL, 1200, 400, map[string]any{"changes": "binlog"}).killDuringRuns(t)
+}
