@@ -1,6 +1,8 @@
 package emukit
 
 import (
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -64,5 +66,25 @@ func TestClock(t *testing.T) {
 	c.Advance(time.Second + 1500)
 	if want := time.Date(2026, 3, 2, 9, 0, 1, 0, time.UTC); !c.Now().Equal(want) || c.Now().Location() != time.UTC {
 		t.Errorf("frozen clock at %v, want %v", c.Now(), want)
+	}
+}
+
+func TestServeOnAGivenListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "here") }))
+	defer s.Close()
+	if want := "http://" + ln.Addr().String(); s.URL != want {
+		t.Errorf("URL = %s, want %s", s.URL, want)
+	}
+	resp, err := http.Get("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); string(b) != "here" {
+		t.Errorf("body = %q", b)
 	}
 }

@@ -28,6 +28,7 @@ package hubspottest
 import (
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -110,6 +111,10 @@ type Options struct {
 	// by default they are in no list, only their ids point to the merged
 	// contact.
 	ArchiveMerged bool
+	// Listener, when set, is where the server listens (`syncd emulator
+	// --crm hubspot` listens on the address given); nil: a new loopback
+	// port.
+	Listener net.Listener
 }
 
 // StandardProperties are the contact properties every server knows.
@@ -234,7 +239,7 @@ func NewServer(opts Options) *Server {
 		s.props[p] = true
 	}
 	s.resetStatsLocked()
-	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.http = emukit.Serve(opts.Listener, http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s
 }

@@ -43,6 +43,7 @@ package pipedrivetest
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -106,6 +107,10 @@ type Options struct {
 	// WebhookRetryScale multiplies the documented waits before a
 	// webhook delivery's retries (3, 30, 150 s); 0 means 1.
 	WebhookRetryScale float64
+	// Listener, when set, is where the server listens (`syncd emulator
+	// --crm pipedrive` listens on the address given); nil: a new loopback
+	// port.
+	Listener net.Listener
 }
 
 // CustomField is a person custom field definition.
@@ -219,7 +224,7 @@ func NewServer(opts Options) *Server {
 	}
 	s.hooks.ctx, s.hooks.stop = context.WithCancel(context.Background())
 	s.hooks.client = &http.Client{}
-	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.http = emukit.Serve(opts.Listener, http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s
 }

@@ -44,6 +44,7 @@ package salesforcetest
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -123,6 +124,10 @@ type Options struct {
 	// RealClock makes the server's clock the wall clock (truncated to the
 	// millisecond) instead of the settable one.
 	RealClock bool
+	// LoginListener and InstanceListener, when set, are where the login
+	// host and the instance listen (`syncd emulator --crm salesforce`
+	// listens on the addresses given); nil: a new loopback port each.
+	LoginListener, InstanceListener net.Listener
 }
 
 // Server is a running test org.
@@ -198,8 +203,8 @@ func NewServer(opts Options) *Server {
 	for _, o := range append([]*object{newObject("Contact", "003", contactFields, opts.CustomFields), newObject("Lead", "00Q", leadFields, opts.CustomFields)}, activityObjects()...) {
 		s.objects[strings.ToLower(o.name)] = o
 	}
-	s.login = httptest.NewServer(http.HandlerFunc(s.serveLogin))
-	s.inst = httptest.NewServer(http.HandlerFunc(s.serveAPI))
+	s.login = emukit.Serve(opts.LoginListener, http.HandlerFunc(s.serveLogin))
+	s.inst = emukit.Serve(opts.InstanceListener, http.HandlerFunc(s.serveAPI))
 	s.LoginURL, s.InstanceURL = s.login.URL, s.inst.URL
 	return s
 }
