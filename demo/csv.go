@@ -23,7 +23,7 @@ func (c *runner) csvDemo(ctx context.Context, dir string, rows int, serve bool) 
 	fmt.Fprintf(out, "1. Started a workspace emulator at %s (API key %q)\n", emu.URL, APIKey)
 
 	csvPath := filepath.Join(dir, "contacts.csv")
-	people := demoPeople(rows)
+	people := SamplePeople(rows)
 	if err := writeDemoCSV(csvPath, people); err != nil {
 		return err
 	}

@@ -124,7 +124,10 @@ var demoNames = [][2]string{
 	{"Frances", "Allen"}, {"Ken", "Thompson"}, {"Margaret", "Hamilton"}, {"Niklaus", "Wirth"}, {"Radia", "Perlman"},
 }
 
-func demoPeople(n int) [][]string {
+// SamplePeople returns n rows of sample people, each id, first name,
+// last name, e-mail, phone (a US number in national form) and company:
+// the demos' records, and the records `syncd emulator --crm` seeds.
+func SamplePeople(n int) [][]string {
 	rows := make([][]string, 0, n)
 	for i := 1; i <= n; i++ {
 		name := demoNames[(i-1)%len(demoNames)]

@@ -21,7 +21,7 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 	defer emu.Close()
 	hs := hubspottest.NewServer(hubspottest.Options{Seed: 1, KeepBatchOrder: true})
 	defer hs.Close()
-	for _, p := range demoPeople(rows) {
+	for _, p := range SamplePeople(rows) {
 		hs.Add(map[string]string{"firstname": p[1], "lastname": p[2], "email": p[3], "phone": p[4], "company": p[5]})
 	}
 	fmt.Fprintf(out, "1. Started a workspace emulator at %s and a HubSpot test server at %s with %d contacts\n", emu.URL, hs.URL, rows)

@@ -145,7 +145,7 @@ func fillDemoTable(ctx context.Context, db *sql.DB, rows int) error {
 			return fmt.Errorf("demo table: %w", err)
 		}
 	}
-	people := demoPeople(rows)
+	people := SamplePeople(rows)
 	if len(people) == 0 {
 		return nil
 	}

@@ -75,7 +75,7 @@ func (c *runner) pipedriveDemo(ctx context.Context, dir string, rows int, serve 
 // home e-mail address, a mobile number and an organization.
 func addDemoPersons(pd *pipedrivetest.Server, rows int) []string {
 	ids := make([]string, 0, rows)
-	for i, p := range demoPeople(rows) {
+	for i, p := range SamplePeople(rows) {
 		ids = append(ids, pd.Add(pipedrivetest.Person{Name: p[1] + " " + p[2], OrgID: pd.AddOrg(p[5]),
 			Emails: []pipedrivetest.Item{{Value: p[3], Label: "work"}, {Value: fmt.Sprintf("home%d@example.net", i+1), Label: "home"}},
 			Phones: []pipedrivetest.Item{{Value: p[4], Label: "mobile"}}}))

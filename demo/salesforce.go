@@ -25,7 +25,7 @@ func (c *runner) salesforceDemo(ctx context.Context, dir string, rows int, serve
 	org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true, Used: 1200, DailyLimit: 15000})
 	defer org.Close()
 	var ids []string
-	for _, p := range demoPeople(rows) {
+	for _, p := range SamplePeople(rows) {
 		ids = append(ids, org.Add("Contact", map[string]any{"FirstName": p[1], "LastName": p[2], "Email": p[3], "Phone": p[4], "Title": p[5]}))
 	}
 	fmt.Fprintf(out, "1. Started a workspace emulator at %s and a Salesforce test org (login host %s, instance %s) with %d Contacts\n",

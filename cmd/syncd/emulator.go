@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	registerCommand("emulator", "serve an in-memory workspace API for tests and demos",
+	registerCommand("emulator", "serve an in-memory workspace API, or a CRM stand-in with --crm, for tests and trials",
 		func(m *Main) Command { return &EmulatorCommand{m: m} })
 }
 
@@ -53,8 +53,8 @@ func (f *customFieldFlags) Set(v string) error {
 
 // Run parses the flags and serves until ctx is done.
 func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
-	fs := c.m.newFlagSet("emulator", "emulator --listen 127.0.0.1:PORT --api-key KEY [flags]")
-	listen := fs.String("listen", "127.0.0.1:8089", "address to listen on (port 0 picks a free one)")
+	fs := c.m.newFlagSet("emulator", emulatorUsage)
+	listen := fs.String("listen", "", "address to listen on (port 0 picks a free one); default 127.0.0.1:8089, with --crm 127.0.0.1:8090")
 	apiKey := fs.String("api-key", "", "the API key with every right (required)")
 	readOnly := fs.String("read-only-key", "", "an API key that may only read (its writes get 403)")
 	rate := fs.Float64("rate", workspace.DefaultRateLimit, "requests per second per API key; negative for no limit")
@@ -75,12 +75,23 @@ func (c *EmulatorCommand) Run(ctx context.Context, args []string) error {
 	noOrg := fs.Bool("no-organization", false, "answer 404 on GET /v1/organization, as versions of the service without it do")
 	var fields customFieldFlags
 	fs.Var(&fields, "custom-field", "a custom field definition key:type:name (repeatable); types: "+strings.Join(emulator.FieldTypes, ", "))
+	crm := crmFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), ErrUsage)
+	}
+	if err := checkFlagsOfMode(fs, crm.crm != ""); err != nil {
+		return err
+	}
+	if crm.crm != "" {
+		crm.listen, crm.seed = *listen, uint64(*seed)
+		return c.runCRM(ctx, *crm, *logLevel)
+	}
+	if *listen == "" {
+		*listen = "127.0.0.1:8089"
 	}
 	if *apiKey == "" {
 		fs.Usage()
