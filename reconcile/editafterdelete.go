@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -27,8 +28,9 @@ import (
 //     (onSourceDelete: delete, on a connector whose app edits flow back):
 //     before deleting contacts, the pass reads them (one listing per 50
 //     deletions, only then) and with edit-wins keeps a contact edited
-//     more than policy.RaceWindow after its record's deletion (its link
-//     dropped, as onSourceDelete: unlink would); otherwise it is deleted.
+//     more than policy.RaceWindow after its record's deletion, and the
+//     write-back makes its record again (recreate); otherwise it is
+//     deleted.
 //     The deletion's time is the deleted record's UpdatedAt, else now.
 //
 // The reverse direction follows the same rule for the deletion events it
@@ -142,12 +144,43 @@ func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, de
 			out = append(out, l)
 			continue
 		}
+		// The write-back creates the record again from the contact, and
+		// links them, once the link is gone (an event enqueued before, so
+		// that a crash between the two leaves the link, and the deletion
+		// to be read again).
+		if err := p.recreate(c); err != nil {
+			return nil, err
+		}
 		if err := r.opts.Store.Links.Delete(r.opts.Connector, l.ExternalID); err != nil {
 			return nil, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
 		p.count(func(s *Summary) { s.Unlinked++ })
 	}
 	return out, nil
+}
+
+// recreate asks the write-back to create a record for contact c again:
+// an inbox event carrying c, naming the connector (state.InboxEvent's
+// Recreate). Its id is new each time: a repeat after a crash finds the
+// contact linked and is applied as an update.
+func (p *pass) recreate(c workspace.Contact) error {
+	r := p.r
+	now := r.opts.Now()
+	id := "recreate:" + c.ID + ":" + strconv.FormatInt(now.UnixNano(), 10)
+	res, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
+	}
+	body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, CreatedAt: now.UTC(),
+		Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
+	if err != nil {
+		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
+	}
+	if _, _, err := r.opts.Store.Inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
+		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body, Recreate: r.opts.Connector}); err != nil {
+		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
+	}
+	return nil
 }
 
 // eventTime is when an inbox event happened: its createdAt, else when it

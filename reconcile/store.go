@@ -20,6 +20,7 @@ type Store struct {
 	}
 	Inbox interface {
 		PendingOf(contactID string) ([]state.InboxEvent, error)
+		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
 	}
 }
 

@@ -135,7 +135,8 @@ func TestRecordEditAfterContactDeleteForwardFirst(t *testing.T) {
 
 // TestAppEditAfterRecordDelete: the record is deleted (onSourceDelete:
 // delete), then its contact edited in the app before the forward pass
-// carries the deletion over.
+// carries the deletion over. With edit-wins the contact stays and the
+// write-back makes its record again.
 func TestAppEditAfterRecordDelete(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -157,12 +158,23 @@ func TestAppEditAfterRecordDelete(t *testing.T) {
 			e.mem.remove("1")
 			e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
 			e.forward()
+			e.drain()
 			c, err := e.ws.GetContact(context.Background(), id)
 			switch {
 			case tc.stays && (err != nil || *c.DefaultFields.FirstName != "App"):
 				t.Errorf("contact %+v, %v: want it kept with the app's edit", c, err)
 			case !tc.stays && !workspace.IsNotFound(err):
 				t.Errorf("contact %+v, %v: want it deleted", c, err)
+			}
+			if tc.stays {
+				// The record is made again from the contact, and linked.
+				l, ok, err := e.store.Links.ByContact("mem", id)
+				if err != nil || !ok {
+					t.Fatalf("contact %s has no link (%v): its record was not made again", id, err)
+				}
+				if rec := e.mem.get(l.RecordID); rec.Deleted || rec.Fields["first_name"] != "App" || c.ExternalID == nil || *c.ExternalID != l.ExternalID {
+					t.Errorf("record %+v, contact's externalId %v, link %+v: want a new record with the app's edit, linked", rec, c.ExternalID, l)
+				}
 			}
 			e.checkAfterDelete(tc.winner)
 		})

@@ -58,6 +58,9 @@ type group struct {
 	target  *Target
 	link    *state.Link
 	pending *state.PendingCreate
+	// recreate names the connector whose record of the contact is to be
+	// created again (state.InboxEvent.Recreate).
+	recreate string
 }
 
 func (g *group) seqs() []uint64 {
@@ -176,6 +179,9 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 			out = append(out, g)
 		}
 		g.events = append(g.events, e)
+		if e.Recreate != "" {
+			g.recreate = e.Recreate
+		}
 		if e.Type == workspace.EventContactUpdated {
 			i := len(g.versions)
 			for i > 0 && g.versions[i-1].UpdatedAt.After(c.UpdatedAt) {
@@ -224,6 +230,12 @@ func (r *round) route(g *group) error {
 			g.target, g.pending = t, &p
 			return nil
 		}
+	}
+	if t := r.a.targets[g.recreate]; t != nil && !g.deleted && t.writesBack() {
+		// Its record was deleted after the contact was edited, and
+		// editAfterDelete lets the edit win: created again.
+		g.target = t
+		return nil
 	}
 	if !g.deleted && !r.a.ownedSource(g.contact) {
 		for _, t := range r.a.opts.Targets {

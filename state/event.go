@@ -24,6 +24,11 @@ type InboxEvent struct {
 	// PutOffs counts the rounds that put the event's write-back off
 	// because the record changed since it was read.
 	PutOffs int `json:"putOffs,omitempty"`
+	// Recreate names the connector that is to create a record for the
+	// contact again (its record was deleted after the contact was
+	// edited, and editAfterDelete lets the edit win); "" for the
+	// service's events.
+	Recreate string `json:"recreate,omitempty"`
 }
 
 // appendFill is the fill of the pages of buckets whose keys are appended
