@@ -45,6 +45,9 @@ func errNotFound(id string) error { return notFoundError(id) }
 // tokenCost is the documented cost of a request in tokens: single entity
 // GET 2, list GET 20, search 40, create/update 10, delete 6.
 func tokenCost(route Route) int64 {
+	if n, found := activityCost(route); found {
+		return n
+	}
 	switch route {
 	case RouteGetPerson:
 		return 2
@@ -62,6 +65,9 @@ func tokenCost(route Route) int64 {
 
 func routeOf(r *http.Request) (Route, string) {
 	p := strings.TrimRight(r.URL.Path, "/")
+	if rt, id, found := activityRoute(r.Method, p); found {
+		return rt, id
+	}
 	if rest, found := strings.CutPrefix(p, "/v1/persons/"); found && r.Method == http.MethodPut {
 		if id, merge := strings.CutSuffix(rest, "/merge"); merge && id != "" && !strings.Contains(id, "/") {
 			return RouteMergePersons, id
@@ -185,6 +191,9 @@ func (s *Server) routeLocked(route Route, id string, r *http.Request, body []byt
 		return s.addWebhookLocked(body)
 	case RouteDeleteWebhook:
 		return s.deleteWebhookLocked(id)
+	}
+	if a, found := s.activityRouteLocked(route, id, q, body); found {
+		return a
 	}
 	return fail(http.StatusNotFound, "Unknown method .")
 }

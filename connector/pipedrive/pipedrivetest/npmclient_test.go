@@ -23,6 +23,7 @@ func TestOfficialNodeClient(t *testing.T) {
 		{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}, {Name: "Budget", Type: "monetary"},
 	}})
 	t.Cleanup(srv.Close)
+	srv.AddUser("Rep", "rep@example.com", true)
 	cmd := exec.Command("node", "testdata/npm-client-check.cjs")
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(dir, "node_modules"),
 		"PD_BASE="+srv.URL, "PD_TOKEN="+srv.Token(), "PD_TIER_KEY="+srv.CustomFields()[0].Key, "PD_BUDGET_KEY="+srv.CustomFields()[1].Key)

@@ -194,7 +194,8 @@ type Server struct {
 	// answered caches each person's v2 JSON (all custom fields) until it
 	// changes.
 	answered map[int64][]byte
-	hooks    webhooks // webhooks.go
+	hooks    webhooks       // webhooks.go
+	acts     *activityStore // activities.go
 }
 
 // NewServer starts a server. Close it when done.

@@ -103,7 +103,37 @@ async function main() {
   const deleted = rec.data.find((e) => e.id === made[2]);
   assert.equal(deleted.item, "person");
   assert.equal(deleted.data.active_flag, false);
-  console.log(`ok: ${made.length} persons, ${seen.length} read by cursor, recents ${rec.data.length} items`);
+
+  // Activities (API v2) on a person, its primary participant; activity
+  // types and users (API v1).
+  const activities = new v2.ActivitiesApi(conf2);
+  const types = new v1.ActivityTypesApi(conf1);
+  const users = new v1.UsersApi(conf1);
+  const all = await types.getActivityTypes();
+  keys(all.data[0], ["id", "name", "key_string", "icon_key", "active_flag", "is_custom_flag", "order_nr"], "activity type");
+  assert.ok(all.data.some((x) => x.key_string === "call"));
+  const sms = await types.addActivityType({ AddActivityTypeRequest: { name: "Text message", icon_key: "bubble" } });
+  assert.equal(sms.data.key_string, "text_message");
+  const rep = await users.findUsersByName({ term: "rep@example.com", search_by_email: 1 });
+  assert.equal(rep.data[0].email, "rep@example.com");
+  const act = await activities.addActivity({ AddActivityRequest: {
+    subject: "Call to +15551230000", type: "call", owner_id: rep.data[0].id, participants: [{ person_id: made[0], primary: true }],
+    due_date: "2026-03-02", due_time: "23:30", duration: "00:03", done: true, note: "<p>Summary</p>",
+  } });
+  keys(act.data, ["id", "subject", "type", "owner_id", "person_id", "due_date", "due_time", "duration", "done", "participants", "note", "add_time", "update_time"], "activity");
+  assert.equal(act.data.person_id, made[0]);
+  assert.equal(act.data.done, true);
+  await assert.rejects(activities.addActivity({ AddActivityRequest: { subject: "x", type: "call", person_id: made[0] } }), (e) => refused(e, /read-only/));
+  await assert.rejects(activities.addActivity({ AddActivityRequest: { subject: "x", type: "sms" } }), (e) => refused(e, /activity type/));
+  await assert.rejects(activities.addActivity({ AddActivityRequest: { subject: "x", type: "call", duration: "125" } }), (e) => refused(e, /HH:MM/));
+  const upd2 = await activities.updateActivity({ id: act.data.id, AddActivityRequest: { note: "<p>Summary</p><p>Next</p>" } });
+  assert.equal(upd2.data.note, "<p>Summary</p><p>Next</p>");
+  const onPerson = await activities.getActivities({ person_id: made[0], sort_by: "add_time", sort_direction: "desc", limit: 100 });
+  assert.equal(onPerson.data.length, 1);
+  assert.equal(onPerson.data[0].id, act.data.id);
+  const one = await activities.getActivity({ id: act.data.id });
+  assert.equal(one.data.type, "call");
+  console.log(`ok: ${made.length} persons, ${seen.length} read by cursor, recents ${rec.data.length} items, activity ${act.data.id}`);
 }
 
 main().catch((e) => {
