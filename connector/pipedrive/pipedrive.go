@@ -128,7 +128,7 @@ func init() {
 		Open:         connector.OpenFunc(Open),
 		Writable:     true,
 		Incremental:  true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota, connector.CapSurvivor, connector.CapNotify, connector.CapWebhook},
+		Capabilities: []connector.Capability{connector.CapGet, connector.CapFields, connector.CapFieldNames, connector.CapQuota, connector.CapSurvivor, connector.CapNotify, connector.CapWebhook, connector.CapActivities},
 	})
 }
 
@@ -157,6 +157,8 @@ type Source struct {
 	// webhooks.
 	changehook.Endpoint
 	hook hook
+	// acts is what activities remember (activities.go).
+	acts activityState
 }
 
 var (
