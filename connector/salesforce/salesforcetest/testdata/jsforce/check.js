@@ -59,6 +59,22 @@ async function main() {
   const ruleErr = validated[0].errors && validated[0].errors[0];
   out.ruleError = ruleErr ? [ruleErr.statusCode || ruleErr.errorCode, ruleErr.message, (ruleErr.fields || []).join(',')] : [];
 
+  // A call and a text as Tasks on a Contact, the owner found by e-mail;
+  // read back by the key in CallObject.
+  const who = process.env.SF_TASK_CONTACT;
+  const owner = await conn.query("SELECT Id FROM User WHERE Email = 'rep@example.com' AND IsActive = true LIMIT 1");
+  const tasks = await conn.sobject('Task').create([
+    { WhoId: who, OwnerId: owner.records[0].Id, Subject: 'Call from +15551230000', Status: 'Completed', TaskSubtype: 'Call',
+      CallType: 'Inbound', CallDurationInSeconds: 125, CallDisposition: 'completed', ActivityDate: '2026-03-02', CallObject: 'call:AC1' },
+    { WhoId: who, Subject: 'Text to +15551230000', Status: 'Completed', TaskSubtype: 'Task', CallObject: 'message:M1', Description: 'See you' },
+    { WhoId: who, Subject: 'Bad', TaskSubtype: 'SMS' },
+  ], { allOrNone: false });
+  out.taskSuccess = tasks.map((r) => r.success);
+  out.taskError = tasks[2].errors && tasks[2].errors[0] && (tasks[2].errors[0].statusCode || tasks[2].errors[0].errorCode);
+  const found = await conn.query("SELECT Id, TaskSubtype, CallType, CallDurationInSeconds, OwnerId, WhoId FROM Task WHERE CallObject = 'call:AC1' AND WhoId = '" + who + "'");
+  const t = found.records[0] || {};
+  out.task = [found.totalSize, t.TaskSubtype, t.CallType, t.CallDurationInSeconds, t.OwnerId === owner.records[0].Id, t.WhoId === who];
+
   try {
     await conn.query('SELECT Id FROM Contact WHERE Bogus__c = 1');
   } catch (e) {
