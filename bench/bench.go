@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

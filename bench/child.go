@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 )
 
 // child is a syncd process started by a benchmark, its memory sampled

@@ -8,7 +8,7 @@ import (
 	_ "github.com/syncd-io/syncd/connector/csv"
 	_ "github.com/syncd-io/syncd/connector/mysql"
 	_ "github.com/syncd-io/syncd/connector/postgres"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/policy"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/policy"
 )
 

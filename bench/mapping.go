@@ -8,9 +8,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/syncd-io/syncd/bench/workload"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/mapping"
-	"github.com/syncd-io/syncd/mapping/mappingtest"
 )
 
 // Mapping targets: one changed record mapped and hashed.
@@ -25,7 +25,7 @@ const (
 // CPU time per record is given too, as it holds on a busy machine.
 func Mapping() ([]Figure, error) {
 	var spec mapping.Spec
-	if err := yaml.Unmarshal([]byte(mappingtest.CRMSpec), &spec); err != nil {
+	if err := yaml.Unmarshal([]byte(workload.CRMSpec), &spec); err != nil {
 		return nil, err
 	}
 	m, err := mapping.Compile(spec, mapping.ToWorkspace, nil)
@@ -34,7 +34,7 @@ func Mapping() ([]Figure, error) {
 	}
 	recs := make([]connector.Record, 1024)
 	for i := range recs {
-		recs[i] = mappingtest.Record(i)
+		recs[i] = workload.Record(i)
 	}
 	var failed error
 	total := 0 // records mapped over every round testing.Benchmark runs

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 )
 
 // DefaultMySQLDSN is the server the MariaDB/MySQL scenarios use when

@@ -16,7 +16,7 @@ import (
 	_ "github.com/syncd-io/syncd/connector/pipedrive" // the connector of the pipedrive case
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
 	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

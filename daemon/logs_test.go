@@ -15,7 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/webhook"
 	"github.com/syncd-io/syncd/workspace/signature"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace/emulator"

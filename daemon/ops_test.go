@@ -22,7 +22,7 @@ import (
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/csv"
 	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/reconcile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"

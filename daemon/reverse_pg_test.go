@@ -20,7 +20,7 @@ import (
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/test/emutest"

@@ -12,7 +12,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	_ "github.com/syncd-io/syncd/connector/salesforce"
 	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncd-io/syncd/bench/workload"
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/mapping/mappingtest"
 	"github.com/syncd-io/syncd/policy"
 	"gopkg.in/yaml.v3"
 )
@@ -26,8 +26,8 @@ func mustCompile(t *testing.T, doc string, direction policy.Direction) *Mapper {
 	return m
 }
 
-// crmSpec is the mapping the benchmarks measure (mappingtest.CRMSpec).
-const crmSpec = mappingtest.CRMSpec
+// crmSpec is the mapping the benchmarks measure (workload.CRMSpec).
+const crmSpec = workload.CRMSpec
 
 func TestFieldSpecYAML(t *testing.T) {
 	var spec Spec

@@ -3,15 +3,15 @@ package mapping
 import (
 	"testing"
 
+	"github.com/syncd-io/syncd/bench/workload"
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/mapping/mappingtest"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 	"gopkg.in/yaml.v3"
 )
 
-// benchRecord is mappingtest.Record: the record `syncd bench` maps too.
-func benchRecord(i int) connector.Record { return mappingtest.Record(i) }
+// benchRecord is workload.Record: the record `syncd bench` maps too.
+func benchRecord(i int) connector.Record { return workload.Record(i) }
 
 // BenchmarkToContactAndHash is the forward hot path for each record of
 // every run: map a record (transforms, e-mail and phone normalisation,

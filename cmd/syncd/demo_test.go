@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/demo"
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 )
 

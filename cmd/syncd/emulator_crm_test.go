@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/workspace"
 )
 

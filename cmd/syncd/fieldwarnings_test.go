@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/config"
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/internal/testkit/mysqltest"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/workspace"

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	_ "github.com/syncd-io/syncd/connector/postgres"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

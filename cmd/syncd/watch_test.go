@@ -16,7 +16,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/syncd-io/syncd/admin"
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
 	"github.com/syncd-io/syncd/workspace/signature"

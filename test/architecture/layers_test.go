@@ -1,7 +1,9 @@
 package architecture
 
 import (
+	"fmt"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -17,9 +19,9 @@ var layers = []struct {
 	rank     int
 	prefixes []string
 }{
-	{0, []string{"policy", "progress", "state", "internal/idset", "internal/logfield", "internal/remote", "workspace/signature", "internal/emukit", "internal/testkit/"}},
+	{0, []string{"policy", "progress", "state", "internal/idset", "internal/logfield", "internal/remote", "workspace/signature", "internal/emukit", "internal/capture", "internal/configfile", "internal/testkit/"}},
 	{1, []string{"workspace", "connector"}},
-	{2, []string{"connector/", "workspace/emulator", "mapping/mappingtest"}},
+	{2, []string{"connector/", "workspace/emulator", "bench/workload"}},
 	{3, []string{"mapping", "config", "connector/all", "discover"}},
 	{4, []string{"reconcile", "reverse", "webhook", "activity"}},
 	{5, []string{"metrics", "admin"}},
@@ -28,13 +30,26 @@ var layers = []struct {
 	{8, []string{"cmd/", "test/"}},
 }
 
-// testSupport are the packages that exist for tests; userFacing may import
-// them (the demos and benchmarks run the emulator and the CRM test
-// servers, and the emulator is a command of its own).
-var (
-	testSupport = []string{"internal/testkit/", "test/", "connector/connectortest", "mapping/mappingtest", "connector/hubspot/hubspottest", "connector/pipedrive/pipedrivetest", "connector/salesforce/salesforcetest"}
-	userFacing  = []string{"demo", "bench", "cmd/syncd"}
-)
+// testSupport are the packages that exist for tests only: shipped code
+// imports none of them.
+var testSupport = []string{"internal/testkit/", "test/", "connector/connectortest"}
+
+// emulatorUsers are the shipped packages that may import an emulator: the
+// emulator command, the demos and the benchmarks, which run them for users.
+var emulatorUsers = []string{"cmd/syncd", "demo", "bench"}
+
+// crmEmulator matches a CRM's test server, connector/<type>/<type>test.
+var crmEmulator = regexp.MustCompile(`^connector/([a-z0-9]+)/([a-z0-9]+)test$`)
+
+// isEmulator reports whether pkg is a shipped emulator: the workspace's,
+// or a CRM's test server (its directory named after its connector).
+func isEmulator(pkg string) bool {
+	if pkg == "workspace/emulator" {
+		return true
+	}
+	m := crmEmulator.FindStringSubmatch(pkg)
+	return m != nil && m[1] == m[2]
+}
 
 func rank(pkg string) (int, bool) {
 	best, bestLen := -1, -1
@@ -101,16 +116,65 @@ func TestNoPackageImportsOneAboveIt(t *testing.T) {
 	}
 }
 
-func TestShippedCodeImportsNoTestSupport(t *testing.T) {
-	for pkg, deps := range imports(t) {
-		if matches(pkg, testSupport) || matches(pkg, userFacing) || pkg == "workspace/emulator" {
-			continue
-		}
+// shippedImportProblems applies the rules of docs/ARCHITECTURE.md on what
+// ships: shipped code imports no test support; an emulator (the
+// workspace's, the CRMs' test servers) is imported only by the emulator
+// command, the demos, the benchmarks and test support; the emulators' kit
+// (internal/emukit) only by emulators; generic test support
+// (internal/testkit) imports nothing of syncd's but policy.
+func shippedImportProblems(graph map[string][]string) []string {
+	var problems []string
+	for pkg, deps := range graph {
+		test := matches(pkg, testSupport)
 		for _, imp := range deps {
-			if matches(imp, testSupport) {
-				t.Errorf("shipped package %s imports test support %s", pkg, imp)
+			switch {
+			case !test && matches(imp, testSupport):
+				problems = append(problems, fmt.Sprintf("shipped package %s imports test support %s", pkg, imp))
+			case !test && isEmulator(imp) && !matches(pkg, emulatorUsers):
+				problems = append(problems, fmt.Sprintf("%s imports the emulator %s: only %s run emulators", pkg, imp, strings.Join(emulatorUsers, ", ")))
+			case imp == "internal/emukit" && !isEmulator(pkg):
+				problems = append(problems, fmt.Sprintf("%s imports internal/emukit, the emulators' kit", pkg))
+			case strings.HasPrefix(pkg, "internal/testkit/") && imp != "policy" && !strings.HasPrefix(imp, "internal/testkit/"):
+				problems = append(problems, fmt.Sprintf("generic test support %s imports %s: it imports nothing of syncd's but policy", pkg, imp))
 			}
 		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+func TestShippedCodeImportsNoTestSupport(t *testing.T) {
+	for _, p := range shippedImportProblems(imports(t)) {
+		t.Error(p)
+	}
+}
+
+// TestShipRulesCheckThemselves makes sure each rule of
+// shippedImportProblems can fail.
+func TestShipRulesCheckThemselves(t *testing.T) {
+	tests := []struct {
+		name, from, to string
+		broken         bool
+	}{
+		{"the daemon importing a testkit package", "daemon", "internal/testkit/pgtest", true},
+		{"the benchmarks importing the contract suite", "bench", "connector/connectortest", true},
+		{"a connector importing its CRM's test server", "connector/hubspot", "connector/hubspot/hubspottest", true},
+		{"the daemon importing the workspace emulator", "daemon", "workspace/emulator", true},
+		{"a connector importing the emulators' kit", "connector/pipedrive", "internal/emukit", true},
+		{"testkit importing a connector", "internal/testkit/pgtest", "connector", true},
+		{"the emulator command serving a CRM's test server", "cmd/syncd", "connector/salesforce/salesforcetest", false},
+		{"a demo serving the workspace emulator", "demo", "workspace/emulator", false},
+		{"a CRM test server importing the emulators' kit", "connector/hubspot/hubspottest", "internal/emukit", false},
+		{"an end-to-end helper importing a CRM test server", "test/e2e", "connector/pipedrive/pipedrivetest", false},
+		{"the benchmarks writing configuration files", "bench", "internal/configfile", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := shippedImportProblems(map[string][]string{tc.from: {tc.to}})
+			if (len(got) > 0) != tc.broken {
+				t.Errorf("%s -> %s: problems %q, want broken = %v", tc.from, tc.to, got, tc.broken)
+			}
+		})
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace/emulator"

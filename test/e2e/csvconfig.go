@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	_ "github.com/syncd-io/syncd/connector/csv" // the connector of these configurations
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 )
 
 // CSVOptions describe a CSV export of generated people and a

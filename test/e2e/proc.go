@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 )
 
 // BuildSyncd builds the syncd binary into dir and returns its path: the

@@ -15,7 +15,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/daemon"
-	"github.com/syncd-io/syncd/internal/testkit/capture"
+	"github.com/syncd-io/syncd/internal/capture"
 	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/test/emutest"
 	"github.com/syncd-io/syncd/workspace"

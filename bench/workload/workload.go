@@ -1,6 +1,7 @@
-// Package mappingtest holds the mapping and records that the mapping
-// benchmarks share with `syncd bench`, so that both measure the same work.
-package mappingtest
+// Package workload holds the mapping and records `syncd bench` measures
+// (shipped with it), which the mapping benchmarks measure too, so that
+// both measure the same work.
+package workload
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
-// Package configfile writes syncd configuration files for the tests and
-// the benchmarks: a File value rendered as YAML, so that no caller keeps
-// its own copy of the file's layout. Zero values are left out, so that
+// Package configfile writes syncd configuration files for the benchmarks
+// (`syncd bench`, which ships it) and the tests: a File value rendered as
+// YAML, so that no caller keeps its own copy of the file's layout. Zero values are left out, so that
 // syncd's defaults apply, but for admin.listen: written as "" (no admin
 // API) unless set.
 package configfile

@@ -7,7 +7,7 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	_ "github.com/syncd-io/syncd/connector/postgres" // the connector of these files
-	"github.com/syncd-io/syncd/internal/testkit/configfile"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 )
