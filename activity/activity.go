@@ -72,6 +72,8 @@ type Queue interface {
 	Counts(connector string) (state.ActivityCounts, error)
 	Position(name string) ([]byte, error)
 	SetPosition(name string, pos []byte) error
+	TouchPair(key string, at time.Time) error
+	Pairs(since time.Time) ([]string, error)
 }
 
 var _ Queue = (*state.Activities)(nil)
@@ -126,8 +128,17 @@ type Options struct {
 	// (DefaultPoll when zero): events left by a failed round are retried
 	// then.
 	Poll time.Duration
-	Log  *logrus.Entry
-	Now  func() time.Time
+	// Workspace, when set, is read by catch-up (catchup.go), at Run's
+	// start and every CatchUpEvery (DefaultCatchUpEvery when zero);
+	// WebhookURL names the subscription whose failed deliveries it asks
+	// for again; Lookback (DefaultLookback) is how recent a number's
+	// activity must be for its listings to be read.
+	Workspace    Workspace
+	WebhookURL   string
+	CatchUpEvery time.Duration
+	Lookback     time.Duration
+	Log          *logrus.Entry
+	Now          func() time.Time
 }
 
 // DefaultPoll is Options.Poll's default.
@@ -165,6 +176,12 @@ func New(opts Options) (*Logger, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.CatchUpEvery <= 0 {
+		opts.CatchUpEvery = DefaultCatchUpEvery
+	}
+	if opts.Lookback <= 0 {
+		opts.Lookback = DefaultLookback
+	}
 	log := opts.Log
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
@@ -194,8 +211,18 @@ func (l *Logger) Notify() {
 
 // Run handles the queue until ctx ends: at once, on each Notify, and
 // every Poll; after a failed round it waits Poll before trying again.
+// It catches up (catchup.go) at once and every CatchUpEvery.
 func (l *Logger) Run(ctx context.Context) error {
+	nextCatchUp := time.Time{}
 	for {
+		if now := l.opts.Now(); l.opts.Workspace != nil && !now.Before(nextCatchUp) {
+			nextCatchUp = now.Add(l.opts.CatchUpEvery)
+			if st, err := l.CatchUp(ctx); err != nil && ctx.Err() == nil {
+				l.log.WithError(err).Warn("activity catch-up failed; it runs again later")
+			} else if st.Retried+st.Queued > 0 {
+				l.log.WithField(logfield.Asked, st.Retried).WithField(logfield.New, st.Queued).Info("activity catch-up found missed calls or texts")
+			}
+		}
 		if err := l.Drain(ctx); err != nil && ctx.Err() == nil {
 			l.log.WithError(err).Warn("activity round left events in the queue; they are tried again")
 		}

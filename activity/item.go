@@ -103,7 +103,15 @@ func (l *Logger) merge(ev state.ActivityEvent) (it *Item, primary bool, err erro
 	default:
 		return nil, false, &badEvent{"not a call or message event"}
 	}
-	return it, primary, l.saveItem(it)
+	if err := l.saveItem(it); err != nil {
+		return nil, false, err
+	}
+	if primary {
+		if err := l.touchPairs(it); err != nil {
+			return nil, false, err
+		}
+	}
+	return it, primary, nil
 }
 
 func (l *Logger) loadItem(kind connector.ActivityKind, id string) (*Item, error) {

@@ -92,7 +92,7 @@ func (d *Daemon) NewActivityLogger() (*activity.Logger, error) {
 		return nil, nil
 	}
 	return activity.New(activity.Options{Queue: d.store.Activities, Store: activity.StoreOf(d.store), Targets: targets,
-		Log: logrus.NewEntry(d.log)})
+		Workspace: d.ws, WebhookURL: d.cfg.Webhooks.PublicURL, Log: logrus.NewEntry(d.log)})
 }
 
 // startActivities handles what the queue holds from an earlier run and

@@ -35,7 +35,12 @@ type activityEnv struct {
 
 func startActivityEnv(t *testing.T, n int, dups float64) *activityEnv {
 	t.Helper()
-	emu := emulator.NewServer(emulator.Options{Rate: -1, WebhookDuplicates: dups, RetryBase: 50 * time.Millisecond, RetryMax: time.Second, MaxAttempts: 30})
+	return startActivityEnvWith(t, n, emulator.Options{Rate: -1, WebhookDuplicates: dups, RetryBase: 50 * time.Millisecond, RetryMax: time.Second, MaxAttempts: 30})
+}
+
+func startActivityEnvWith(t *testing.T, n int, opts emulator.Options) *activityEnv {
+	t.Helper()
+	emu := emulator.NewServer(opts)
 	t.Cleanup(emu.Close)
 	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
 	t.Cleanup(hs.Close)
@@ -244,4 +249,61 @@ func TestHubSpotActivityLostAnswerLoggedOnce(t *testing.T) {
 	if n := e.hs.Stats().Requests[hubspottest.RouteEngagementSearch]; n != 1 {
 		t.Errorf("%d searches, want 1 (only after the lost answer)", n)
 	}
+}
+
+// Calls and texts whose deliveries the workspace gave up on while syncd
+// was stopped are logged after it starts again: those still in the
+// delivery history are delivered again on syncd's request, and those
+// gone from it (the history keeps two) are found in the listings of the
+// numbers with recent activity.
+func TestHubSpotActivitiesCaughtUp(t *testing.T) {
+	e := startActivityEnvWith(t, 3, emulator.Options{Rate: -1, MaxAttempts: 1, HistoryLimit: 2})
+	ctx := context.Background()
+	call := func(i int) string {
+		id, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[i]}, Direction: workspace.Incoming, Duration: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	call(0)
+	call(1)
+	waitUntil(t, 20*time.Second, "the first calls", func() bool { return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 2 })
+	e.stop()
+	missed := []string{call(0), call(0), call(1)}
+	if err := e.app.Summarize(ctx, missed[0], []string{"Called while syncd was down"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.app.Message(ctx, emulator.MessageIn{From: e.phones[1], To: []string{emulator.PhoneNumber}, Text: "are you there?", Direction: workspace.Incoming}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := call(2) // a number with no activity before: only the history has it
+	waitUntil(t, 10*time.Second, "the deliveries to fail", func() bool {
+		for _, wh := range e.emu.Webhooks() {
+			failed := 0
+			for _, d := range e.emu.Deliveries(wh.ID) {
+				if d.Status == emulator.DeliveryFailed {
+					failed++
+				}
+			}
+			if failed == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	e.start(t)
+	waitUntil(t, 30*time.Second, "the missed calls and text", func() bool {
+		return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 6 && len(e.hs.Engagements(hubspottest.ObjectCommunications)) == 1
+	})
+	got := e.byKey(t, hubspottest.ObjectCalls)
+	for i, id := range append(missed, fresh) {
+		idx := []int{0, 0, 1, 2}[i]
+		if _, ok := got["call:"+id+":"+e.ids[idx]]; !ok {
+			t.Errorf("call %s on contact %d not logged", id, idx)
+		}
+	}
+	waitUntil(t, 10*time.Second, "the missed summary", func() bool {
+		return strings.Contains(e.byKey(t, hubspottest.ObjectCalls)["call:"+missed[0]+":"+e.ids[0]].Properties["hs_call_body"], "while syncd was down")
+	})
 }

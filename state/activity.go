@@ -347,3 +347,54 @@ func (a *Activities) SetPosition(name string, pos []byte) error {
 		return b.Put([]byte(name), pos)
 	})
 }
+
+// bucketActivityPairs holds the (workspace number, participant) pairs
+// with activity: key -> the latest activity's time (8 bytes, Unix ns).
+var bucketActivityPairs = []byte("activityPairs")
+
+// TouchPair records activity of the pair key at at (kept when later
+// than what is stored).
+func (a *Activities) TouchPair(key string, at time.Time) error {
+	return a.update("touch activity pair", func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketActivityPairs)
+		if err != nil {
+			return err
+		}
+		if v := b.Get([]byte(key)); v != nil && int64(getU64(v)) >= nanos(at) {
+			return nil
+		}
+		return b.Put([]byte(key), u64(uint64(nanos(at))))
+	})
+}
+
+// Pairs returns the pairs with activity after since, and forgets those
+// without.
+func (a *Activities) Pairs(since time.Time) ([]string, error) {
+	var out []string
+	err := a.update("read activity pairs", func(tx *bolt.Tx) error {
+		out = nil
+		b := tx.Bucket(bucketActivityPairs)
+		if b == nil {
+			return nil
+		}
+		var stale [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			if int64(getU64(v)) > nanos(since) {
+				out = append(out, string(k))
+			} else {
+				stale = append(stale, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -38,7 +38,7 @@ func (a App) Call(ctx context.Context, in CallIn) (string, error) {
 
 // Summarize gives call id its summary (call.summary.completed).
 func (a App) Summarize(ctx context.Context, id string, summary, nextSteps []string) error {
-	_, err := a.post(ctx, "app/calls/"+id+"/summary", map[string][]string{"summary": summary, "nextSteps": nextSteps})
+	_, err := a.post(ctx, "app/calls/"+id+"/summary", map[string][]string{"summary": nonNil(summary), "nextSteps": nonNil(nextSteps)})
 	return err
 }
 
