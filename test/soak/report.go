@@ -86,7 +86,7 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 		fmt.Fprintf(b, "%s: %s edit %v %s, %.1fs after the %s's delete %s; gone from both sides, no journal entry\n", f.Key, f.Edit.Side, f.Edit.Values,
 			w.log.Stamp(f.Edit.At), f.Edit.At.Sub(f.Delete.At).Seconds(), f.Delete.Side, w.log.Stamp(f.Delete.At))
 	}
-	from, to := f.Edit.At.Add(-20*time.Second), f.Edit.At.Add(45*time.Second)
+	from, to := f.Edit.At.Add(-60*time.Second), f.Edit.At.Add(45*time.Second)
 	if f.Winner != nil && f.Winner.At.Before(from) {
 		from = f.Winner.At.Add(-2 * time.Second)
 	}
@@ -149,7 +149,7 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 		if l.at.Before(from) || l.at.After(to) {
 			continue
 		}
-		if n++; n > 80 {
+		if n++; n > 100 {
 			b.WriteString("  ...\n")
 			break
 		}
@@ -207,11 +207,13 @@ func (w *world) lateWrites(b *strings.Builder, s Summary) {
 		}
 	}
 	var lines []string
+	kinds := map[string]int{}
 	for _, c := range w.wire.Calls(s.Stopped) {
 		if c.Kind != "api" {
 			continue
 		}
 		var origins []string
+		var fromApp, fromTable, noop, over int
 		for _, f := range Fields {
 			v, ok := c.Values[f]
 			if !ok {
@@ -221,26 +223,48 @@ func (w *world) lateWrites(b *strings.Builder, s Summary) {
 			held := ""
 			if b, known := c.Before[f]; known && b == v {
 				held = " (the contact held it already: a no-op)"
+				noop++
 			} else if known {
 				if o, ok := byValue[b]; ok && o.At.After(e.At) {
 					held = fmt.Sprintf(" OVER the newer %s %s %s of %.1fs before the stop", o.Side, o.Op, b, s.Stopped.Sub(o.At).Seconds())
+					over++
 				}
 			}
 			switch {
 			case !ok:
 				origins = append(origins, fmt.Sprintf("%s=%s (no edit made it)", f, v))
 			case e.Side == Table:
+				fromTable++
 				origins = append(origins, fmt.Sprintf("%s=%s late drain of the table's %s %.1fs before the stop%s", f, v, e.Op, s.Stopped.Sub(e.At).Seconds(), held))
 			default:
+				fromApp++
 				origins = append(origins, fmt.Sprintf("%s=%s ECHO of the app's %s %.1fs before the stop%s", f, v, e.Op, s.Stopped.Sub(e.At).Seconds(), held))
 			}
+		}
+		switch {
+		case c.Method == "DELETE":
+			kinds["deletes"]++
+		case fromApp > 0 && fromTable == 0:
+			kinds["echoes (app values written back to the app)"]++
+		case fromTable > 0 && fromApp == 0:
+			kinds["late drain (table values)"]++
+		case fromTable > 0:
+			kinds["both (table and app values)"]++
+		default:
+			kinds["no synced field (link writes)"]++
+		}
+		if noop > 0 {
+			kinds["carrying a value the contact held already"]++
+		}
+		if over > 0 {
+			kinds["writing an older value OVER a newer edit"]++
 		}
 		if len(origins) == 0 {
 			origins = append(origins, c.Body)
 		}
 		lines = append(lines, fmt.Sprintf("  +%.3fs %s %s -> %d: %s", c.At.Sub(s.Stopped).Seconds(), c.Method, c.Path, c.Status, strings.Join(origins, "; ")))
 	}
-	fmt.Fprintf(b, "\nworkspace writes after the edits stopped (%d):\n", len(lines))
+	fmt.Fprintf(b, "\nworkspace writes after the edits stopped: %d: %v\n", len(lines), kinds)
 	for _, l := range first(lines, 40) {
 		b.WriteString(l + "\n")
 	}
