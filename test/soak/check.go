@@ -29,6 +29,7 @@ type ContactValues struct {
 const (
 	KindLost         = "lost edit"
 	KindDroppedAfter = "edit after delete dropped without a journal entry"
+	KindDisagree     = "contact live on one side only"
 )
 
 // Finding is an edit that did not survive and is not excused.
@@ -49,6 +50,16 @@ type Finding struct {
 // Mechanism names the shape of a lost edit: which side's edit lost to
 // which side's value, and how much older that value was.
 func (f Finding) Mechanism() string {
+	if f.Kind == KindDisagree {
+		live := "row"
+		if f.Got[App] != "" {
+			live = "contact"
+		}
+		if f.Delete == nil {
+			return fmt.Sprintf("only the %s lives, no delete was made", live)
+		}
+		return fmt.Sprintf("only the %s lives after the %s's delete %.1fs after the %s's last %s", live, f.Delete.Side, f.Delete.At.Sub(f.Edit.At).Seconds(), f.Edit.Side, f.Edit.Op)
+	}
 	if f.Kind == KindDroppedAfter {
 		return fmt.Sprintf("%s edit %.1fs after the %s's delete dropped", f.Edit.Side, f.Edit.At.Sub(f.Delete.At).Seconds(), f.Delete.Side)
 	}
@@ -134,6 +145,20 @@ func Check(edits []Edit, final Final, journal []state.Conflict, race time.Durati
 			r.countAfterDelete(es, race, false, j)
 		default:
 			r.Disagree++
+			fd := Finding{Kind: KindDisagree, Key: key, Got: map[string]string{Table: fmt.Sprint(final.RowIDs[key]), App: fmt.Sprint(final.ContactIDs[key])}}
+			if len(contacts) == 0 {
+				fd.Got[App] = ""
+			} else {
+				fd.Got[Table] = ""
+			}
+			for i := range es {
+				if es[i].Op == OpDelete {
+					fd.Delete = &es[i]
+				} else {
+					fd.Edit = es[i]
+				}
+			}
+			r.Findings = append(r.Findings, fd)
 		}
 	}
 	sort.SliceStable(r.Findings, func(a, b int) bool { return r.Findings[a].Edit.At.Before(r.Findings[b].Edit.At) })

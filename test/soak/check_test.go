@@ -129,8 +129,11 @@ func TestCheck(t *testing.T) {
 		{"a contact live on one side only", []Edit{create, del(10, Table)},
 			Final{Contacts: map[string][]ContactValues{key: {{ID: "c1", Values: e2e.Values{First: "I1", Email: key}}}}}, nil,
 			func(t *testing.T, r Result) {
-				if r.Disagree != 1 || !r.Failed() {
-					t.Errorf("want a disagreement, got %+v", r)
+				if r.Disagree != 1 || !r.Failed() || len(r.Findings) != 1 {
+					t.Fatalf("want a disagreement, got %+v", r)
+				}
+				if m := r.Findings[0].Mechanism(); m != "only the contact lives after the table's delete 10.0s after the table's last create" {
+					t.Errorf("mechanism %q", m)
 				}
 			}},
 	}

@@ -71,7 +71,7 @@ func TestSoak(t *testing.T) {
 			s := Run(t, Options{
 				Mode: mode, Binary: bin, Duration: *duration, Rate: *rate, Rows: *rows, Active: *active,
 				APIRate: *apiRate, Faults: *faults, FaultLatency: time.Second, KillEvery: kill, Race: *race,
-				Drain: 10 * time.Minute, Settle: 5 * time.Second, Quiet: *quiet, Seed: *seed,
+				Drain: 10 * time.Minute, Settle: 5 * time.Second, GiveUp: 150 * time.Second, Quiet: *quiet, Seed: *seed,
 				Out: filepath.Join(base, fmt.Sprintf("%s-seed%d", mode, *seed)), Show: *show, LogLevel: *logLevel,
 			})
 			if s.Failed() {

@@ -44,9 +44,11 @@ type Options struct {
 	Race time.Duration
 	// Drain bounds the wait for both sides to agree once the edits stop;
 	// Settle is how long no write must come for the drain to be over;
-	// Quiet is the window after it in which any write is an idle write.
-	Drain, Settle, Quiet time.Duration
-	Seed                 int64
+	// Quiet is the window after it in which any write is an idle write;
+	// GiveUp ends the drain when syncd wrote nothing for that long though
+	// the sides disagree.
+	Drain, Settle, Quiet, GiveUp time.Duration
+	Seed                         int64
 	// Out is the folder of the report, the edit log and syncd's output.
 	Out string
 	// Show is how many findings the report details.
