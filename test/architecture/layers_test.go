@@ -201,3 +201,29 @@ func TestLayersCheckThemselves(t *testing.T) {
 		})
 	}
 }
+
+// TestBinaryShipsNoTestSupport checks the rules above where they matter:
+// what `go list -deps ./cmd/syncd` puts in the binary holds no test
+// support, and the emulators it holds are the ones its commands serve.
+func TestBinaryShipsNoTestSupport(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"cmd/syncd").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	emulators := 0
+	for _, pkg := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(pkg, module) {
+			continue
+		}
+		pkg = strings.TrimPrefix(pkg, module)
+		if matches(pkg, testSupport) {
+			t.Errorf("the binary holds test support %s", pkg)
+		}
+		if isEmulator(pkg) {
+			emulators++
+		}
+	}
+	if emulators < 4 {
+		t.Errorf("the binary holds %d emulators, want the workspace's and the three CRMs' (syncd emulator serves them)", emulators)
+	}
+}
