@@ -160,13 +160,10 @@ func (es *entities) active() int {
 	return len(es.keys)
 }
 
-// gone notes that key has no row (contact) any more; deleted retires it.
-func (es *entities) gone(side, key string, deleted bool) {
+// gone notes that key has no row (contact) any more.
+func (es *entities) gone(side, key string) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if deleted {
-		es.retire(key)
-	}
 	if side == Table {
 		delete(es.row, key)
 	} else {
@@ -274,7 +271,7 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 			return fmt.Errorf("update row %d: %w", row, err)
 		}
 		if tag.RowsAffected() == 0 {
-			w.ents.gone(side, key, false)
+			w.ents.gone(side, key)
 			return nil
 		}
 	} else {
@@ -289,7 +286,7 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 		}
 		if _, err := w.app().UpdateContact(ctx, contact, workspace.ContactPatch{DefaultFields: p}); err != nil {
 			if notFound(err) {
-				w.ents.gone(side, key, false)
+				w.ents.gone(side, key)
 				return nil
 			}
 			return fmt.Errorf("edit contact %s: %w", contact, err)
@@ -335,18 +332,20 @@ func (w *world) remove(side, key string, row int64, contact string) error {
 			return fmt.Errorf("delete row %d: %w", row, err)
 		}
 		if tag.RowsAffected() == 0 {
-			w.ents.gone(side, key, false)
+			w.ents.gone(side, key)
 			return nil
 		}
 	} else if err := w.app().DeleteContact(ctx, contact); err != nil {
 		if notFound(err) {
-			w.ents.gone(side, key, false)
+			w.ents.gone(side, key)
 			return nil
 		}
 		return fmt.Errorf("delete contact %s: %w", contact, err)
 	}
 	w.log.Add(Edit{At: time.Now(), Side: side, Op: OpDelete, Key: key, Row: row, Contact: contact})
-	w.ents.gone(side, key, true)
+	// Not retired: the other side may edit it until syncd deletes it
+	// there (an edit after delete).
+	w.ents.gone(side, key)
 	return nil
 }
 

@@ -88,7 +88,8 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 		fmt.Fprintf(b, "%s: %s edit %v %s, %.1fs after the %s's delete %s; gone from both sides, no journal entry\n", f.Key, f.Edit.Side, f.Edit.Values,
 			w.log.Stamp(f.Edit.At), f.Edit.At.Sub(f.Delete.At).Seconds(), f.Delete.Side, w.log.Stamp(f.Delete.At))
 	}
-	from, to := f.Edit.At.Add(-60*time.Second), f.Edit.At.Add(45*time.Second)
+	// To the drain's end: a late write may be what lost it.
+	from, to := f.Edit.At.Add(-60*time.Second), s.Stopped.Add(s.Drain+time.Second)
 	if f.Winner != nil && f.Winner.At.Before(from) {
 		from = f.Winner.At.Add(-2 * time.Second)
 	}
@@ -151,7 +152,7 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 		if l.at.Before(from) || l.at.After(to) {
 			continue
 		}
-		if n++; n > 100 {
+		if n++; n > 150 {
 			b.WriteString("  ...\n")
 			break
 		}
