@@ -41,8 +41,13 @@ import (
 // appEdits is the outcome of weighing a contact's pending events.
 type appEdits struct {
 	// want is what to patch the contact to: the record's values, but for
-	// the fields whose app edit won (kept as the link has them).
+	// the fields whose app edit won, which keep the app's value (put back
+	// when a version of syncd's own overwrote it).
 	want mapping.Fields
+	// agreed is what the link is to record: want, but the link's own
+	// value for the fields whose app edit won, so that the write-back
+	// brings the app's edit to the record.
+	agreed mapping.Fields
 	// kept are the fields whose app edit won, with the app's values.
 	kept map[string]string
 	// lost is the conflict the record won, to journal once patched.
@@ -113,27 +118,35 @@ func (p *pass) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 	}
 	var out *appEdits
 	for _, k := range r.opts.Mapper.ReverseTargets() {
-		app, rec := newest[k], want[k]
-		if !r.forwardTarget(k) {
-			continue // does not flow to the workspace: never patched
+		rec := want[k]
+		if !r.forwardTarget(k) || rec == base[k] {
+			continue // never patched, or not changed by the record
 		}
-		if rec == base[k] || app == base[k] || app == rec {
-			continue // not both changed, or to the same value
+		// The app's value is that of the newest version not holding the
+		// record's (a version holding it may be the echo of an earlier
+		// attempt of this very patch, whose answer was lost); its edit is
+		// as old as the first version holding it.
+		j := len(vs) - 1
+		for j >= 0 && vs[j].fields[k] == rec {
+			j--
 		}
-		// The app's edit is as old as the first version holding it.
-		at := vs[len(vs)-1].at
-		for i := len(vs) - 2; i >= 0 && vs[i].fields[k] == app; i-- {
+		if j < 0 || vs[j].fields[k] == base[k] {
+			continue // the app did not change it, or to the record's value
+		}
+		app, at := vs[j].fields[k], vs[j].at
+		for i := j - 1; i >= 0 && vs[i].fields[k] == app; i-- {
 			at = vs[i].at
 		}
 		if out == nil {
-			out = &appEdits{want: copyFields(want), kept: map[string]string{}}
+			out = &appEdits{want: copyFields(want), agreed: copyFields(want), kept: map[string]string{}}
 		}
 		if conflict.WorkspaceWins(at, it.rec.UpdatedAt) {
 			out.kept[k] = app
-			if v, ok := base[k]; ok {
-				out.want[k] = v
+			setOrDelete(out.agreed, k, base)
+			if newest[k] == app {
+				setOrDelete(out.want, k, base) // the contact holds it: not patched
 			} else {
-				delete(out.want, k)
+				out.want[k] = app // put back over syncd's own version
 			}
 			continue
 		}
@@ -197,6 +210,16 @@ func eventContact(e state.InboxEvent) (workspace.Contact, error) {
 		return c, fmt.Errorf("decode contact of event %s: %w", e.ID, err)
 	}
 	return c, nil
+}
+
+// setOrDelete sets f[k] to from's value of k, or deletes it when from
+// has none.
+func setOrDelete(f mapping.Fields, k string, from mapping.Fields) {
+	if v, ok := from[k]; ok {
+		f[k] = v
+	} else {
+		delete(f, k)
+	}
 }
 
 func copyFields(f mapping.Fields) mapping.Fields {

@@ -140,7 +140,7 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if !r.opts.WeighAppEdits {
 		return p.update(ctx, it, it.link.ContactID, have, it.link.ItemIDs)
 	}
-	want := it.fields
+	want, agreed := it.fields, it.fields
 	w, seq, err := p.weighAppEdits(it, want)
 	if err != nil {
 		return true, err
@@ -148,7 +148,7 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 	kept := map[string]string{}
 	var lost []*state.Conflict
 	if w != nil {
-		want, kept, lost = w.want, w.kept, append(lost, w.lost)
+		want, agreed, kept, lost = w.want, w.agreed, w.kept, append(lost, w.lost)
 	}
 	body := patchBody(have, want, it.link.ItemIDs)
 	if body.IsEmpty() {
@@ -181,9 +181,10 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 			if c, err = r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, patchBody(want, restore, mapping.ItemIDs(c))); err != nil {
 				return true, fmt.Errorf("put back app edits of contact %s: %w", it.link.ContactID, err)
 			}
-			want = late.want
+			agreed = copyFields(agreed)
 			for k, v := range late.kept {
 				kept[k] = v
+				setOrDelete(agreed, k, late.agreed)
 			}
 		}
 	}
@@ -198,7 +199,7 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if len(kept) == 0 {
 		err = p.saveLink(it, c)
 	} else {
-		err = p.saveKept(it, c, want)
+		err = p.saveKept(it, c, agreed)
 	}
 	if err != nil {
 		return true, err
@@ -208,15 +209,16 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 	return true, nil
 }
 
-// saveKept records a patch that left out fields whose app edit won: the
-// link holds want (their last agreed values) and no fingerprint, and its
+// saveKept records a patch that left out (or put back) fields whose app
+// edit won: the link holds agreed (their last agreed values) and no
+// fingerprint, and its
 // ContactUpdatedAt is just before the patch's answer, so that the
 // write-back applies the patch's echo (which holds the app's values) and
 // not the older versions (see appedits.go).
-func (p *pass) saveKept(it *item, c workspace.Contact, want mapping.Fields) error {
+func (p *pass) saveKept(it *item, c workspace.Contact, agreed mapping.Fields) error {
 	l := p.newLink(it, c)
-	l.Fields = map[string]string(want)
-	l.WorkspaceHash = want.Hash()
+	l.Fields = map[string]string(agreed)
+	l.WorkspaceHash = agreed.Hash()
 	l.SourceHash = l.WorkspaceHash
 	l.Fingerprint = [8]byte{}
 	l.ContactUpdatedAt = c.UpdatedAt.Add(-time.Nanosecond)

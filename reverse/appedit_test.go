@@ -254,3 +254,52 @@ func TestAppEditDuringSlowForwardPatch(t *testing.T) {
 		})
 	}
 }
+
+// lostAnswer is the forward pass's workspace whose first contact patch
+// lands after a person's app edit (both events reaching the inbox) and
+// whose answer is lost: the retry finds, among the contact's pending
+// versions, the echo of its own first attempt as the newest.
+type lostAnswer struct {
+	*workspace.Client
+	before, after func()
+	done          bool
+}
+
+func (w *lostAnswer) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	if w.done {
+		return w.Client.UpdateContact(ctx, id, p)
+	}
+	w.done = true
+	w.before()
+	if _, err := w.Client.UpdateContact(ctx, id, p); err != nil {
+		return workspace.Contact{}, err
+	}
+	w.after()
+	return workspace.Contact{}, fmt.Errorf("patch contact %s: %w", id, workspace.ErrOutcomeUnknown)
+}
+
+// TestAppEditOverwrittenByLostPatchAttempt: the app edit lands just
+// before the first attempt of the forward patch, which overwrites it and
+// whose answer is lost; the retry weighs the app's edit, not the echo of
+// its own first attempt, and puts the app's value back when it wins.
+func TestAppEditOverwrittenByLostPatchAttempt(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.listen()
+			e.seed(1)
+			e.waitDelivered()
+			e.drain()
+			id := e.link("1").ContactID
+			e.fwd = &lostAnswer{Client: e.ws, before: func() {
+				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+				e.waitInbox(1)
+			}, after: func() { e.waitInbox(2) }}
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.forward()
+			e.fwd = nil
+			e.settle()
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}
