@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (d *Daemon, err 
 	wsOpts.Observer = d.ops.observe
 	// The form of the webhook routes found out once, remembered in state.
 	wsOpts.WebhookRoutes = whRoutes
-	wsOpts.WebhookRoutesFound = RememberWebhookRoutes(d.store, logrus.NewEntry(log))
+	wsOpts.WebhookRoutesFound = RememberWebhookRoutes(d.store.Webhooks, logrus.NewEntry(log))
 	d.ws, err = workspace.NewClient(wsOpts)
 	if err != nil {
 		return nil, fmt.Errorf("workspace client: %w", err)

@@ -17,12 +17,12 @@ import (
 // DeadLetters lists the connector's dead letters ("" for all), oldest
 // first, without their payloads. It implements admin.Daemon.
 func (d *Daemon) DeadLetters(connector string) ([]admin.DeadLetter, error) {
-	return ListDeadLetters(d.store, connector)
+	return ListDeadLetters(d.store.DeadLetters, connector)
 }
 
 // ListDeadLetters lists dead letters from a state file, as DeadLetters.
-func ListDeadLetters(st *state.Store, connector string) ([]admin.DeadLetter, error) {
-	dls, err := st.DeadLetters.List(connector)
+func ListDeadLetters(dl *state.DeadLetters, connector string) ([]admin.DeadLetter, error) {
+	dls, err := dl.List(connector)
 	if err != nil {
 		return nil, err
 	}
@@ -37,13 +37,13 @@ func ListDeadLetters(st *state.Store, connector string) ([]admin.DeadLetter, err
 // FieldWarnings lists the connector's field warnings ("" for all). It
 // implements admin.Daemon.
 func (d *Daemon) FieldWarnings(connector string) ([]admin.FieldWarning, error) {
-	return ListFieldWarnings(d.store, connector)
+	return ListFieldWarnings(d.store.FieldWarnings, connector)
 }
 
 // ListFieldWarnings lists field warnings from a state file, as
 // FieldWarnings.
-func ListFieldWarnings(st *state.Store, connector string) ([]admin.FieldWarning, error) {
-	ws, err := st.FieldWarnings.List(connector)
+func ListFieldWarnings(fw *state.FieldWarnings, connector string) ([]admin.FieldWarning, error) {
+	ws, err := fw.List(connector)
 	if err != nil {
 		return nil, err
 	}
@@ -99,12 +99,12 @@ func (d *Daemon) DropDeadLetter(id uint64) error {
 // Conflicts lists up to limit of the connector's conflicts ("" for all),
 // newest first. It implements admin.Daemon.
 func (d *Daemon) Conflicts(connector string, limit int) ([]admin.Conflict, error) {
-	return ListConflicts(d.store, connector, limit)
+	return ListConflicts(d.store.Conflicts, connector, limit)
 }
 
 // ListConflicts lists conflicts from a state file, as Conflicts.
-func ListConflicts(st *state.Store, connector string, limit int) ([]admin.Conflict, error) {
-	cs, err := st.Conflicts.List(connector, limit)
+func ListConflicts(cj *state.Conflicts, connector string, limit int) ([]admin.Conflict, error) {
+	cs, err := cj.List(connector, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -18,11 +18,11 @@ import (
 // connector that reads workspace changes when name is "". It implements
 // admin.HeldDeleter.
 func (d *Daemon) HeldDeletes(name string) ([]state.HeldDelete, error) {
-	return ListHeldDeletes(d.cfg, d.store, name)
+	return ListHeldDeletes(d.cfg, d.store.HeldDeletes, name)
 }
 
 // ListHeldDeletes lists held deletions from a state file, as HeldDeletes.
-func ListHeldDeletes(cfg *config.Config, st *state.Store, name string) ([]state.HeldDelete, error) {
+func ListHeldDeletes(cfg *config.Config, held *state.HeldDeletes, name string) ([]state.HeldDelete, error) {
 	var out []state.HeldDelete
 	found := false
 	for _, cc := range cfg.Connectors {
@@ -30,7 +30,7 @@ func ListHeldDeletes(cfg *config.Config, st *state.Store, name string) ([]state.
 			continue
 		}
 		found = true
-		hs, err := st.HeldDeletes.List(cc.Name)
+		hs, err := held.List(cc.Name)
 		if err != nil {
 			return nil, err
 		}

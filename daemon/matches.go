@@ -19,12 +19,12 @@ import (
 // HeldMatches lists a connector's held records ("" for every connector).
 // It implements admin.MatchResolver.
 func (d *Daemon) HeldMatches(name string) ([]admin.HeldMatch, error) {
-	return ListHeldMatches(d.cfg, d.store, name)
+	return ListHeldMatches(d.cfg, d.store.Matches, name)
 }
 
 // ListHeldMatches lists held records from a state file, as HeldMatches:
 // by connector as configured, then by externalId.
-func ListHeldMatches(cfg *config.Config, st *state.Store, name string) ([]admin.HeldMatch, error) {
+func ListHeldMatches(cfg *config.Config, matches *state.Matches, name string) ([]admin.HeldMatch, error) {
 	out := []admin.HeldMatch{}
 	found := false
 	for _, cc := range cfg.Connectors {
@@ -32,7 +32,7 @@ func ListHeldMatches(cfg *config.Config, st *state.Store, name string) ([]admin.
 			continue
 		}
 		found = true
-		held, err := st.Matches.Held(cc.Name)
+		held, err := matches.Held(cc.Name)
 		if err != nil {
 			return nil, err
 		}

@@ -52,8 +52,8 @@ func refusedDeleteCommand(configPath, name string) string {
 }
 
 // refusedDelete reads the connector's standing refusal for the status.
-func refusedDelete(st *state.Store, configPath, name string) (*admin.RefusedDelete, error) {
-	r, ok, err := st.RefusedDeletes.Get(name)
+func refusedDelete(refused *state.RefusedDeletes, configPath, name string) (*admin.RefusedDelete, error) {
+	r, ok, err := refused.Get(name)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func (d *Daemon) ensureWebhook(ctx context.Context, log *logrus.Entry) error {
 	if !wc.AutoRegister {
 		return nil
 	}
-	reg, err := EnsureWebhookEvents(ctx, d.ws, d.store, wc.PublicURL, WebhookEventsFor(d.cfg), log)
+	reg, err := EnsureWebhookEvents(ctx, d.ws, d.store.Webhooks, wc.PublicURL, WebhookEventsFor(d.cfg), log)
 	if err != nil {
 		return fmt.Errorf("webhooks.autoRegister: %w", err)
 	}

@@ -142,7 +142,7 @@ func startSubscribed(t *testing.T, d *daemon.Daemon, api *workspace.Client, path
 		t.Fatal(err)
 	}
 	hook = "http://" + rev.Addr + path
-	reg, err := daemon.EnsureWebhook(context.Background(), api, d.Store(), hook, logrus.NewEntry(quiet()))
+	reg, err := daemon.EnsureWebhook(context.Background(), api, d.Store().Webhooks, hook, logrus.NewEntry(quiet()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestWebhookRoutesRememberedAcrossRestarts(t *testing.T) {
 			if got := d.Workspace().WebhookRoutesForm(); got != "" {
 				t.Fatalf("a new state file knows the form %q", got)
 			}
-			reg, err := daemon.EnsureWebhook(ctx, d.Workspace(), d.Store(), hook, logrus.NewEntry(quiet()))
+			reg, err := daemon.EnsureWebhook(ctx, d.Workspace(), d.Store().Webhooks, hook, logrus.NewEntry(quiet()))
 			if err != nil || !reg.Created {
 				t.Fatalf("register: %+v %v", reg, err)
 			}
@@ -101,7 +101,7 @@ func TestWebhookRoutesRememberedAcrossRestarts(t *testing.T) {
 			if got := d2.Workspace().WebhookRoutesForm(); got != tt.wantForm {
 				t.Fatalf("restarted daemon's form %q, want %q", got, tt.wantForm)
 			}
-			reg, err = daemon.EnsureWebhook(ctx, d2.Workspace(), d2.Store(), hook, logrus.NewEntry(quiet()))
+			reg, err = daemon.EnsureWebhook(ctx, d2.Workspace(), d2.Store().Webhooks, hook, logrus.NewEntry(quiet()))
 			if err != nil || reg.Created || reg.Updated || reg.Rotated {
 				t.Fatalf("second register: %+v %v, want the subscription found unchanged", reg, err)
 			}

@@ -80,7 +80,7 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath stri
 	if cs.FieldWarnings, err = st.FieldWarnings.Count(cc.Name); err != nil {
 		return cs, err
 	}
-	if cs.RefusedDelete, err = refusedDelete(st, configPath, cc.Name); err != nil {
+	if cs.RefusedDelete, err = refusedDelete(st.RefusedDeletes, configPath, cc.Name); err != nil {
 		return cs, err
 	}
 	return cs, nil

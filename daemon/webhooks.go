@@ -41,12 +41,12 @@ type Registration struct {
 }
 
 // RememberWebhookRoutes returns the workspace client's
-// WebhookRoutesFound: it records in st the form of the webhook routes the
+// WebhookRoutesFound: it records in hooks the form of the webhook routes the
 // service answered, so that later starts use it at once. A failed write
 // is logged; the form is found out again on the next start.
-func RememberWebhookRoutes(st *state.Store, log *logrus.Entry) func(form string) {
+func RememberWebhookRoutes(hooks *state.Webhooks, log *logrus.Entry) func(form string) {
 	return func(form string) {
-		if err := st.Webhooks.PutRoutes(form); err != nil {
+		if err := hooks.PutRoutes(form); err != nil {
 			log.WithError(err).WithField(logfield.Form, form).Warn("webhook routes could not be recorded in state; found out again on the next start")
 		}
 	}
@@ -78,13 +78,13 @@ func FindWebhook(ctx context.Context, api WebhookAPI, url string) (workspace.Web
 // found whose secret state does not hold (made by hand, or state lost)
 // gets a new secret by rotation, as the service shows a secret only when
 // it makes one.
-func EnsureWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url string, log *logrus.Entry) (Registration, error) {
-	return EnsureWebhookEvents(ctx, api, st, url, WebhookEvents, log)
+func EnsureWebhook(ctx context.Context, api WebhookAPI, hooks *state.Webhooks, url string, log *logrus.Entry) (Registration, error) {
+	return EnsureWebhookEvents(ctx, api, hooks, url, WebhookEvents, log)
 }
 
 // EnsureWebhookEvents is EnsureWebhook for the given events (see
 // WebhookEventsFor: what the configuration asks for and nothing more).
-func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, st *state.Store, url string, events []string, log *logrus.Entry) (Registration, error) {
+func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, hooks *state.Webhooks, url string, events []string, log *logrus.Entry) (Registration, error) {
 	if url == "" {
 		return Registration{}, errors.New("webhooks.publicURL is not set: the workspace needs the address to deliver to")
 	}
@@ -97,7 +97,7 @@ func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, st *state.Store, u
 		created, err := api.CreateWebhook(ctx, workspace.WebhookCreate{URL: url, Events: events, Status: workspace.WebhookEnabled, Label: WebhookLabel})
 		switch {
 		case err == nil:
-			if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: created.ID, Secret: created.Key}); err != nil {
+			if err := hooks.PutSecret(state.WebhookSecret{WebhookID: created.ID, Secret: created.Key}); err != nil {
 				return reg, fmt.Errorf("subscription %s created, but its secret could not be stored (run register again: it rotates the secret): %w", created.ID, err)
 			}
 			created.Key = ""
@@ -131,7 +131,7 @@ func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, st *state.Store, u
 		log.WithField(logfield.Webhook, wh.ID).Info("webhook subscription updated: events and status")
 	}
 	reg.Webhook = wh
-	has, err := hasSecret(st, wh.ID)
+	has, err := hasSecret(hooks, wh.ID)
 	if err != nil {
 		return reg, err
 	}
@@ -140,7 +140,7 @@ func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, st *state.Store, u
 		if err != nil {
 			return reg, err
 		}
-		if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key}); err != nil {
+		if err := hooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key}); err != nil {
 			return reg, fmt.Errorf("store the secret of subscription %s: %w", wh.ID, err)
 		}
 		reg.Rotated = true
@@ -152,7 +152,7 @@ func EnsureWebhookEvents(ctx context.Context, api WebhookAPI, st *state.Store, u
 // RotateWebhook gives the subscription delivering to url a new signing
 // secret and stores it; the secrets state held for it stay accepted for
 // grace (deliveries signed before the rotation are still retried).
-func RotateWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url string, grace time.Duration, now time.Time) (workspace.Webhook, error) {
+func RotateWebhook(ctx context.Context, api WebhookAPI, hooks *state.Webhooks, url string, grace time.Duration, now time.Time) (workspace.Webhook, error) {
 	wh, found, err := FindWebhook(ctx, api, url)
 	if err != nil {
 		return wh, fmt.Errorf("find subscription: %w", err)
@@ -160,7 +160,7 @@ func RotateWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 	if !found {
 		return wh, fmt.Errorf("no subscription delivers to %s: run syncd webhooks register first", url)
 	}
-	old, err := secretsOf(st, wh.ID)
+	old, err := secretsOf(hooks, wh.ID)
 	if err != nil {
 		return wh, err
 	}
@@ -168,7 +168,7 @@ func RotateWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 	if err != nil {
 		return wh, err
 	}
-	if err := st.Webhooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key, CreatedAt: now}); err != nil {
+	if err := hooks.PutSecret(state.WebhookSecret{WebhookID: wh.ID, Secret: s.Key, CreatedAt: now}); err != nil {
 		return wh, fmt.Errorf("secret rotated but not stored (rotate again): %w", err)
 	}
 	until := now.Add(grace)
@@ -177,7 +177,7 @@ func RotateWebhook(ctx context.Context, api WebhookAPI, st *state.Store, url str
 			continue
 		}
 		o.ExpiresAt = until
-		if err := st.Webhooks.PutSecret(o); err != nil {
+		if err := hooks.PutSecret(o); err != nil {
 			return wh, fmt.Errorf("set the grace period of the old secret: %w", err)
 		}
 	}
@@ -198,8 +198,8 @@ func rotate(ctx context.Context, api WebhookAPI, id string) (workspace.SigningSe
 }
 
 // secretsOf returns the unexpired secrets state holds for the webhook.
-func secretsOf(st *state.Store, webhookID string) ([]state.WebhookSecret, error) {
-	cur, prev, err := st.Webhooks.Secrets()
+func secretsOf(hooks *state.Webhooks, webhookID string) ([]state.WebhookSecret, error) {
+	cur, prev, err := hooks.Secrets()
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}
@@ -215,8 +215,8 @@ func secretsOf(st *state.Store, webhookID string) ([]state.WebhookSecret, error)
 	return out, nil
 }
 
-func hasSecret(st *state.Store, webhookID string) (bool, error) {
-	s, err := secretsOf(st, webhookID)
+func hasSecret(hooks *state.Webhooks, webhookID string) (bool, error) {
+	s, err := secretsOf(hooks, webhookID)
 	return len(s) > 0, err
 }
 

@@ -103,7 +103,7 @@ func (f *onFile) DeadLetters(_ context.Context, connector string) ([]admin.DeadL
 	if err != nil {
 		return nil, err
 	}
-	return daemon.ListDeadLetters(st, connector)
+	return daemon.ListDeadLetters(st.DeadLetters, connector)
 }
 
 func (f *onFile) FieldWarnings(_ context.Context, connector string) ([]admin.FieldWarning, error) {
@@ -111,7 +111,7 @@ func (f *onFile) FieldWarnings(_ context.Context, connector string) ([]admin.Fie
 	if err != nil {
 		return nil, err
 	}
-	return daemon.ListFieldWarnings(st, connector)
+	return daemon.ListFieldWarnings(st.FieldWarnings, connector)
 }
 
 func (f *onFile) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryResponse, error) {
@@ -135,7 +135,7 @@ func (f *onFile) Conflicts(_ context.Context, connector string, limit int) ([]ad
 	if err != nil {
 		return nil, err
 	}
-	return daemon.ListConflicts(st, connector, limit)
+	return daemon.ListConflicts(st.Conflicts, connector, limit)
 }
 
 func (f *onFile) HeldMatches(_ context.Context, connector string) ([]admin.HeldMatch, error) {
@@ -143,7 +143,7 @@ func (f *onFile) HeldMatches(_ context.Context, connector string) ([]admin.HeldM
 	if err != nil {
 		return nil, err
 	}
-	return daemon.ListHeldMatches(f.cfg, st, connector)
+	return daemon.ListHeldMatches(f.cfg, st.Matches, connector)
 }
 
 func (f *onFile) ResolveHeldMatch(ctx context.Context, connector, externalID, contactID string) (reconcile.Summary, error) {
@@ -159,7 +159,7 @@ func (f *onFile) HeldDeletes(_ context.Context, connector string) ([]state.HeldD
 	if err != nil {
 		return nil, err
 	}
-	return daemon.ListHeldDeletes(f.cfg, st, connector)
+	return daemon.ListHeldDeletes(f.cfg, st.HeldDeletes, connector)
 }
 
 func (f *onFile) SettleHeldDeletes(ctx context.Context, connector, action string) (int, error) {

@@ -91,7 +91,7 @@ func workspaceClient(cfg *config.Config, log *logrus.Logger, st *state.Store, wr
 		}
 		opts.WebhookRoutes = form
 		if writable {
-			opts.WebhookRoutesFound = daemon.RememberWebhookRoutes(st, logrus.NewEntry(log))
+			opts.WebhookRoutesFound = daemon.RememberWebhookRoutes(st.Webhooks, logrus.NewEntry(log))
 		}
 	}
 	return workspace.NewClient(opts)
@@ -118,7 +118,7 @@ func (c *WebhooksCommand) register(ctx context.Context, cfg *config.Config, log 
 	if err != nil {
 		return err
 	}
-	reg, err := daemon.EnsureWebhookEvents(ctx, ws, st, cfg.Webhooks.PublicURL, daemon.WebhookEventsFor(cfg), logrus.NewEntry(log))
+	reg, err := daemon.EnsureWebhookEvents(ctx, ws, st.Webhooks, cfg.Webhooks.PublicURL, daemon.WebhookEventsFor(cfg), logrus.NewEntry(log))
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (c *WebhooksCommand) rotate(ctx context.Context, cfg *config.Config, log *l
 		return err
 	}
 	now := time.Now().UTC()
-	wh, err := daemon.RotateWebhook(ctx, ws, st, cfg.Webhooks.PublicURL, grace, now)
+	wh, err := daemon.RotateWebhook(ctx, ws, st.Webhooks, cfg.Webhooks.PublicURL, grace, now)
 	if err != nil {
 		return err
 	}

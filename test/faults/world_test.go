@@ -95,7 +95,7 @@ func newWorld(t *testing.T, seed int64, rows int) *world {
 	}
 	t.Cleanup(w.rev.Stop)
 	url := "http://" + w.rev.Addr + "/webhooks/workspace"
-	if _, err := daemon.EnsureWebhook(ctx, w.d.Workspace(), w.d.Store(), url, logrus.NewEntry(log)); err != nil {
+	if _, err := daemon.EnsureWebhook(ctx, w.d.Workspace(), w.d.Store().Webhooks, url, logrus.NewEntry(log)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
