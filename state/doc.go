@@ -14,7 +14,7 @@
 // A Store is the open file and one small type per domain, all over the
 // same bbolt database: Links, Checkpoints, Inbox, DeadLetters,
 // FieldWarnings, Matches, HeldDeletes, RefusedDeletes, Runs, Conflicts,
-// Reverse, Webhooks and History (st.Links.Put, st.Inbox.Enqueue). Each
+// Reverse, Webhooks, History and Activities (st.Links.Put, st.Inbox.Enqueue). Each
 // domain keeps its buckets and the helpers that read and write them inside
 // a *bolt.Tx (writeLinks, conflictJournal.put...). A write that must touch
 // several domains at once is one method of the domain that owns the use
