@@ -14,9 +14,9 @@ var _ connector.ChangeNotifier = (*Source)(nil)
 // notifyEvery is how often NotifyChanges looks at the server's binlog.
 const notifyEvery = 100 * time.Millisecond
 
-// NotifyMode implements connector.ChangeNotifier: "binlog, 12 kB / 3 s
-// behind" (the binlog written past the stored position and for how
-// long, once seen), or empty when polling.
+// NotifyMode implements connector.ChangeNotifier: "binlog, 12 kB / 3s
+// behind" (the binlog written past the stored position, once seen, and
+// how late the stream is when a second or more), or empty when polling.
 func (s *Source) NotifyMode() string {
 	if s.binlog == nil {
 		return ""
@@ -24,7 +24,7 @@ func (s *Source) NotifyMode() string {
 	mode := "binlog"
 	if _, n, ok := s.ReplicationLag(); ok {
 		mode += ", " + sqlkit.ByteSize(n)
-		if d, _ := s.ReplicationDelay(); d > 0 {
+		if d, _ := s.ReplicationDelay(); d.Round(time.Second) > 0 {
 			mode += fmt.Sprintf(" / %s", d.Round(time.Second))
 		}
 		mode += " behind"

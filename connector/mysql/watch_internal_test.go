@@ -71,3 +71,30 @@ func TestLagClock(t *testing.T) {
 		}
 	})
 }
+
+// The mode says how late the stream is only from a second on: "/ 0s
+// behind" says nothing.
+func TestNotifyModeLag(t *testing.T) {
+	now := time.Now()
+	reached := binlogPos{File: "b.000001", Pos: 100}
+	tests := []struct {
+		name  string
+		since time.Duration // the oldest end not reached, seen this long ago
+		want  string
+	}{
+		{"caught up", 0, "binlog, 2 kB behind"},
+		{"a tenth of a second late", 100 * time.Millisecond, "binlog, 2 kB behind"},
+		{"three seconds late", 3 * time.Second, "binlog, 2 kB / 3s behind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &binlogState{reached: reached, lagBytes: 2048, lagSeen: true}
+			if tt.since > 0 {
+				b.lag.observe(binlogPos{File: "b.000001", Pos: 200}, reached, now.Add(-tt.since))
+			}
+			if got := (&Source{binlog: b}).NotifyMode(); got != tt.want {
+				t.Errorf("NotifyMode() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
