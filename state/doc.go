@@ -14,15 +14,16 @@
 // A Store is the open file and one small type per domain, all over the
 // same bbolt database: Links, Checkpoints, Inbox, DeadLetters,
 // FieldWarnings, Matches, HeldDeletes, RefusedDeletes, Runs, Conflicts,
-// Reverse, Webhooks, History and Activities (st.Links.Put, st.Inbox.Enqueue). Each
-// domain keeps its buckets and the helpers that read and write them inside
-// a *bolt.Tx (writeLinks, conflictJournal.put...). A write that must touch
-// several domains at once is one method of the domain that owns the use
-// case, composed of those helpers in one transaction: Reverse.Commit
-// (links, reverse-only values, the conflict journal and the inbox),
-// Inbox.Enqueue (the seen webhook ids and the inbox), Reverse.DeleteLink
-// (a link and its contact's reverse-only values). A new domain is a new
-// type and a field of Store, never more methods on Store.
+// Reverse, Webhooks, History and Activities (st.Links.Put,
+// st.Inbox.Enqueue). Each domain keeps its buckets and the helpers that
+// read and write them inside a *bolt.Tx (writeLinks,
+// conflictJournal.put...). A write that must touch several domains at once
+// is one method of the domain that owns the use case, composed of those
+// helpers in one transaction: Reverse.Commit (links, reverse-only values,
+// the conflict journal and the inbox), Inbox.Enqueue (the seen webhook ids
+// and the inbox), Reverse.DeleteLink (a link and its contact's
+// reverse-only values). A new domain is a new type and a field of Store,
+// never more methods on Store.
 //
 // # The crash-safety rule
 //
