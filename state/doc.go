@@ -17,7 +17,7 @@
 // Reverse, Webhooks, History and Activities (st.Links.Put,
 // st.Inbox.Enqueue). Each domain keeps its buckets and the helpers that
 // read and write them inside a *bolt.Tx (writeLinks,
-// conflictJournal.put...). A write that must touch several domains at once
+// addConflict...). A write that must touch several domains at once
 // is one method of the domain that owns the use case, composed of those
 // helpers in one transaction: Reverse.Commit (links, reverse-only values,
 // the conflict journal and the inbox), Inbox.Enqueue (the seen webhook ids

@@ -223,18 +223,7 @@ func (s *Reverse) Commit(c ReverseCommit) error {
 			}
 		}
 		for _, cf := range c.Conflicts {
-			if err := checkName("connector", cf.Connector); err != nil {
-				return fmt.Errorf("add conflict: %w", err)
-			}
-			if cf.At.IsZero() {
-				cf.At = now
-			}
-			id, err := conflictJournal.next(tx)
-			if err != nil {
-				return err
-			}
-			cf.ID = id
-			if err := conflictJournal.put(tx, cf.Connector, id, cf); err != nil {
+			if _, err := addConflict(tx, cf, now); err != nil {
 				return err
 			}
 		}
