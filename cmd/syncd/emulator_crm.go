@@ -40,8 +40,9 @@ seeds --sample sample people and the records of --records:
                 "phones": [{"value": "+14155550100", "label": "mobile"}], "org_name": "Analytical Engines"}]
 HubSpot sends its signed change webhooks to --webhook-url (signed with
 --webhook-secret, the app's client secret; retried as HubSpot retries).
-Pipedrive's webhooks are registered by syncd itself through the API (the
-connector's webhooks: settings); Salesforce sends none (syncd polls).
+Pipedrive's webhooks are registered on the stand-in by syncd itself, as on
+Pipedrive (the connector's webhooks: settings, printed as a comment, then
+syncd webhooks register or webhooks.autoRegister); Salesforce sends none.
 Salesforce's login host listens on --login-listen, its instance on --listen.
 
 Flags marked (--crm) apply to the second form only; --listen, --seed and
@@ -342,6 +343,9 @@ func startPipedrive(o crmOptions) (*crmStandIn, error) {
     settings:
       baseURL: %s
       apiToken: %s
+      # Change webhooks: syncd registers them on the stand-in (syncd webhooks
+      # register), which delivers them to the receiver (webhooks.listen):
+      # webhooks: { url: http://RECEIVER/webhooks/connectors/pipedrive, user: syncd, password: A-RANDOM-SECRET-16+ }
     mapping:
       fields:
         firstName: first_name

@@ -15,7 +15,6 @@ import (
 
 	"github.com/syncd-io/syncd/connector/hubspot"
 	"github.com/syncd-io/syncd/internal/capture"
-	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -237,76 +236,4 @@ func TestREADMECRMStandInConfig(t *testing.T) {
 	if !strings.Contains(block[1], connectors) {
 		t.Errorf("the README's connector is not what the stand-in prints:\n%s\nREADME:\n%s", connectors, block[1])
 	}
-}
-
-// TestEmulatorCRMHubSpotWebhooksStartAPass runs the daemon on the config
-// the HubSpot stand-in prints with --webhook-url: an edit made through
-// the stand-in's API reaches the workspace by its signed webhook, long
-// before the connector's schedule (every 5 minutes) would.
-func TestEmulatorCRMHubSpotWebhooksStartAPass(t *testing.T) {
-	ws, err := emulator.Listen("127.0.0.1:0", emulator.Options{APIKey: "ws-key", Rate: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	hooks := e2e.FreeAddr(t)
-	e := startCRMEmulator(t, "--crm", "hubspot", "--sample", "3",
-		"--webhook-url", "http://"+hooks+"/webhooks/connectors/hubspot", "--webhook-secret", "a-client-secret")
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "syncd.yaml")
-	head := fmt.Sprintf("workspace:\n  baseURL: %s\n  apiKey: ws-key\nstate:\n  path: %s\nadmin:\n  listen: \"\"\nwebhooks:\n  listen: %s\n", ws.URL, filepath.Join(dir, "syncd.db"), hooks)
-	if err := os.WriteFile(cfg, []byte(head+e.stdout.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out capture.Buffer
-	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, []string{"run", "--config", cfg}) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("run did not stop")
-		}
-	}()
-	companyOf := func(externalID string) (string, int) {
-		company, n := "", 0
-		for _, c := range ws.Contacts() {
-			n++
-			if c.ExternalID != nil && *c.ExternalID == externalID {
-				company = deref(c.DefaultFields.Company)
-			}
-		}
-		return company, n
-	}
-	waitUntil := func(what string, cond func() bool) {
-		deadline := time.Now().Add(30 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 30 s\n%s", what, out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	waitUntil("the first pass", func() bool { _, n := companyOf(""); return n == 3 })
-	base := regexp.MustCompile(`baseURL: (\S+)`).FindStringSubmatch(e.stdout.String())[1]
-	id := ws.Contacts()[0].ExternalID
-	req, _ := http.NewRequest("POST", base+"/crm/v3/objects/contacts/batch/update",
-		strings.NewReader(`{"inputs":[{"id":"`+deref(id)+`","properties":{"company":"Bletchley Park"}}]}`))
-	req.Header.Set("Authorization", "Bearer hubspottest-token")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("batch update: %d", resp.StatusCode)
-	}
-	waitUntil("the edit reaching the workspace by webhook", func() bool { c, _ := companyOf(deref(id)); return c == "Bletchley Park" })
 }
