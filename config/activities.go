@@ -18,6 +18,11 @@ type ActivitiesConfig struct {
 	// UnknownNumbers is what a call or text with a number no link of the
 	// connector knows does: skip (counted) or create.
 	UnknownNumbers policy.UnknownNumbers `yaml:"unknownNumbers"`
+	// Table and Mapping say where a database connector writes
+	// activities: the table, and the column of each activity field
+	// (activitytable.go).
+	Table   string            `yaml:"table"`
+	Mapping map[string]string `yaml:"mapping"`
 }
 
 // Enabled reports whether the connector logs anything.
@@ -85,6 +90,7 @@ func (cc *ConnectorConfig) validateActivities(ps *problems, path string, typ *co
 			"%s cannot log calls or texts: %s", typ.Name, why)
 		return
 	}
+	cc.validateActivityTable(ps, p, typ)
 	if a.UnknownNumbers == policy.UnknownCreate {
 		ps.add(join(p, "unknownNumbers"), "use unknownNumbers: skip; creating records for unknown numbers is not supported yet",
 			"create is not supported by this version")

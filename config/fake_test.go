@@ -68,4 +68,13 @@ func init() {
 		Incremental:  true,
 		Capabilities: []connector.Capability{connector.CapActivities},
 	})
+	connector.Register(connector.Type{
+		Name:          "sqltest",
+		NewSettings:   func() connector.Settings { return &dbSettings{BatchSize: 500} },
+		Open:          openFake,
+		Writable:      true,
+		Incremental:   true,
+		ActivityTable: true,
+		Capabilities:  []connector.Capability{connector.CapActivities},
+	})
 }

@@ -198,6 +198,10 @@ type Options struct {
 	// side (no replication slot or publication) and reads as it would
 	// when polling.
 	Inspect bool
+	// ActivityTable is where a connector of Type.ActivityTable writes
+	// activities (the activities block's table and mapping); nil when it
+	// logs none.
+	ActivityTable *ActivityTable
 }
 
 // Type describes one kind of connector.
@@ -219,6 +223,10 @@ type Type struct {
 	Incremental bool
 	// SoftDelete reports whether the connector can mark records deleted.
 	SoftDelete bool
+	// ActivityTable is true when the connector logs activities as rows of
+	// a table the configuration names (activities.table and
+	// activities.mapping) rather than on a record's timeline.
+	ActivityTable bool
 	// Capabilities are the optional interfaces the connector's Source
 	// implements (capability.go). The contract suite checks them against
 	// the opened source, and docs/CONNECTORS.md's table against them.

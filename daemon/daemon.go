@@ -171,7 +171,8 @@ func (d *Daemon) openConnector(ctx context.Context, cc config.ConnectorConfig, o
 		return nil, fmt.Errorf("mapping: %w", err)
 	}
 	m.SetCustomFieldTypes(d.ws)
-	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields(), Log: log})
+	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields(), Log: log,
+		ActivityTable: cc.Activities.TableSpec()})
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}

@@ -208,7 +208,7 @@ type sourceFacts struct {
 func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConfig, m *mapping.Mapper, note func(string)) (f sourceFacts, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields()})
+	src, err := t.Open(ctx, connector.Options{Name: cc.Name, Settings: cc.Settings, Fields: m.SourceFields(), ActivityTable: cc.Activities.TableSpec()})
 	if err != nil {
 		return f, err
 	}
@@ -221,6 +221,11 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 	}
 	if aw, ok := src.(connector.ActivityWriter); ok && cc.Activities.Enabled() {
 		note(activityNote(aw, cc))
+		if ac, ok := src.(activityTableChecker); ok {
+			if err := ac.CheckActivities(ctx); err != nil {
+				return f, err
+			}
+		}
 	}
 	if ic, ok := src.(idColumnChecker); ok {
 		if f.id, err = ic.IDColumnCheck(ctx); err != nil {
@@ -245,6 +250,13 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 		}
 	}
 	return f, nil
+}
+
+// activityTableChecker is a database connector that checks its
+// activities table (activities.table and activities.mapping) against the
+// database.
+type activityTableChecker interface {
+	CheckActivities(ctx context.Context) error
 }
 
 // activityNote says what the connector logs of the workspace's calls

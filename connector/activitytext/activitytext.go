@@ -201,3 +201,18 @@ func Redact(msg string, a connector.Activity) string {
 	}
 	return msg
 }
+
+// SummaryText is a call's summary and next steps as plain text ("" when
+// it has neither).
+func SummaryText(a connector.Activity) string {
+	return Plain(connector.Activity{Kind: connector.ActivityCall, Summary: a.Summary, NextSteps: a.NextSteps})
+}
+
+// TranscriptText is a call's transcript, a line per turn:
+// "[01:05] +15551230000: Hello".
+func TranscriptText(a connector.Activity) string {
+	for _, s := range Sections(connector.Activity{Kind: connector.ActivityCall, Transcript: a.Transcript}) {
+		return strings.Join(s.Lines, "\n")
+	}
+	return ""
+}

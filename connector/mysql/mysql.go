@@ -59,13 +59,14 @@ const TypeName = "mysql"
 
 func init() {
 	connector.Register(connector.Type{
-		Name:         TypeName,
-		NewSettings:  func() connector.Settings { return NewSettings() },
-		Open:         Open,
-		Writable:     true,
-		Incremental:  true,
-		SoftDelete:   true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify},
+		Name:          TypeName,
+		NewSettings:   func() connector.Settings { return NewSettings() },
+		Open:          Open,
+		Writable:      true,
+		Incremental:   true,
+		SoftDelete:    true,
+		Capabilities:  []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify, connector.CapActivities},
+		ActivityTable: true,
 	})
 }
 
@@ -99,6 +100,8 @@ type Source struct {
 	binlog *binlogState
 	// binlogNote says why changes: auto polls (empty otherwise).
 	binlogNote string
+	// acts writes activities to the activities table (activities.go).
+	acts *sqlkit.Activities
 }
 
 // Close closes the connections.
@@ -178,6 +181,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		red:       red,
 		log:       log.WithField(logfield.Table, tbl.name),
 	}
+	src.acts = sqlkit.NewActivities(activityDialect(db, red), opts.ActivityTable)
 	if err := src.checkZone(ctx); err != nil {
 		_ = src.Close()
 		return nil, fmt.Errorf("open mysql connector %s: %w", opts.Name, red.Redact(err))

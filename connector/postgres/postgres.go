@@ -52,13 +52,14 @@ const TypeName = "postgres"
 
 func init() {
 	connector.Register(connector.Type{
-		Name:         TypeName,
-		NewSettings:  func() connector.Settings { return NewSettings() },
-		Open:         Open,
-		Writable:     true,
-		Incremental:  true,
-		SoftDelete:   true,
-		Capabilities: []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify},
+		Name:          TypeName,
+		NewSettings:   func() connector.Settings { return NewSettings() },
+		Open:          Open,
+		Writable:      true,
+		Incremental:   true,
+		SoftDelete:    true,
+		Capabilities:  []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify, connector.CapActivities},
+		ActivityTable: true,
 	})
 }
 
@@ -84,6 +85,8 @@ type Source struct {
 	logical *logicalState
 	// modeNote says why auto mode polls (empty otherwise).
 	modeNote string
+	// acts writes activities to the activities table (activities.go).
+	acts *sqlkit.Activities
 }
 
 // Close closes the connections.
@@ -147,6 +150,7 @@ func Open(ctx context.Context, opts connector.Options) (connector.Source, error)
 		red:       red,
 		log:       log.WithField(logfield.Table, tbl.name),
 	}
+	src.acts = sqlkit.NewActivities(activityDialect(pool, red), opts.ActivityTable)
 	mode := s
 	if opts.Inspect {
 		// A look at the table creates no slot nor publication.
