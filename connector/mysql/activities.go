@@ -57,7 +57,6 @@ func activityDialect(db *sql.DB, red *sqlkit.Redactor) sqlkit.ActivityDialect {
 	}
 }
 
-
 // inspectActivities reads the table's columns and the columns that alone
 // make a unique index (the primary key included). table is "name" in the
 // connection's database, or "db.name".
