@@ -133,6 +133,24 @@ type ConnectorStatus struct {
 	// RefusedDelete is the mass delete the guard refused, standing until
 	// a full pass goes through; nil when none stands.
 	RefusedDelete *RefusedDelete `json:"refusedDelete,omitempty"`
+	// Activities are the connector's calls and texts logged on its
+	// records (issue 33); nil when its activities log nothing.
+	Activities *ActivityStatus `json:"activities,omitempty"`
+}
+
+// ActivityStatus is what a connector logged of the workspace's calls and
+// texts since the state file was made.
+type ActivityStatus struct {
+	// Logged counts activities created, Updated later writes of them
+	// (a summary, a transcript), Skipped calls and texts with a number no
+	// link knows, Failed refusals (dead letters of operation activity).
+	Logged  int64 `json:"logged"`
+	Updated int64 `json:"updated"`
+	Skipped int64 `json:"skipped"`
+	Failed  int64 `json:"failed"`
+	// Pending counts call and message events not handled yet (one queue
+	// for every connector with activities).
+	Pending int `json:"pending"`
 }
 
 // RefusedDelete is a mass delete the guard refused (a TRUNCATE, a source

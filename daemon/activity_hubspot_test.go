@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,6 +225,36 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 	}
 	if rs := e.r.Receiver.Stats(); rs.Duplicates == 0 {
 		t.Errorf("no delivery came twice after the restart (receiver stats %+v): the test does not test redeliveries", rs)
+	}
+	checkActivityOps(t, e, int64(2*n+3))
+}
+
+// checkActivityOps checks that /status and the metrics show the
+// activities logged, failed and waiting.
+func checkActivityOps(t *testing.T, e *activityEnv, logged int64) {
+	t.Helper()
+	waitUntil(t, 10*time.Second, "the activity queue to empty", func() bool {
+		n, err := e.d.Store().Activities.CountPending()
+		return err == nil && n == 0
+	})
+	st, err := e.d.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := st.Connectors[0].Activities
+	if a == nil || a.Logged != logged || a.Failed != 0 || a.Pending != 0 {
+		t.Errorf("status activities = %+v, want %d logged, none failed or waiting", a, logged)
+	}
+	rec := httptest.NewRecorder()
+	e.d.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		fmt.Sprintf(`syncd_activities{connector="crm",result="logged"} %d`, logged),
+		`syncd_activities{connector="crm",result="failed"} 0`,
+		`syncd_activities_pending 0`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }
 

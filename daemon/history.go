@@ -111,7 +111,7 @@ func (h *history) unwritten() ([]state.HistoryPoint, error) {
 	for i, c := range h.d.connectors {
 		names[i] = c.Name
 	}
-	g, err := stateGauges(h.d.store, names)
+	g, err := stateGauges(h.d.store, names, nil)
 	if err != nil {
 		return nil, err
 	}

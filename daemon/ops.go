@@ -102,11 +102,13 @@ func (d *Daemon) initOps() error {
 		d.ops.metrics.SetLastSuccess(c.Name, success)
 	}
 	names := make([]string, len(d.connectors))
+	logs := map[string]bool{}
 	for i, c := range d.connectors {
 		names[i] = c.Name
+		logs[c.Name] = c.Config.Activities.Enabled()
 	}
 	store := d.store
-	d.ops.metrics.SetStateGauges(func() (metrics.StateGauges, error) { return stateGauges(store, names) })
+	d.ops.metrics.SetStateGauges(func() (metrics.StateGauges, error) { return stateGauges(store, names, logs) })
 	connectors := d.connectors
 	d.ops.metrics.SetQuotas(func() []metrics.ConnectorQuota {
 		var out []metrics.ConnectorQuota
@@ -155,8 +157,8 @@ type replicationDelayer interface {
 }
 
 // stateGauges reads the figures of every connector from state.
-func stateGauges(st *state.Store, names []string) (metrics.StateGauges, error) {
-	var g metrics.StateGauges
+func stateGauges(st *state.Store, names []string, logs map[string]bool) (metrics.StateGauges, error) {
+	g := metrics.StateGauges{ActivitiesPending: -1}
 	for _, n := range names {
 		cg := metrics.ConnectorGauges{Connector: n}
 		var err error
@@ -174,6 +176,16 @@ func stateGauges(st *state.Store, names []string) (metrics.StateGauges, error) {
 		}
 		if _, cg.MassDeleteRefused, err = st.RefusedDeletes.Get(n); err != nil {
 			return g, err
+		}
+		if logs[n] {
+			c, err := st.Activities.Counts(n)
+			if err != nil {
+				return g, err
+			}
+			cg.Activities = &metrics.ActivityGauges{Logged: c.Logged, Updated: c.Updated, Skipped: c.Skipped, Failed: c.Failed}
+			if g.ActivitiesPending, err = st.Activities.CountPending(); err != nil {
+				return g, err
+			}
 		}
 		g.Connectors = append(g.Connectors, cg)
 	}

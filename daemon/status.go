@@ -83,6 +83,17 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath stri
 	if cs.RefusedDelete, err = refusedDelete(st.RefusedDeletes, configPath, cc.Name); err != nil {
 		return cs, err
 	}
+	if cc.Activities.Enabled() {
+		c, err := st.Activities.Counts(cc.Name)
+		if err != nil {
+			return cs, err
+		}
+		pending, err := st.Activities.CountPending()
+		if err != nil {
+			return cs, err
+		}
+		cs.Activities = &admin.ActivityStatus{Logged: c.Logged, Updated: c.Updated, Skipped: c.Skipped, Failed: c.Failed, Pending: pending}
+	}
 	return cs, nil
 }
 

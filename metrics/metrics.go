@@ -231,6 +231,14 @@ type ConnectorGauges struct {
 	// MassDeleteRefused is true while a mass delete the guard refused
 	// stands, not yet acted on.
 	MassDeleteRefused bool
+	// Activities, when the connector logs calls and texts: created,
+	// skipped (no record has the number) and refused activities.
+	Activities *ActivityGauges
+}
+
+// ActivityGauges are a connector's activity figures.
+type ActivityGauges struct {
+	Logged, Updated, Skipped, Failed int64
 }
 
 // StateGauges are the figures read from state at each scrape.
@@ -238,6 +246,9 @@ type StateGauges struct {
 	Connectors []ConnectorGauges
 	// InboxPending is the number of webhook events not yet applied.
 	InboxPending int
+	// ActivitiesPending is the number of call and message events not
+	// handled yet; -1 when no connector logs activities.
+	ActivitiesPending int
 }
 
 // SetStateGauges makes the state gauges read fn at each scrape (results
@@ -266,6 +277,7 @@ type scrapeCollector struct {
 	fieldWarnings, massDeleteRefused     *prometheus.Desc
 	deliveries, echoes, refused          *prometheus.Desc
 	putOffs, putOffDeadLetters           *prometheus.Desc
+	activities, activitiesPending        *prometheus.Desc
 }
 
 func newScrapeCollector() *scrapeCollector {
@@ -289,13 +301,17 @@ func newScrapeCollector() *scrapeCollector {
 			"Write-backs put off because the record changed between its read and the write (decided anew the next round).", nil, nil),
 		putOffDeadLetters: prometheus.NewDesc(name("writeback_put_off_dead_letters_total"),
 			"Contacts whose write-back was put off too many times in a row and was set aside as a dead letter.", nil, nil),
-		refused: prometheus.NewDesc(name("webhook_refused_total"), "Webhook deliveries refused (4xx), by reason (no_contact: a contact event whose contact is in neither data.object nor data.resource).", []string{"reason"}, nil),
+		activities: prometheus.NewDesc(name("activities"),
+			"Calls and texts of the workspace by what became of them on the connector's records (logged: created; updated: later writes such as a summary; skipped: no record has the number; failed: refused, a dead letter), since the state file was made.",
+			[]string{"connector", "result"}, nil),
+		activitiesPending: prometheus.NewDesc(name("activities_pending"), "Call and message events accepted but not yet logged on the records.", nil, nil),
+		refused:           prometheus.NewDesc(name("webhook_refused_total"), "Webhook deliveries refused (4xx), by reason (no_contact: a contact event whose contact is in neither data.object nor data.resource).", []string{"reason"}, nil),
 	}
 }
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.errors.Describe(ch)
-	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.massDeleteRefused, c.conflicts, c.inbox, c.deliveries, c.echoes, c.refused, c.putOffs, c.putOffDeadLetters} {
+	for _, d := range []*prometheus.Desc{c.links, c.deadLetters, c.fieldWarnings, c.massDeleteRefused, c.conflicts, c.inbox, c.deliveries, c.echoes, c.refused, c.putOffs, c.putOffDeadLetters, c.activities, c.activitiesPending} {
 		ch <- d
 	}
 }
@@ -325,8 +341,16 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 				refused = 1
 			}
 			ch <- prometheus.MustNewConstMetric(c.massDeleteRefused, prometheus.GaugeValue, refused, g.Connector)
+			if a := g.Activities; a != nil {
+				for result, n := range map[string]int64{"logged": a.Logged, "updated": a.Updated, "skipped": a.Skipped, "failed": a.Failed} {
+					ch <- prometheus.MustNewConstMetric(c.activities, prometheus.GaugeValue, float64(n), g.Connector, result)
+				}
+			}
 		}
 		ch <- prometheus.MustNewConstMetric(c.inbox, prometheus.GaugeValue, float64(gauges.InboxPending))
+		if gauges.ActivitiesPending >= 0 {
+			ch <- prometheus.MustNewConstMetric(c.activitiesPending, prometheus.GaugeValue, float64(gauges.ActivitiesPending))
+		}
 	}
 	if webhook != nil {
 		s := webhook()

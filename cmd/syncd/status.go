@@ -122,6 +122,10 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 		for _, q := range cs.Quotas {
 			fmt.Fprintf(w, "\n%s: API %s: %s", cs.Name, q.Name, quotaLine(q))
 		}
+		if a := cs.Activities; a != nil {
+			fmt.Fprintf(w, "\n%s: calls and texts: %d logged, %d updated, %d skipped (no record has the number), %d failed, %d waiting",
+				cs.Name, a.Logged, a.Updated, a.Skipped, a.Failed, a.Pending)
+		}
 	}
 	for _, cs := range st.Connectors {
 		if r := cs.RefusedDelete; r != nil {
