@@ -67,7 +67,7 @@ type Queue interface {
 	PutItem(key string, raw []byte) error
 	Written(connector, key string) (state.WrittenActivity, bool, error)
 	Intend(connector, key, recordID string) error
-	Wrote(connector, key string, w state.WrittenActivity, created bool) error
+	Wrote(connector, key string, w state.WrittenActivity, first bool) error
 	Count(connector string, skipped, failed int64) error
 	Counts(connector string) (state.ActivityCounts, error)
 	Position(name string) ([]byte, error)
@@ -154,8 +154,9 @@ type Logger struct {
 	wake    chan struct{}
 	records *recordIndex
 
-	mu    sync.Mutex
-	stats Stats
+	mu     sync.Mutex
+	stats  Stats
+	emails map[string]string // workspace user id -> e-mail (owner.go)
 }
 
 // Stats are the Logger's counters since it started.
@@ -186,7 +187,7 @@ func New(opts Options) (*Logger, error) {
 	if log == nil {
 		log = logrus.NewEntry(logrus.StandardLogger())
 	}
-	l := &Logger{opts: opts, log: log.WithField(logfield.Component, "activity"), wake: make(chan struct{}, 1)}
+	l := &Logger{opts: opts, log: log.WithField(logfield.Component, "activity"), wake: make(chan struct{}, 1), emails: map[string]string{}}
 	l.records = newRecordIndex(opts.Store.Links, opts.Now)
 	return l, nil
 }
@@ -321,8 +322,10 @@ func (l *Logger) writeTarget(ctx context.Context, t *Target, it *Item, primary b
 		return nil
 	}
 	var first error
+	owner := l.ownerEmail(ctx, it)
 	for _, r := range recs {
 		a := it.activity(t, r)
+		a.OwnerEmail = owner
 		if err := l.write(ctx, t, a); err != nil {
 			if !definite(err) {
 				if first == nil {

@@ -51,6 +51,8 @@ type Workspace interface {
 	CallSummary(ctx context.Context, callID string) (workspace.CallSummary, error)
 	CallTranscript(ctx context.Context, callID string) (workspace.CallTranscript, error)
 	CallRecordings(ctx context.Context, callID string) ([]workspace.CallRecording, error)
+	// User reads a workspace user, for the owner's e-mail (owner.go).
+	User(ctx context.Context, id string) (workspace.User, error)
 }
 
 var _ Workspace = (*workspace.Client)(nil)

@@ -31,13 +31,15 @@ func (l *Logger) write(ctx context.Context, t *Target, a connector.Activity) err
 		return nil
 	}
 	id := w.ActivityID
+	// The first record of an id for the key counts as logged, also when
+	// the activity was found after a crash rather than created now.
+	first := id == ""
 	if id == "" && ok && w.Intent {
 		if id, err = t.Writer.FindActivity(ctx, a.Kind, a.Key, a.RecordID); err != nil {
 			return fmt.Errorf("find activity: %w", err)
 		}
 	}
-	created := id == ""
-	if created && !ok {
+	if id == "" && !ok {
 		if err := q.Intend(t.Name, a.Key, a.RecordID); err != nil {
 			return err
 		}
@@ -45,13 +47,12 @@ func (l *Logger) write(ctx context.Context, t *Target, a connector.Activity) err
 	got, err := t.Writer.WriteActivity(ctx, id, a)
 	if err != nil && id != "" && errors.Is(err, connector.ErrNotFound) {
 		// Deleted in the system since: written anew.
-		created = true
 		got, err = t.Writer.WriteActivity(ctx, "", a)
 	}
 	if err != nil {
 		return err
 	}
-	if err := q.Wrote(t.Name, a.Key, state.WrittenActivity{ActivityID: got, Hash: hash, RecordID: a.RecordID}, created); err != nil {
+	if err := q.Wrote(t.Name, a.Key, state.WrittenActivity{ActivityID: got, Hash: hash, RecordID: a.RecordID}, first); err != nil {
 		return err
 	}
 	l.mu.Lock()

@@ -29,6 +29,7 @@ type activityEnv struct {
 	cfg    *config.Config
 	phones []string
 	ids    []string // HubSpot contact ids, by phone
+	owner  string   // the HubSpot owner of the workspace user US1
 	stop   func()
 	d      *daemon.Daemon
 	r      *daemon.Running
@@ -36,7 +37,8 @@ type activityEnv struct {
 
 func startActivityEnv(t *testing.T, n int, dups float64) *activityEnv {
 	t.Helper()
-	return startActivityEnvWith(t, n, emulator.Options{Rate: -1, WebhookDuplicates: dups, RetryBase: 50 * time.Millisecond, RetryMax: time.Second, MaxAttempts: 30})
+	return startActivityEnvWith(t, n, emulator.Options{Rate: -1, WebhookDuplicates: dups, RetryBase: 50 * time.Millisecond, RetryMax: time.Second, MaxAttempts: 30,
+		Users: []workspace.User{{ID: "US1", Email: "Agent@Example.com"}, {ID: "US2", Email: "nobody-in-hubspot@example.com"}}})
 }
 
 func startActivityEnvWith(t *testing.T, n int, opts emulator.Options) *activityEnv {
@@ -46,6 +48,7 @@ func startActivityEnvWith(t *testing.T, n int, opts emulator.Options) *activityE
 	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
 	t.Cleanup(hs.Close)
 	e := &activityEnv{emu: emu, hs: hs, app: emulator.App{BaseURL: emu.URL}}
+	e.owner = hs.AddOwner("agent@example.com")
 	for i := range n {
 		p := fmt.Sprintf("+1555010%04d", i)
 		e.phones = append(e.phones, p)
@@ -134,7 +137,7 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 		if i%2 == 1 {
 			dir = workspace.Outgoing
 		}
-		id, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[i]}, Direction: dir, Duration: 30 + i})
+		id, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[i]}, Direction: dir, Duration: 30 + i, UserID: []string{"US1", "US2", ""}[i%3]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,6 +208,13 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 		}
 		if len(g.Contacts) != 1 || g.Contacts[0] != e.ids[i] {
 			t.Errorf("call %s associated with %v, want %s", id, g.Contacts, e.ids[i])
+		}
+		wantOwner := ""
+		if i%3 == 0 && g.Properties["hs_call_status"] == "COMPLETED" {
+			wantOwner = e.owner // US1's e-mail is a HubSpot owner's; US2's and no user are none
+		}
+		if g.Properties["hubspot_owner_id"] != wantOwner {
+			t.Errorf("call %s of contact %d has owner %q, want %q", id, i, g.Properties["hubspot_owner_id"], wantOwner)
 		}
 	}
 	texts := e.byKey(t, hubspottest.ObjectCommunications)

@@ -59,7 +59,8 @@ type WrittenActivity struct {
 // ActivityCounts are a connector's activity figures since the state file
 // was made.
 type ActivityCounts struct {
-	// Logged counts activities created; Updated, later writes of them.
+	// Logged counts activities logged (each key's first write, or the
+	// one found after a crash); Updated, later writes of them.
 	Logged  int64 `json:"logged"`
 	Updated int64 `json:"updated"`
 	// Skipped counts calls and texts with a number no link knows.
@@ -248,8 +249,8 @@ func (a *Activities) Intend(connector, key, recordID string) error {
 }
 
 // Wrote records the activity written for key on connector, and counts it
-// as logged (created) or updated.
-func (a *Activities) Wrote(connector, key string, w WrittenActivity, created bool) error {
+// as logged (first is true: the key's first activity id) or updated.
+func (a *Activities) Wrote(connector, key string, w WrittenActivity, first bool) error {
 	if err := checkName("connector", connector); err != nil {
 		return fmt.Errorf("record written activity: %w", err)
 	}
@@ -270,7 +271,7 @@ func (a *Activities) Wrote(connector, key string, w WrittenActivity, created boo
 			return err
 		}
 		return addCounts(tx, connector, func(c *ActivityCounts) {
-			if created {
+			if first {
 				c.Logged++
 			} else {
 				c.Updated++

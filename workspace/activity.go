@@ -152,3 +152,17 @@ const MaxActivityPageSize = 100
 // ActivityEvents are the event types of calls and messages syncd can log.
 var ActivityEvents = []string{EventCallCompleted, EventCallRecordingCompleted, EventCallSummaryCompleted,
 	EventCallTranscriptCompleted, EventMessageReceived, EventMessageDelivered}
+
+// RouteGetUser reads one workspace user (the published document's GET
+// /v1/users/{userId}).
+const RouteGetUser = "GET /v1/users/{id}"
+
+// User is a workspace user, as GET /v1/users/{userId} answers it (the
+// fields syncd reads).
+type User struct {
+	ID        string `json:"id"`
+	Email     string `json:"email"`
+	FirstName string `json:"firstName,omitempty"`
+	LastName  string `json:"lastName,omitempty"`
+	Role      string `json:"role,omitempty"`
+}

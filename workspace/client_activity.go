@@ -84,3 +84,12 @@ func (c *Client) CallRecordings(ctx context.Context, callID string) ([]CallRecor
 	}
 	return r, nil
 }
+
+// User returns the workspace user with id (GET /v1/users/{userId}).
+func (c *Client) User(ctx context.Context, id string) (User, error) {
+	u, err := get[User](ctx, c, request{route: RouteGetUser, args: []string{id}})
+	if err != nil {
+		return User{}, fmt.Errorf("get user %s: %w", id, err)
+	}
+	return u, nil
+}

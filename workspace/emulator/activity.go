@@ -70,7 +70,22 @@ func (e *Emulator) activityOps() []op {
 		{route: workspace.RouteCallTranscript, area: areaCalls, handle: e.callTranscript},
 		{route: workspace.RouteCallRecordings, area: areaCalls, handle: e.callRecordings},
 		{route: "GET /v1/phone-numbers", area: areaCalls, handle: e.phoneNumbers},
+		{route: workspace.RouteGetUser, area: areaUsers, handle: e.getUser},
 	}
+}
+
+// areaUsers is the area of the user operations (the emulator's choice).
+const areaUsers area = "10"
+
+// getUser serves GET /v1/users/{userId} from Options.Users.
+func (e *Emulator) getUser(r *http.Request) answer {
+	id := r.PathValue("id")
+	for _, u := range e.opts.Users {
+		if u.ID == id {
+			return ok(http.StatusOK, dataOf(u))
+		}
+	}
+	return fail(e.newError(areaUsers, http.StatusNotFound, "User "+id+" was not found"))
 }
 
 var (

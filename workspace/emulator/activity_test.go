@@ -107,3 +107,14 @@ func TestWebhookDuplicates(t *testing.T) {
 		t.Errorf("a duplicate has its own webhook-id: %q, %q", hits[0].header.Get("webhook-id"), hits[1].header.Get("webhook-id"))
 	}
 }
+
+// TestUsers: GET /v1/users/{userId} answers the configured users, 404
+// for others.
+func TestUsers(t *testing.T) {
+	s := newServer(t, emulator.Options{Users: []workspace.User{{ID: "US1", Email: "agent@example.com", FirstName: "Ann"}}})
+	u := data[workspace.User](t, call(t, s.URL, "GET", "/v1/users/US1", nil), http.StatusOK)
+	if u.Email != "agent@example.com" || u.FirstName != "Ann" {
+		t.Errorf("user = %+v", u)
+	}
+	errorBody(t, call(t, s.URL, "GET", "/v1/users/US9", nil), http.StatusNotFound)
+}

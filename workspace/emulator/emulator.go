@@ -100,6 +100,9 @@ type Options struct {
 	// NoOrganization answers 404 on GET /v1/organization and GET
 	// /organization, as versions of the service without that route do.
 	NoOrganization bool
+	// Users are the workspace's users (GET /v1/users/{userId}); calls
+	// and texts name them by userId.
+	Users []workspace.User
 	// WebhookDuplicates is the share, in [0,1], of events delivered twice
 	// (the same webhook-id, two deliveries), as at-least-once services do.
 	WebhookDuplicates float64
