@@ -87,6 +87,10 @@ type Source struct {
 	// are possible there, even if some are not valid (the fictional
 	// ranges of examples and tests).
 	RegionHintStrong bool
+	// Activities is the activities table found beside a database's
+	// contact table, and its proposed mapping (activities.go); nil when
+	// none looks like one.
+	Activities *ActivityProposal
 }
 
 // Export is an environment variable a written ${NAME} reference needs.

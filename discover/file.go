@@ -108,6 +108,7 @@ func (f *File) YAML() ([]byte, error) {
 		scalar("mapping"), mp,
 	)
 	conn.Content[4].LineComment = "read only to start; see the README for both ways"
+
 	conn.Content[8].HeadComment = fmt.Sprintf("Proposed from %d record(s) read; each guess says why.", f.Source.Records)
 	if f.Source.Export != "" {
 		conn.Content[6].HeadComment = "Recognised export: " + f.Source.Export + ". Its header is " + f.Source.ExportSource + "."
@@ -128,5 +129,14 @@ func (f *File) YAML() ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
-	return []byte(b.String()), nil
+	out := b.String()
+	if a := f.Source.Activities; a != nil {
+		// The connector is the file's last node: its keys are indented
+		// by four spaces, and so is the block, to uncomment in place.
+		out += "\n"
+		for _, line := range strings.Split(a.comment(), "\n") {
+			out += "    # " + line + "\n"
+		}
+	}
+	return []byte(out), nil
 }

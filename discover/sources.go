@@ -12,8 +12,8 @@ import (
 
 func init() {
 	preparers["csv"] = prepareCSV
-	preparers["postgres"] = prepareSQL(postgres.Inspect)
-	preparers["mysql"] = prepareMySQL
+	preparers["postgres"] = withActivities(prepareSQL(postgres.Inspect), postgres.TableShapes)
+	preparers["mysql"] = withActivities(prepareMySQL, mysql.TableShapes)
 }
 
 // prepareMySQL reads the table's catalog as prepareSQL does and, when the

@@ -131,3 +131,41 @@ func (s *Source) WriteActivity(ctx context.Context, id string, a connector.Activ
 
 // CheckActivities inspects the activities table (syncd validate).
 func (s *Source) CheckActivities(ctx context.Context) error { return s.acts.Check(ctx) }
+
+// TableShapes lists the tables of the DSN's database with their columns
+// and unique columns, for `syncd init` to find an activities table among
+// them.
+func TableShapes(ctx context.Context, dsn string) ([]sqlkit.TableShape, error) {
+	db, _, red, err := openInspection(dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME LIMIT 500`)
+	if err != nil {
+		return nil, red.Redact(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, red.Redact(err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, red.Redact(err)
+	}
+	var out []sqlkit.TableShape
+	for _, n := range names {
+		_, cols, unique, err := inspectActivities(ctx, db, n)
+		if err != nil {
+			return nil, red.Redact(err)
+		}
+		out = append(out, sqlkit.TableShape{Name: n, Types: cols, Unique: unique})
+	}
+	return out, nil
+}

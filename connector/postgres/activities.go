@@ -133,3 +133,39 @@ func (s *Source) WriteActivity(ctx context.Context, id string, a connector.Activ
 
 // CheckActivities inspects the activities table (syncd validate).
 func (s *Source) CheckActivities(ctx context.Context) error { return s.acts.Check(ctx) }
+
+// TableShapes lists the database's tables (outside the system schemas)
+// with their columns and unique columns, for `syncd init` to find an
+// activities table among them.
+func TableShapes(ctx context.Context, dsn string) ([]sqlkit.TableShape, error) {
+	red := newRedactor(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("dsn: %w", red.redact(err))
+	}
+	red.add(cfg.ConnConfig.Password)
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", red.redact(err))
+	}
+	defer pool.Close()
+	rows, err := pool.Query(ctx, `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) FROM information_schema.tables
+		WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1 LIMIT 500`)
+	if err != nil {
+		return nil, red.redact(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, red.redact(err)
+	}
+	var out []sqlkit.TableShape
+	for _, n := range names {
+		_, cols, unique, err := inspectActivities(ctx, pool, n)
+		if err != nil {
+			return nil, red.redact(err)
+		}
+		out = append(out, sqlkit.TableShape{Name: n, Types: cols, Unique: unique})
+	}
+	return out, nil
+}

@@ -247,3 +247,12 @@ func withhold(err error, a connector.Activity) error {
 	}
 	return fmt.Errorf("write %s %s: %s", a.Kind, a.Key, activitytext.Withheld)
 }
+
+// TableShape is a table as `syncd init` looks at it for an activities
+// table: its columns and types, and the columns that alone carry a
+// unique index or the primary key.
+type TableShape struct {
+	Name   string
+	Types  map[string]string
+	Unique map[string]bool
+}
