@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/activitytext"
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 )
@@ -71,7 +72,9 @@ func definite(err error) bool {
 // deadLetter sets a refused activity aside with its reason, the private
 // values cut out.
 func (l *Logger) deadLetter(t *Target, a connector.Activity, cause error) error {
-	reason := redact(cause.Error(), a)
+	// Cut the private values out; a reason still quoting a piece of one
+	// is withheld whole.
+	reason := activitytext.Redact(redact(cause.Error(), a), a)
 	if _, err := l.opts.Store.DeadLetters.Add(state.DeadLetter{Connector: t.Name, Operation: OperationActivity, Key: a.Key,
 		Reason: reason}); err != nil {
 		return err

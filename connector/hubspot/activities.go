@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/activitytext"
 )
 
 // Activities (issue 33, FACTS.md "Calls and texts"): a call is a `calls`
@@ -232,54 +231,24 @@ func (s *Source) activityProperties(ctx context.Context, a connector.Activity) (
 	if a.Kind == connector.ActivityMessage {
 		p["hs_communication_channel_type"] = "SMS"
 		p["hs_communication_logged_from"] = "CRM"
-		p["hs_communication_body"] = paragraphs([]string{a.Text})
+		p["hs_communication_body"] = activitytext.HTML(a)
 		return p, nil
 	}
-	dir, title := "INBOUND", "Incoming call"
+	dir := "INBOUND"
 	if a.Direction == connector.DirectionOutgoing {
-		dir, title = "OUTBOUND", "Outgoing call"
+		dir = "OUTBOUND"
 	}
 	status := callStatuses[a.Status]
 	if status == "" {
 		status = "COMPLETED"
 	}
 	p["hs_call_direction"] = dir
-	p["hs_call_title"] = title
+	p["hs_call_title"] = activitytext.Subject(a)
 	p["hs_call_status"] = status
 	p["hs_call_duration"] = strconv.FormatInt(a.Duration.Milliseconds(), 10)
 	p["hs_call_from_number"] = a.From
 	p["hs_call_to_number"] = a.To
 	p["hs_call_recording_url"] = a.RecordingURL
-	p["hs_call_body"] = callBody(a)
+	p["hs_call_body"] = activitytext.HTML(a) // summary, next steps, recording, transcript: what a holds
 	return p, nil
-}
-
-// callBody is the call's notes: its summary, next steps and transcript
-// (when the activity holds them), as HTML paragraphs.
-func callBody(a connector.Activity) string {
-	var parts []string
-	if len(a.Summary) > 0 {
-		parts = append(parts, "<p><strong>Summary</strong></p>"+paragraphs(a.Summary))
-	}
-	if len(a.NextSteps) > 0 {
-		parts = append(parts, "<p><strong>Next steps</strong></p>"+paragraphs(a.NextSteps))
-	}
-	if len(a.Transcript) > 0 {
-		lines := make([]string, len(a.Transcript))
-		for i, l := range a.Transcript {
-			lines[i] = fmt.Sprintf("[%s] %s: %s", l.Start.Round(time.Second), l.Speaker, l.Content)
-		}
-		parts = append(parts, "<p><strong>Transcript</strong></p>"+paragraphs(lines))
-	}
-	return strings.Join(parts, "")
-}
-
-func paragraphs(lines []string) string {
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString("<p>")
-		b.WriteString(html.EscapeString(l))
-		b.WriteString("</p>")
-	}
-	return b.String()
 }

@@ -66,9 +66,9 @@ func (e *Emulator) activityOps() []op {
 	return []op{
 		{route: workspace.RouteListCalls, area: areaCalls, handle: e.listCalls},
 		{route: workspace.RouteListMessages, area: areaCalls, handle: e.listMessages},
-		{route: workspace.RouteCallSummary, area: areaCalls, handle: e.callSummary},
-		{route: workspace.RouteCallTranscript, area: areaCalls, handle: e.callTranscript},
-		{route: workspace.RouteCallRecordings, area: areaCalls, handle: e.callRecordings},
+		{route: workspace.RouteCallSummary, area: areaCalls, handle: e.callPart(callSummary)},
+		{route: workspace.RouteCallTranscript, area: areaCalls, handle: e.callPart(callTranscript)},
+		{route: workspace.RouteCallRecordings, area: areaCalls, handle: e.callPart(callRecordings)},
 		{route: "GET /v1/phone-numbers", area: areaCalls, handle: e.phoneNumbers},
 		{route: workspace.RouteGetUser, area: areaUsers, handle: e.getUser},
 	}
@@ -424,41 +424,39 @@ func (e *Emulator) listMessages(r *http.Request) answer {
 	return ok(http.StatusOK, page(out, lq))
 }
 
-func (e *Emulator) callSummary(r *http.Request) answer {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rec, aerr := e.callOf(r)
-	if aerr != nil {
-		return fail(aerr)
+// callPart serves a read of one part of a call by its id (404 for an
+// unknown call): part returns what the answer's data holds.
+func (e *Emulator) callPart(part func(*callRec) any) func(r *http.Request) answer {
+	return func(r *http.Request) answer {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		rec, aerr := e.callOf(r)
+		if aerr != nil {
+			return fail(aerr)
+		}
+		return ok(http.StatusOK, dataOf(part(rec)))
 	}
+}
+
+// callSummary serves GET /v1/call-summaries/{callId}: status absent
+// until the call has one.
+func callSummary(rec *callRec) any {
 	if rec.summary == nil {
-		return ok(http.StatusOK, dataOf(workspace.CallSummary{CallID: rec.c.ID, Status: "absent"}))
+		return workspace.CallSummary{CallID: rec.c.ID, Status: "absent"}
 	}
-	return ok(http.StatusOK, dataOf(*rec.summary))
+	return *rec.summary
 }
 
-func (e *Emulator) callTranscript(r *http.Request) answer {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rec, aerr := e.callOf(r)
-	if aerr != nil {
-		return fail(aerr)
-	}
+// callTranscript serves GET /v1/call-transcripts/{callId}.
+func callTranscript(rec *callRec) any {
 	if rec.transcript == nil {
-		return ok(http.StatusOK, dataOf(workspace.CallTranscript{CallID: rec.c.ID, Status: "absent"}))
+		return workspace.CallTranscript{CallID: rec.c.ID, Status: "absent"}
 	}
-	return ok(http.StatusOK, dataOf(*rec.transcript))
+	return *rec.transcript
 }
 
-func (e *Emulator) callRecordings(r *http.Request) answer {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rec, aerr := e.callOf(r)
-	if aerr != nil {
-		return fail(aerr)
-	}
-	return ok(http.StatusOK, dataOf(nonNil(rec.recordings)))
-}
+// callRecordings serves GET /v1/call-recordings/{callId}.
+func callRecordings(rec *callRec) any { return nonNil(rec.recordings) }
 
 // phoneNumbers serves GET /v1/phone-numbers: the workspace's one number.
 func (e *Emulator) phoneNumbers(*http.Request) answer {

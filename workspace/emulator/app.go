@@ -42,6 +42,15 @@ func (a App) DeleteContact(ctx context.Context, id string) error {
 // do calls the back door's app/contacts route and decodes the {data: …}
 // answer into out.
 func (a App) do(ctx context.Context, method, path string, body any, out *workspace.Contact) error {
+	if out == nil {
+		return a.call(ctx, method, "app/contacts"+path, body, nil)
+	}
+	return a.call(ctx, method, "app/contacts"+path, body, out)
+}
+
+// call sends body (JSON, none when nil) to the back door's route and
+// decodes the {data: …} answer into out (unless nil).
+func (a App) call(ctx context.Context, method, route string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -50,7 +59,7 @@ func (a App) do(ctx context.Context, method, path string, body any, out *workspa
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.BaseURL+backdoorPrefix+"app/contacts"+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, a.BaseURL+backdoorPrefix+route, rd)
 	if err != nil {
 		return err
 	}
@@ -69,17 +78,16 @@ func (a App) do(ctx context.Context, method, path string, body any, out *workspa
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("app %s contacts%s: %s: %s", method, path, resp.Status, raw)
+		return fmt.Errorf("app %s %s: %s: %s", method, route, resp.Status, raw)
 	}
 	if out == nil || len(raw) == 0 {
 		return nil
 	}
-	var env struct {
-		Data *workspace.Contact `json:"data"`
-	}
-	env.Data = out
+	env := struct {
+		Data any `json:"data"`
+	}{Data: out}
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("app %s contacts%s: %w in %s", method, path, err, raw)
+		return fmt.Errorf("app %s %s: %w in %s", method, route, err, raw)
 	}
 	return nil
 }

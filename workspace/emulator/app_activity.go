@@ -1,11 +1,7 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/syncd-io/syncd/workspace"
@@ -67,38 +63,9 @@ func (a App) Message(ctx context.Context, in MessageIn) (string, error) {
 
 // post sends body to the back door's route and returns data.id.
 func (a App) post(ctx context.Context, route string, body any) (string, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return "", err
+	var out struct {
+		ID string `json:"id"`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.BaseURL+backdoorPrefix+route, bytes.NewReader(b))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	hc := a.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode >= 300 {
-		return "", fmt.Errorf("app POST %s: %s: %s", route, resp.Status, raw)
-	}
-	var env struct {
-		Data struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return "", fmt.Errorf("app POST %s: %w", route, err)
-	}
-	return env.Data.ID, nil
+	err := a.call(ctx, http.MethodPost, route, body, &out)
+	return out.ID, err
 }
