@@ -3,10 +3,12 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/workspace"
+	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // hubspotDemo shows the two-way sync with HubSpot: an in-process HubSpot
@@ -32,7 +34,7 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 	}
 	defer demo.Close()
 	d, cfg := demo.d, demo.cfg
-	fmt.Fprintf(out, "2. Wrote %s (direction: both), subscribed the receiver at %s to contact webhooks\n", demo.cfgPath, cfg.Webhooks.PublicURL)
+	fmt.Fprintf(out, "2. Wrote %s (direction: both), subscribed the receiver at %s to contact, call and message webhooks\n", demo.cfgPath, cfg.Webhooks.PublicURL)
 	demo.printHealthPage(out)
 
 	sums, err := d.RunOnce(ctx)
@@ -86,8 +88,42 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 	fmt.Fprintf(out, "6. An edit made in HubSpot: %d PATCH to the workspace; its webhook came back as an echo and was dropped: %d HubSpot writes\n   %s\n",
 		wsAfter.Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact],
 		after.Requests[hubspottest.RouteBatchUpdate]-before.Requests[hubspottest.RouteBatchUpdate], sums[0])
-	fmt.Fprintf(out, "7. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
-	return demo.finish(ctx, out, 8, serve)
+	logged, err := callAndText(ctx, emu, hs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "7. A call (with its summary) and a text made in the workspace app are on the HubSpot contact's timeline: %v (a calls object and a communications object, channel SMS)\n", logged)
+	fmt.Fprintf(out, "8. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
+	return demo.finish(ctx, out, 9, serve)
+}
+
+// callAndText has a linked contact call in and text the workspace, and
+// reports whether both reach the HubSpot contact, the call with its
+// summary.
+func callAndText(ctx context.Context, emu *demoEmulator, hs *hubspottest.Server) (bool, error) {
+	var phone string
+	for _, c := range emu.Contacts() {
+		if len(c.DefaultFields.PhoneNumbers) > 0 {
+			phone = c.DefaultFields.PhoneNumbers[0].Value
+			break
+		}
+	}
+	app := emulator.App{BaseURL: emu.URL}
+	id, err := app.Call(ctx, emulator.CallIn{Participants: []string{phone}, Direction: workspace.Incoming, Duration: 95})
+	if err != nil {
+		return false, err
+	}
+	if err := app.Summarize(ctx, id, []string{"Asked about the annual plan"}, []string{"Send the price list"}); err != nil {
+		return false, err
+	}
+	if _, err := app.Message(ctx, emulator.MessageIn{From: phone, To: []string{emulator.PhoneNumber}, Text: "Thanks, talk soon", Direction: workspace.Incoming}); err != nil {
+		return false, err
+	}
+	return waitFor(10*time.Second, func() bool {
+		calls := hs.Engagements(hubspottest.ObjectCalls)
+		return len(calls) == 1 && strings.Contains(calls[0].Properties["hs_call_body"], "annual plan") &&
+			len(hs.Engagements(hubspottest.ObjectCommunications)) == 1
+	}), nil
 }
 
 func hubspotDemoConnectors(hsURL, token string) string {
@@ -107,5 +143,7 @@ func hubspotDemoConnectors(hsURL, token string) string {
         company: company
         emails.work: { from: email, transform: [email] }
         phoneNumbers.work: { from: phone, transform: [e164], region: US }
+    activities:
+      log: [calls, messages, summaries]
 `, token, hsURL)
 }

@@ -47,7 +47,8 @@ func TestDemos(t *testing.T) {
 			"reached HubSpot: true",
 			"recognised as syncd's own writes, 0 PATCH",
 			"1 PATCH to the workspace; its webhook came back as an echo and was dropped: 0 HubSpot writes",
-			"8. Serving until interrupted",
+			"on the HubSpot contact's timeline: true",
+			"9. Serving until interrupted",
 		}, batched: `reached HubSpot: true, after \S+, in [12] batch/update call\(s\)`},
 		{name: "pipedrive both ways", args: []string{"--crm", "pipedrive", "--rows", "25"}, connector: "pd", passes: 3, want: []string{
 			"created=25 updated=0",
