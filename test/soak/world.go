@@ -31,7 +31,7 @@ type Options struct {
 	Rows     int
 	Active   int
 	// APIRate is the workspace's rate limit (requests per second, burst
-	// 10), syncd configured to match: at the service's 10/s the writes
+	// 10; negative: none), syncd configured to match: at the service's 10/s the writes
 	// queue behind each other and faults' retries, as in production.
 	APIRate float64
 	// Faults is the share of workspace API calls that fail (429, 500,
@@ -115,12 +115,16 @@ func newWorld(t *testing.T, o Options) *world {
 		settings["slot"] = pgtest.Slot(t, w.table.Pool)
 		schedule = "@every 1m"
 	}
+	limit, burst := o.APIRate, 10
+	if limit <= 0 { // the emulator unlimited: syncd as fast as it goes
+		limit, burst = 1000, 50
+	}
 	dir := t.TempDir()
 	w.addr = e2e.FreeAddr(t)
 	w.cfg = e2e.WriteConfig(t, dir, e2e.ConfigOptions{
 		EmulatorURL: w.url, Table: w.table.Name, StatePath: filepath.Join(dir, "syncd.db"),
 		Listen: w.addr, PublicURL: "http://" + w.addr + "/webhooks/workspace", Schedule: schedule,
-		RateLimit: o.APIRate, Burst: 10, LogLevel: o.LogLevel, BatchSize: 25, Settings: settings,
+		RateLimit: limit, Burst: burst, LogLevel: o.LogLevel, BatchSize: 25, Settings: settings,
 	})
 	f, err := os.Create(filepath.Join(o.Out, "syncd.log"))
 	if err != nil {
