@@ -228,30 +228,41 @@ func (w *world) driver(side string, rate float64, seq *atomic.Int64, stop <-chan
 			return
 		case <-tick.C:
 		}
-		n := seq.Add(1)
-		value := fmt.Sprintf("%s%d", prefix, n)
+		// An edit of a contact deleted meanwhile is not acknowledged:
+		// another is tried, so that Rate counts acknowledged edits.
 		var err error
-		creates := createShare
-		if w.ents.active() < w.o.Active {
-			creates = refillShare
-		}
-		switch p := rng.Float64(); {
-		case p < creates:
-			err = w.create(rng, side, n, value)
-		case p < creates+deleteShare:
-			if key, row, ct, _, ok := w.ents.pick(rng, side); ok {
-				err = w.remove(side, key, row, ct)
-			}
-		default:
-			if key, row, ct, field, ok := w.ents.pick(rng, side); ok {
-				err = w.edit(side, key, row, ct, field, value)
-			}
+		for try, acked := 0, false; try < 5 && !acked && err == nil; try++ {
+			acked, err = w.op(rng, side, prefix, seq)
 		}
 		if err != nil {
 			errs <- fmt.Errorf("%s driver: %w", side, err)
 			return
 		}
 	}
+}
+
+// op makes one seeded operation on side; it reports whether it was
+// acknowledged.
+func (w *world) op(rng *rand.Rand, side, prefix string, seq *atomic.Int64) (bool, error) {
+	n := seq.Add(1)
+	value := fmt.Sprintf("%s%d", prefix, n)
+	creates := createShare
+	if w.ents.active() < w.o.Active {
+		creates = refillShare
+	}
+	switch p := rng.Float64(); {
+	case p < creates:
+		return true, w.create(rng, side, n, value)
+	case p < creates+deleteShare:
+		if key, row, ct, _, ok := w.ents.pick(rng, side); ok {
+			return w.remove(side, key, row, ct)
+		}
+	default:
+		if key, row, ct, field, ok := w.ents.pick(rng, side); ok {
+			return w.edit(side, key, row, ct, field, value)
+		}
+	}
+	return false, nil
 }
 
 func (w *world) app() emulator.App { return emulator.App{BaseURL: w.url} }
@@ -262,17 +273,17 @@ func opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // edit sets one field on side; an edit of a row or contact that is gone
 // is not acknowledged and not logged.
-func (w *world) edit(side, key string, row int64, contact, field, value string) error {
+func (w *world) edit(side, key string, row int64, contact, field, value string) (bool, error) {
 	ctx, cancel := opCtx(w.ctx)
 	defer cancel()
 	if side == Table {
 		tag, err := w.table.Pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET %s = $2 WHERE id = $1 AND deleted_at IS NULL`, w.table.Name, Columns[field]), row, value)
 		if err != nil {
-			return fmt.Errorf("update row %d: %w", row, err)
+			return false, fmt.Errorf("update row %d: %w", row, err)
 		}
 		if tag.RowsAffected() == 0 {
 			w.ents.gone(side, key)
-			return nil
+			return false, nil
 		}
 	} else {
 		p := &workspace.DefaultFieldsPatch{}
@@ -287,14 +298,14 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 		if _, err := w.app().UpdateContact(ctx, contact, workspace.ContactPatch{DefaultFields: p}); err != nil {
 			if notFound(err) {
 				w.ents.gone(side, key)
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("edit contact %s: %w", contact, err)
+			return false, fmt.Errorf("edit contact %s: %w", contact, err)
 		}
 	}
 	e := w.log.Add(Edit{At: time.Now(), Side: side, Op: OpEdit, Key: key, Values: map[string]string{field: value}, Row: row, Contact: contact})
 	w.ents.edited(e)
-	return nil
+	return true, nil
 }
 
 // create makes a contact on side, with every field set to value.
@@ -323,30 +334,30 @@ func (w *world) create(rng *rand.Rand, side string, n int64, value string) error
 }
 
 // remove deletes a contact on side (a soft delete in the table).
-func (w *world) remove(side, key string, row int64, contact string) error {
+func (w *world) remove(side, key string, row int64, contact string) (bool, error) {
 	ctx, cancel := opCtx(w.ctx)
 	defer cancel()
 	if side == Table {
 		tag, err := w.table.Pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL`, w.table.Name), row)
 		if err != nil {
-			return fmt.Errorf("delete row %d: %w", row, err)
+			return false, fmt.Errorf("delete row %d: %w", row, err)
 		}
 		if tag.RowsAffected() == 0 {
 			w.ents.gone(side, key)
-			return nil
+			return false, nil
 		}
 	} else if err := w.app().DeleteContact(ctx, contact); err != nil {
 		if notFound(err) {
 			w.ents.gone(side, key)
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("delete contact %s: %w", contact, err)
+		return false, fmt.Errorf("delete contact %s: %w", contact, err)
 	}
 	w.log.Add(Edit{At: time.Now(), Side: side, Op: OpDelete, Key: key, Row: row, Contact: contact})
 	// Not retired: the other side may edit it until syncd deletes it
 	// there (an edit after delete).
 	w.ents.gone(side, key)
-	return nil
+	return true, nil
 }
 
 // notFound tells the app's 404 (the contact was deleted meanwhile).

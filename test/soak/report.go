@@ -27,8 +27,8 @@ func (w *world) report(s Summary, final Final) string {
 	}
 	fmt.Fprintf(&b, "soak, changes: %s, seed %d: %v of edits at %.1f/s (both sides), %.0f%% API faults, SIGKILL about every %v, %d rows at the start\n",
 		o.Mode, o.Seed, o.Duration, o.Rate, 100*o.Faults, o.KillEvery, o.Rows)
-	fmt.Fprintf(&b, "acknowledged: %d (table: %d edits, %d creates, %d deletes; app: %d edits, %d creates, %d deletes; %d initial rows)\n",
-		len(s.Edits)-o.Rows, count["table edit"], count["table create"]-o.Rows, count["table delete"], count["app edit"], count["app create"], count["app delete"], o.Rows)
+	fmt.Fprintf(&b, "acknowledged: %d, %.1f/s (table: %d edits, %d creates, %d deletes; app: %d edits, %d creates, %d deletes; %d initial rows)\n",
+		len(s.Edits)-o.Rows, float64(len(s.Edits)-o.Rows)/o.Duration.Seconds(), count["table edit"], count["table create"]-o.Rows, count["table delete"], count["app edit"], count["app create"], count["app delete"], o.Rows)
 	fmt.Fprintf(&b, "syncd SIGKILLed %d times; API calls %v at %.0f/s; faults injected: %v\n", s.Kills, s.Calls, o.APIRate, s.Faults)
 	fmt.Fprintf(&b, "drain: the last write came %v after the edits stopped (%d workspace writes, %d table writes after the stop)\n",
 		s.Drain.Round(time.Millisecond), s.LateWS, s.LateTable)
