@@ -19,7 +19,7 @@ import (
 func (p *pass) linkMatch(it *item) error {
 	c := *it.match
 	_, ids, _ := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
-	p.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
+	p.plan.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
 	if err := p.saveLinkIDs(it, c, ids); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (p *pass) adoptMatch(ctx context.Context, it *item) (bool, error) {
 	relabelItems(&body, relabel, desired)
 	body.ExternalID = workspace.Some(it.mapped.ExternalID)
 	body.Source = workspace.Some(r.opts.Source)
-	p.planned("adopt", it.mapped.ExternalID, c.ID, have, desired)
+	p.plan.planned("adopt", it.mapped.ExternalID, c.ID, have, desired)
 	got, err := r.opts.Workspace.UpdateContact(ctx, c.ID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true

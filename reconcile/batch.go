@@ -117,7 +117,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		return err
 	}
 	if p.full || !p.r.opts.Type.Incremental {
-		if err := p.markSeen(seen); err != nil {
+		if err := p.seen.mark(seen); err != nil {
 			return err
 		}
 	}
@@ -153,10 +153,10 @@ func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []s
 			} else {
 				seen = append(seen, ext)
 			}
-			p.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
+			p.letters.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
 			continue
 		}
-		p.noteWarnings(rec, m)
+		p.warnings.note(rec, m)
 		f := ContactFields(m)
 		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
 		if i, dup := index[m.ExternalID]; dup {
@@ -198,7 +198,7 @@ func (p *pass) loadLinks(items []*item) error {
 				it.fingerprint = fingerprint(r.opts.Mapper, it.rec, it.hash)
 			}
 		}
-		dl, ok := p.known[it.mapped.ExternalID]
+		dl, ok := p.letters.known[it.mapped.ExternalID]
 		it.refused = ok && dl.Permanent && dl.Hash == it.hash
 	}
 	return nil
@@ -215,13 +215,13 @@ func (p *pass) prepare(wctx context.Context, items []*item) ([]*item, error) {
 		switch decide(it, ru) {
 		case actUnchanged:
 			p.count(func(s *Summary) { s.Unchanged++ })
-			p.clearDeadLetter(it)
+			p.letters.clearDeadLetter(it)
 		case actFillRecordID:
 			l := *it.link
 			l.RecordID, l.Fingerprint = it.rec.ID, it.fingerprint
 			fill = append(fill, l)
 			p.count(func(s *Summary) { s.Unchanged++ })
-			p.clearDeadLetter(it)
+			p.letters.clearDeadLetter(it)
 		case actSkipRefused:
 			// Refused before with these very values: do not spend a call
 			// to be refused again. A change of the record retries it.
@@ -272,30 +272,45 @@ func (p *pass) matchAll(items []*item, ru rules) ([]*item, error) {
 	return kept, nil
 }
 
-// markSeen records that this pass saw the records, for the sweep of the
+// seenSet is the externalIds a pass saw, for the sweep of the links whose
+// record is gone (sweepUnseen).
+type seenSet struct {
+	set  *idset.Set
+	seed maphash.Seed
+}
+
+// mark records that this pass saw the records, for the sweep of the
 // links whose record is gone (sweepUnseen). The set lives in memory, a
 // few bytes a record, and is keyed by a hash seeded afresh each pass: a
 // crash starts a new pass anyway, and a collision (a gone record's link
 // taken for seen, odds of about one in 10^8 per link in a million-record
 // pass) only delays its deletion to a later pass.
-func (p *pass) markSeen(ids []string) error {
-	if p.seen == nil {
-		p.seen, p.seenSeed = idset.New(0), maphash.MakeSeed()
+func (s *seenSet) mark(ids []string) error {
+	if s.set == nil {
+		s.set, s.seed = idset.New(0), maphash.MakeSeed()
 	}
 	for _, id := range ids {
-		if _, err := p.seen.Add(maphash.String(p.seenSeed, id)); err != nil {
+		if _, err := s.set.Add(maphash.String(s.seed, id)); err != nil {
 			return fmt.Errorf("mark seen: %w", err)
 		}
 	}
 	return nil
 }
 
-// wasSeen reports whether this pass saw the record of externalID.
-func (p *pass) wasSeen(externalID []byte) (bool, error) {
-	if p.seen == nil {
+// has reports whether this pass saw the record of externalID.
+func (s *seenSet) has(externalID []byte) (bool, error) {
+	if s.set == nil {
 		return false, nil
 	}
-	return p.seen.Has(maphash.Bytes(p.seenSeed, externalID))
+	return s.set.Has(maphash.Bytes(s.seed, externalID))
+}
+
+// close frees the set.
+func (s *seenSet) close() error {
+	if s.set == nil {
+		return nil
+	}
+	return s.set.Close()
 }
 
 func keyOr(k, alt string) string {
@@ -370,7 +385,7 @@ func (p *pass) writeAll(ctx context.Context, items []*item) error {
 					errs <- err
 					return
 				}
-				p.wroteOne()
+				p.report.wroteOne()
 			}
 		}()
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -41,8 +44,30 @@ type deadPayload struct {
 	Twins []string `json:"twins,omitempty"`
 }
 
-func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
-	dls, err := r.opts.Store.DeadLetters.List(r.opts.Connector)
+// letters is the dead-letter step of a pass: it sets aside the records
+// that fail, clears those that go through, and knows the connector's
+// letters from earlier passes.
+type letters struct {
+	store interface {
+		Add(d state.DeadLetter) (uint64, error)
+		Clear(connector, operation, key string) error
+		List(connector string) ([]state.DeadLetter, error)
+	}
+	conn  string
+	now   func() time.Time
+	log   *logrus.Entry
+	tally *tally
+
+	known map[string]deadPayload // dead letters of the connector, by key
+	mu    sync.Mutex
+	// readKeys are the keys of the records the source could not read
+	// whole in this pass (see setAsideRead).
+	readKeys map[string]bool
+}
+
+// loadLetters reads the connector's dead letters.
+func loadLetters(store DeadLetterStore, conn string, now func() time.Time, log *logrus.Entry, t *tally) (*letters, error) {
+	dls, err := store.List(conn)
 	if err != nil {
 		return nil, fmt.Errorf("read dead letters: %w", err)
 	}
@@ -58,36 +83,35 @@ func (r *Reconciler) loadDeadLetters() (map[string]deadPayload, error) {
 		p.reason = d.Reason
 		known[d.Key] = p
 	}
-	return known, nil
+	return &letters{store: store, conn: conn, now: now, log: log, tally: t, known: known}, nil
 }
 
 // setAside records a record that failed as a dead letter, with the API's
 // reason, and counts it as failed. A refusal (permanent) is not retried
 // until the record changes; a transient failure is retried by a later run.
-func (p *pass) setAside(ctx context.Context, op, key string, rec connector.Record, hash string, permanent bool, cause error) {
-	p.setAsidePayload(ctx, op, key, deadPayload{Record: rec, Hash: hash, Permanent: permanent}, cause)
+func (l *letters) setAside(ctx context.Context, op, key string, rec connector.Record, hash string, permanent bool, cause error) {
+	l.setAsidePayload(ctx, op, key, deadPayload{Record: rec, Hash: hash, Permanent: permanent}, cause)
 }
 
 // setAsidePayload is setAside with the whole payload.
-func (p *pass) setAsidePayload(ctx context.Context, op, key string, dp deadPayload, cause error) {
-	r := p.r
+func (l *letters) setAsidePayload(ctx context.Context, op, key string, dp deadPayload, cause error) {
 	permanent := dp.Permanent
-	p.count(func(s *Summary) { s.Failed++ })
+	l.tally.count(func(s *Summary) { s.Failed++ })
 	payload, _ := json.Marshal(dp)
-	now := r.opts.Now()
+	now := l.now()
 	d := state.DeadLetter{
-		Connector: r.opts.Connector, Operation: op, Key: key,
+		Connector: l.conn, Operation: op, Key: key,
 		Payload: payload, Reason: cause.Error(), Attempts: 1,
 	}
 	if !permanent {
 		d.NextTry = now.Add(retryDelay)
 	}
-	log := r.log.WithField(logfield.Key, key).WithField(logfield.Operation, op).WithField(logfield.Permanent, permanent)
-	if _, err := r.opts.Store.DeadLetters.Add(d); err != nil {
+	log := l.log.WithField(logfield.Key, key).WithField(logfield.Operation, op).WithField(logfield.Permanent, permanent)
+	if _, err := l.store.Add(d); err != nil {
 		log.WithError(err).Error("could not record dead letter")
 		return
 	}
-	if old, ok := p.known[key]; ok && old.reason == cause.Error() {
+	if old, ok := l.known[key]; ok && old.reason == cause.Error() {
 		// Known since an earlier pass, for the same reason: said then.
 		log.Debug("record set aside again as a dead letter, for the same reason")
 		return
@@ -107,47 +131,51 @@ func (p *pass) setAsideInvalid(ctx context.Context, rec connector.Record, seen [
 	} else {
 		p.incomplete = true
 	}
-	p.mu.Lock()
-	if p.readKeys == nil {
-		p.readKeys = map[string]bool{}
-	}
-	p.readKeys[key] = true
-	p.mu.Unlock()
-	p.setAside(ctx, opRead, key, connector.Record{ID: rec.ID, Fields: rec.Fields}, "", true, rec.Invalid)
+	p.letters.setAsideRead(ctx, key, rec)
 	return seen
+}
+
+// setAsideRead sets aside, under key, a record the source could not read
+// whole.
+func (l *letters) setAsideRead(ctx context.Context, key string, rec connector.Record) {
+	l.mu.Lock()
+	if l.readKeys == nil {
+		l.readKeys = map[string]bool{}
+	}
+	l.readKeys[key] = true
+	l.mu.Unlock()
+	l.setAside(ctx, opRead, key, connector.Record{ID: rec.ID, Fields: rec.Fields}, "", true, rec.Invalid)
 }
 
 // clearStaleReadLetters drops, after a complete read of a connector that
 // reads everything each pass, the read dead letters of lines this read
 // did not report again (fixed, or gone from the file).
-func (p *pass) clearStaleReadLetters() {
-	r := p.r
-	dls, err := r.opts.Store.DeadLetters.List(r.opts.Connector)
+func (l *letters) clearStaleReadLetters() {
+	dls, err := l.store.List(l.conn)
 	if err != nil {
-		r.log.WithError(err).Warn("could not read dead letters")
+		l.log.WithError(err).Warn("could not read dead letters")
 		return
 	}
 	for _, d := range dls {
-		if d.Operation != opRead || p.readKeys[d.Key] {
+		if d.Operation != opRead || l.readKeys[d.Key] {
 			continue
 		}
-		if err := r.opts.Store.DeadLetters.Clear(r.opts.Connector, opRead, d.Key); err != nil {
-			r.log.WithError(err).WithField(logfield.Key, d.Key).Warn("could not clear dead letter")
+		if err := l.store.Clear(l.conn, opRead, d.Key); err != nil {
+			l.log.WithError(err).WithField(logfield.Key, d.Key).Warn("could not clear dead letter")
 		}
 	}
 }
 
 // clearDeadLetter removes the dead letters of a record that went
 // through: a write that had failed, or a mapping that had.
-func (p *pass) clearDeadLetter(it *item) {
-	r := p.r
+func (l *letters) clearDeadLetter(it *item) {
 	for _, key := range []string{it.mapped.ExternalID, "record:" + it.rec.ID} {
-		if _, ok := p.known[key]; !ok {
+		if _, ok := l.known[key]; !ok {
 			continue
 		}
 		for _, op := range []string{opSync, opMap} {
-			if err := r.opts.Store.DeadLetters.Clear(r.opts.Connector, op, key); err != nil {
-				r.log.WithError(err).WithField(logfield.Key, key).Warn("could not clear dead letter")
+			if err := l.store.Clear(l.conn, op, key); err != nil {
+				l.log.WithError(err).WithField(logfield.Key, key).Warn("could not clear dead letter")
 			}
 		}
 	}
@@ -160,7 +188,7 @@ func (p *pass) retryDeadLetters(ctx context.Context) error {
 	if !r.opts.Type.Incremental {
 		return nil // the pass reads every record again anyway
 	}
-	dls, err := r.opts.Store.DeadLetters.List(r.opts.Connector)
+	dls, err := p.letters.store.List(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("read dead letters: %w", err)
 	}
@@ -196,7 +224,7 @@ func (r *Reconciler) RetryDeadLetter(ctx context.Context, d state.DeadLetter) (S
 	if err != nil {
 		return Summary{}, err
 	}
-	delete(p.known, d.Key) // retry even a refusal
+	delete(p.letters.known, d.Key) // retry even a refusal
 	if err = p.batch(ctx, []connector.Record{dp.Record}); err == nil {
 		if p.sum.Failed == 0 {
 			err = r.opts.Store.DeadLetters.Delete(d.ID)

@@ -45,7 +45,7 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 	var gone []state.Link
 	var seenErr error
 	err := p.r.opts.Store.Links.ForEachWhere(p.r.opts.Connector, func(ext []byte) bool {
-		seen, err := p.wasSeen(ext)
+		seen, err := p.seen.has(ext)
 		if err != nil && seenErr == nil {
 			seenErr = err
 		}
@@ -87,9 +87,9 @@ func (p *pass) applyDeletes(ctx context.Context, gone []state.Link, deletedAt ma
 	}
 	for _, l := range gone {
 		if r.opts.OnSourceDelete == policy.DeleteRemove {
-			p.planned("delete", l.ExternalID, l.ContactID, nil, nil)
+			p.plan.planned("delete", l.ExternalID, l.ContactID, nil, nil)
 		} else {
-			p.planned("unlink", l.ExternalID, l.ContactID, nil, nil)
+			p.plan.planned("unlink", l.ExternalID, l.ContactID, nil, nil)
 		}
 		if r.opts.OnSourceDelete == policy.DeleteRemove {
 			err := r.opts.Workspace.DeleteContact(ctx, l.ContactID)
@@ -100,7 +100,7 @@ func (p *pass) applyDeletes(ctx context.Context, gone []state.Link, deletedAt ma
 		if err := r.opts.Store.Links.Delete(r.opts.Connector, l.ExternalID); err != nil {
 			return fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
-		p.dropWarnings(l.ExternalID)
+		p.warnings.drop(l.ExternalID)
 		p.count(func(s *Summary) {
 			if r.opts.OnSourceDelete == policy.DeleteRemove {
 				s.Deleted++

@@ -82,7 +82,7 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 	if l := it.link; l != nil && l.RecordID != it.rec.ID && connector.NormalizeID(l.RecordID) == connector.NormalizeID(it.rec.ID) {
 		cands = append(cands, l.RecordID)
 	}
-	known, marked := p.known[key]
+	known, marked := p.letters.known[key]
 	for _, id := range known.Twins {
 		if id != it.rec.ID && !slices.Contains(cands, id) {
 			cands = append(cands, id)
@@ -105,7 +105,7 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 		if err := p.r.opts.Store.DeadLetters.Clear(p.r.opts.Connector, opMap, key); err != nil {
 			return nil, fmt.Errorf("clear dead letter %s: %w", key, err)
 		}
-		delete(p.known, key)
+		delete(p.letters.known, key)
 	}
 	slices.Sort(alive)
 	return alive, nil
@@ -116,6 +116,6 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 func (p *pass) setAsideDuplicate(ctx context.Context, ext string, rec connector.Record, ids []string) {
 	key := duplicateKey(ext)
 	dp := deadPayload{Record: rec, Twins: ids}
-	p.setAsidePayload(ctx, opMap, key, dp, errDuplicate(ext, ids))
-	p.known[key] = dp
+	p.letters.setAsidePayload(ctx, opMap, key, dp, errDuplicate(ext, ids))
+	p.letters.known[key] = dp
 }

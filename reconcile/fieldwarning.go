@@ -2,6 +2,9 @@ package reconcile
 
 import (
 	"fmt"
+	"sync"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -12,8 +15,8 @@ import (
 // loadWarned reads which records of the connector stand with field
 // warnings, so that a pass touches the state only for those and for
 // records with new warnings.
-func (r *Reconciler) loadWarned() (map[string]bool, error) {
-	ws, err := r.opts.Store.FieldWarnings.List(r.opts.Connector)
+func loadWarnings(store FieldWarningStore, conn string, log *logrus.Entry) (*warnings, error) {
+	ws, err := store.List(conn)
 	if err != nil {
 		return nil, fmt.Errorf("read field warnings: %w", err)
 	}
@@ -21,46 +24,57 @@ func (r *Reconciler) loadWarned() (map[string]bool, error) {
 	for _, w := range ws {
 		warned[w.Key] = true
 	}
-	return warned, nil
+	return &warnings{store: store, conn: conn, log: log, warned: warned}, nil
+}
+
+// warnings is the step that keeps the field warnings of the records a
+// pass maps.
+type warnings struct {
+	store FieldWarningStore
+	conn  string
+	log   *logrus.Entry
+
+	mu sync.Mutex
+	// warned holds the externalIds of records with field warnings.
+	warned map[string]bool
 }
 
 // noteWarnings records the field warnings of a mapped record (the values
 // left out of its contact), or that it has none any more, and logs the
 // new or changed ones: once per change of the value, not on every pass.
 // A failure to record them is logged; the record syncs all the same.
-func (p *pass) noteWarnings(rec connector.Record, m mapping.Mapped) {
-	r := p.r
-	p.warnMu.Lock()
-	defer p.warnMu.Unlock()
-	if len(m.Warnings) == 0 && !p.warned[m.ExternalID] {
+func (w *warnings) note(rec connector.Record, m mapping.Mapped) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(m.Warnings) == 0 && !w.warned[m.ExternalID] {
 		return
 	}
 	ws := make([]state.FieldWarning, len(m.Warnings))
-	for i, w := range m.Warnings {
-		ws[i] = state.FieldWarning{RecordID: rec.ID, Field: w.Field, From: w.From, Value: w.Value, Reason: w.Err.Error()}
+	for i, mw := range m.Warnings {
+		ws[i] = state.FieldWarning{RecordID: rec.ID, Field: mw.Field, From: mw.From, Value: mw.Value, Reason: mw.Err.Error()}
 	}
-	fresh, err := r.opts.Store.FieldWarnings.Set(r.opts.Connector, m.ExternalID, ws)
+	fresh, err := w.store.Set(w.conn, m.ExternalID, ws)
 	if err != nil {
-		r.log.WithError(err).WithField(logfield.ExternalID, m.ExternalID).Error("could not record field warnings")
+		w.log.WithError(err).WithField(logfield.ExternalID, m.ExternalID).Error("could not record field warnings")
 		return
 	}
-	p.warned[m.ExternalID] = len(ws) > 0
-	for _, w := range fresh {
-		r.log.WithField(logfield.ExternalID, m.ExternalID).WithField(logfield.Field, w.Field).WithField(logfield.From, w.From).
-			WithField(logfield.Reason, w.Reason).Warn("field left out of the contact, which synced without it; fix the value at the source")
+	w.warned[m.ExternalID] = len(ws) > 0
+	for _, fw := range fresh {
+		w.log.WithField(logfield.ExternalID, m.ExternalID).WithField(logfield.Field, fw.Field).WithField(logfield.From, fw.From).
+			WithField(logfield.Reason, fw.Reason).Warn("field left out of the contact, which synced without it; fix the value at the source")
 	}
 }
 
 // dropWarnings forgets the field warnings of a record that is gone.
-func (p *pass) dropWarnings(externalID string) {
-	p.warnMu.Lock()
-	defer p.warnMu.Unlock()
-	if !p.warned[externalID] {
+func (w *warnings) drop(externalID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.warned[externalID] {
 		return
 	}
-	if _, err := p.r.opts.Store.FieldWarnings.Set(p.r.opts.Connector, externalID, nil); err != nil {
-		p.r.log.WithError(err).WithField(logfield.ExternalID, externalID).Warn("could not drop field warnings")
+	if _, err := w.store.Set(w.conn, externalID, nil); err != nil {
+		w.log.WithError(err).WithField(logfield.ExternalID, externalID).Warn("could not drop field warnings")
 		return
 	}
-	delete(p.warned, externalID)
+	delete(w.warned, externalID)
 }

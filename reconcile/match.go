@@ -263,7 +263,7 @@ func (p *pass) hold(it *item) error {
 	if err := r.opts.Store.Matches.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
 		return fmt.Errorf("hold record %s: %w", it.mapped.ExternalID, err)
 	}
-	p.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
+	p.plan.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
 	p.count(func(s *Summary) { s.Held++ })
 	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Reason, a.reason).Info("ambiguous match held for an operator")
 	return nil

@@ -79,7 +79,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 // the batch, read again, moves the contact again (the same PATCH).
 func (p *pass) moveContact(ctx context.Context, ext string, l state.Link, survivor, recordID string) (bool, error) {
 	r := p.r
-	p.planned("relink", survivor, l.ContactID, nil, nil)
+	p.plan.planned("relink", survivor, l.ContactID, nil, nil)
 	_, err := r.opts.Workspace.UpdateContact(ctx, l.ContactID, workspace.ContactPatch{ExternalID: workspace.Some(survivor)})
 	switch {
 	case workspace.IsNotFound(err) || workspace.IsValidation(err):

@@ -3,7 +3,10 @@ package reconcile
 import (
 	"context"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/progress"
 )
 
 // The reconciler feeds Options.Progress (when set) at a few points of a
@@ -20,20 +23,29 @@ func (s Summary) Writes() map[string]int64 {
 	}
 }
 
+// reporter is the pass's progress as Options.Progress shows it: every
+// stage may report through it, none reads it back.
+type reporter struct {
+	tr     *progress.Tracker
+	reader connector.Source
+	log    *logrus.Entry
+	tally  *tally
+}
+
 // phase reports the pass's phase.
-func (p *pass) phase(name string) { p.r.opts.Progress.Phase(name) }
+func (rp reporter) phase(name string) { rp.tr.Phase(name) }
 
 // countTotal asks the connector, when it can tell, how many records the
 // read will deliver. A failed count only costs the total.
-func (p *pass) countTotal(ctx context.Context, checkpoint string, snapshot bool) {
-	tr := p.r.opts.Progress
-	c, ok := p.r.opts.Reader.(connector.Counter)
+func (rp reporter) countTotal(ctx context.Context, checkpoint string, snapshot bool) {
+	tr := rp.tr
+	c, ok := rp.reader.(connector.Counter)
 	if tr == nil || !ok {
 		return
 	}
 	t, err := c.Count(ctx, checkpoint, snapshot)
 	if err != nil {
-		p.r.log.WithError(err).Warn("the connector could not count its records; progress shows no total")
+		rp.log.WithError(err).Warn("the connector could not count its records; progress shows no total")
 		return
 	}
 	if t.Known {
@@ -43,14 +55,14 @@ func (p *pass) countTotal(ctx context.Context, checkpoint string, snapshot bool)
 
 // progressed reports a batch of n records handled, and a better estimate
 // of the total when the connector has one.
-func (p *pass) progressed(n int) {
-	tr := p.r.opts.Progress
+func (rp reporter) progressed(n int) {
+	tr := rp.tr
 	if tr == nil {
 		return
 	}
-	tr.SetWrites(p.writes())
+	tr.SetWrites(rp.tally.writes())
 	tr.Add(n)
-	if re, ok := p.r.opts.Reader.(connector.Reestimator); ok && tr.TotalIsEstimate() {
+	if re, ok := rp.reader.(connector.Reestimator); ok && tr.TotalIsEstimate() {
 		if s, ok := tr.Snapshot(); ok {
 			if t, ok := re.Reestimate(s.Done); ok {
 				tr.Total(t.N, t.Estimate)
@@ -62,17 +74,11 @@ func (p *pass) progressed(n int) {
 // wroteOne reports one record of the batch in flight written (or set
 // aside), so that progress moves within a batch, which can take minutes
 // at the API's pace.
-func (p *pass) wroteOne() {
-	tr := p.r.opts.Progress
+func (rp reporter) wroteOne() {
+	tr := rp.tr
 	if tr == nil {
 		return
 	}
-	tr.SetWrites(p.writes())
+	tr.SetWrites(rp.tally.writes())
 	tr.Step()
-}
-
-func (p *pass) writes() map[string]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.sum.Writes()
 }

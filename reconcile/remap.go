@@ -58,12 +58,12 @@ func (p *pass) readRemapped(ctx context.Context) error {
 	digest := r.opts.Mapper.Digest()
 	r.log.WithField(logfield.Mapping, digest).Info("mapping changed since the last pass; reading every record once more")
 	r.opts.Progress.Reason(remapReason)
-	p.countTotal(ctx, "", true)
+	p.report.countTotal(ctx, "", true)
 	err := r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
 		if err := p.guardedBatch(ctx, b.Records); err != nil {
 			return err
 		}
-		p.progressed(len(b.Records))
+		p.report.progressed(len(b.Records))
 		return nil
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"github.com/syncd-io/syncd/connector"
@@ -66,7 +67,7 @@ func (r *Reconciler) Resync(ctx context.Context, o ResyncOptions) (Summary, erro
 	if err != nil {
 		return Summary{Connector: r.opts.Connector, Kind: "resync"}, err
 	}
-	p.plan, p.full = o.Plan, true
+	p.plan.fn, p.full = o.Plan, true
 	err = p.resync(ctx, o.Progress)
 	return p.finish(start, calls, err)
 }
@@ -79,7 +80,7 @@ func (p *pass) resync(ctx context.Context, report func(int)) error {
 	if err := r.opts.Store.Links.Drop(r.opts.Connector); err != nil {
 		return fmt.Errorf("drop links: %w", err)
 	}
-	p.phase(progress.PhaseListing)
+	p.report.phase(progress.PhaseListing)
 	if err := p.listWorkspace(ctx); err != nil {
 		return err
 	}
@@ -89,13 +90,13 @@ func (p *pass) resync(ctx context.Context, report func(int)) error {
 	}
 	p.linked = linked
 	var done atomic.Int64
-	p.phase(progress.PhaseReading)
-	p.countTotal(ctx, "", true)
+	p.report.phase(progress.PhaseReading)
+	p.report.countTotal(ctx, "", true)
 	err = r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
 		if err := p.batch(ctx, b.Records); err != nil {
 			return err
 		}
-		p.progressed(len(b.Records))
+		p.report.progressed(len(b.Records))
 		n := done.Add(int64(len(b.Records)))
 		if report != nil {
 			report(int(n))
@@ -105,7 +106,7 @@ func (p *pass) resync(ctx context.Context, report func(int)) error {
 	if err != nil {
 		return fmt.Errorf("read snapshot: %w", err)
 	}
-	p.phase(progress.PhaseSweeping)
+	p.report.phase(progress.PhaseSweeping)
 	if err := p.sweepUnseen(ctx); err != nil {
 		return err
 	}
@@ -166,9 +167,16 @@ func (d *dryWorkspace) Contacts(ctx context.Context, p workspace.ListContactsPar
 	return d.Workspace.Contacts(ctx, p)
 }
 
+// planner is the plan hook of a resync or a dry run: each write is told
+// to it as it is decided.
+type planner struct {
+	mu sync.Mutex
+	fn func(PlanEntry)
+}
+
 // planned reports one write to the plan hook, if any.
-func (p *pass) planned(action, ext, contactID string, old, new mapping.Fields) {
-	if p.plan == nil {
+func (pl *planner) planned(action, ext, contactID string, old, new mapping.Fields) {
+	if pl.fn == nil {
 		return
 	}
 	e := PlanEntry{Action: action, ExternalID: ext, ContactID: contactID}
@@ -187,7 +195,7 @@ func (p *pass) planned(action, ext, contactID string, old, new mapping.Fields) {
 		}
 		sort.Slice(e.Changes, func(i, j int) bool { return e.Changes[i].Field < e.Changes[j].Field })
 	}
-	p.planMu.Lock()
-	defer p.planMu.Unlock()
-	p.plan(e)
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.fn(e)
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"sync"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/internal/idset"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 )
@@ -35,21 +33,16 @@ type pass struct {
 	// full is set when the pass reads the whole source (a resync), so
 	// that records it does not see are deletions.
 	full bool
-	// seen holds the externalIds this pass saw (see markSeen).
-	seen     *idset.Set
-	seenSeed maphash.Seed
+	// seen holds the externalIds this pass saw (see seenSet).
+	seen seenSet
 	// plan receives each write as it is decided (resync, dry run).
-	plan   func(PlanEntry)
-	planMu sync.Mutex
-
-	known map[string]deadPayload // dead letters of the connector, by key
-	// warned holds the externalIds of records with field warnings (see
-	// noteWarnings).
-	warned map[string]bool
-	warnMu sync.Mutex
-	// readKeys are the keys of the records the source could not read
-	// whole in this pass (see setAsideInvalid).
-	readKeys map[string]bool
+	plan planner
+	// letters are the records set aside (deadletter.go), warnings the
+	// values left out of contacts (fieldwarning.go), report the
+	// progress shown (progress.go).
+	letters  *letters
+	warnings *warnings
+	report   reporter
 
 	// rekey is the mass re-key guard's state (rekey.go).
 	rekey rekeyGuard
@@ -64,6 +57,11 @@ type pass struct {
 	guard  *Guard
 	getter connector.Getter
 
+	tally
+}
+
+// tally is what a pass did so far; every stage counts into it.
+type tally struct {
 	mu  sync.Mutex
 	sum Summary
 }
@@ -73,21 +71,30 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	p := &pass{r: r, kind: kind, run: run, sum: Summary{Connector: r.opts.Connector, Kind: kind}}
-	if p.known, err = r.loadDeadLetters(); err != nil {
+	p := &pass{r: r, kind: kind, run: run}
+	p.sum = Summary{Connector: r.opts.Connector, Kind: kind}
+	if p.letters, err = loadLetters(r.opts.Store.DeadLetters, r.opts.Connector, r.opts.Now, r.log, &p.tally); err != nil {
 		return nil, err
 	}
-	if p.warned, err = r.loadWarned(); err != nil {
+	if p.warnings, err = loadWarnings(r.opts.Store.FieldWarnings, r.opts.Connector, r.log); err != nil {
 		return nil, err
 	}
+	p.report = reporter{tr: r.opts.Progress, reader: r.opts.Reader, log: r.log, tally: &p.tally}
 	r.opts.Progress.Start(kind)
 	return p, nil
 }
 
-func (p *pass) count(f func(s *Summary)) {
-	p.mu.Lock()
-	f(&p.sum)
-	p.mu.Unlock()
+func (t *tally) count(f func(s *Summary)) {
+	t.mu.Lock()
+	f(&t.sum)
+	t.mu.Unlock()
+}
+
+// writes is the count of each kind of write so far.
+func (t *tally) writes() map[string]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sum.Writes()
 }
 
 // Run reads the connector's changes since its checkpoint and writes them
@@ -116,7 +123,7 @@ func (p *pass) runChanges(ctx context.Context) error {
 		// First sync, or the state file was lost: rebuild the links from
 		// one listing of the connector's source, so that nothing that
 		// already exists is created again.
-		p.phase(progress.PhaseListing)
+		p.report.phase(progress.PhaseListing)
 		if err := p.exclusive(func() error { return p.listWorkspace(ctx) }); err != nil {
 			return err
 		}
@@ -143,17 +150,17 @@ func (p *pass) runChanges(ctx context.Context) error {
 			return fmt.Errorf("read mapping digest: %w", err)
 		}
 		if remap {
-			p.phase(progress.PhaseReading)
+			p.report.phase(progress.PhaseReading)
 			return p.readRemapped(ctx)
 		}
 	}
-	p.phase(progress.PhaseReading)
-	p.countTotal(ctx, checkpoint, false)
+	p.report.phase(progress.PhaseReading)
+	p.report.countTotal(ctx, checkpoint, false)
 	err = r.opts.Reader.Changes(ctx, checkpoint, func(ctx context.Context, b connector.Batch) error {
 		if err := p.guardedBatch(ctx, b.Records); err != nil {
 			return err
 		}
-		p.progressed(len(b.Records))
+		p.report.progressed(len(b.Records))
 		if r.opts.Type.Incremental && b.Checkpoint != "" {
 			if err := r.opts.Store.Checkpoints.Set(r.opts.Connector, "", b.Checkpoint); err != nil {
 				return fmt.Errorf("save checkpoint: %w", err)
@@ -172,8 +179,8 @@ func (p *pass) runChanges(ctx context.Context) error {
 	if !r.opts.Type.Incremental {
 		// The connector read everything: linked records it did not see
 		// were deleted at the source.
-		p.phase(progress.PhaseSweeping)
-		p.clearStaleReadLetters()
+		p.report.phase(progress.PhaseSweeping)
+		p.letters.clearStaleReadLetters()
 		return p.exclusive(func() error { return p.sweepUnseen(ctx) })
 	}
 	return nil
@@ -182,10 +189,8 @@ func (p *pass) runChanges(ctx context.Context) error {
 // finish records the run in state and returns its summary.
 func (p *pass) finish(start time.Time, calls int64, err error) (Summary, error) {
 	r := p.r
-	if p.seen != nil {
-		if cerr := p.seen.Close(); cerr != nil {
-			r.log.WithError(cerr).Warn("could not remove the seen set's temporary file")
-		}
+	if cerr := p.seen.close(); cerr != nil {
+		r.log.WithError(cerr).Warn("could not remove the seen set's temporary file")
 	}
 	p.mu.Lock()
 	p.sum.APICalls = r.opts.Workspace.Calls() - calls

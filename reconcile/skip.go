@@ -52,7 +52,7 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 		d := digests[j]
 		j++
 		if d.Found && d.Fingerprint != ([8]byte{}) && d.RecordID == rec.ID && count[ext] == 1 &&
-			!p.hasDeadLetter(ext, rec.ID) && r.opts.Mapper.Fingerprint(rec, d.WorkspaceHash) == d.Fingerprint {
+			!p.letters.has(ext, rec.ID) && r.opts.Mapper.Fingerprint(rec, d.WorkspaceHash) == d.Fingerprint {
 			skipped = append(skipped, ext)
 			continue
 		}
@@ -66,9 +66,9 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 
 // hasDeadLetter reports whether the record has a dead letter the pass
 // knows of.
-func (p *pass) hasDeadLetter(ext, recordID string) bool {
-	_, byExt := p.known[ext]
-	_, byRecord := p.known["record:"+recordID]
-	_, twin := p.known[duplicateKey(ext)]
+func (l *letters) has(ext, recordID string) bool {
+	_, byExt := l.known[ext]
+	_, byRecord := l.known["record:"+recordID]
+	_, twin := l.known[duplicateKey(ext)]
 	return byExt || byRecord || twin
 }

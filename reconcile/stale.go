@@ -61,7 +61,7 @@ func (p *pass) refreshStale(ctx context.Context, items []*item) error {
 		if it.link.WorkspaceHash == it.hash {
 			it.fingerprint = r.opts.Mapper.Fingerprint(rec, it.hash)
 		}
-		dl, ok := p.known[it.mapped.ExternalID]
+		dl, ok := p.letters.known[it.mapped.ExternalID]
 		it.refused = ok && dl.Permanent && dl.Hash == it.hash
 	}
 	r.log.WithField(logfield.Records, len(ids)).Debug("records older than their last write-back read again")

@@ -27,7 +27,7 @@ func (p *pass) write(ctx context.Context, it *item) error {
 	for attempt := 1; ; attempt++ {
 		err := p.writeOnce(ctx, it)
 		if err == nil {
-			p.clearDeadLetter(it)
+			p.letters.clearDeadLetter(it)
 			return nil
 		}
 		if workspace.IsUnauthorized(err) {
@@ -49,7 +49,7 @@ func (p *pass) write(ctx context.Context, it *item) error {
 			permanent = connector.Dispose(rw.err) == connector.Permanent
 		}
 		if permanent || attempt >= r.opts.MaxAttempts {
-			p.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
+			p.letters.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
 			return nil
 		}
 		r.log.WithError(err).WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Attempt, attempt).Debug("write failed, retrying")
@@ -114,7 +114,7 @@ func (p *pass) execute(ctx context.Context, it *item, a action) (done bool, err 
 // contact deleted in the workspace meanwhile marks the item gone.
 func (p *pass) update(ctx context.Context, it *item, contactID string, have mapping.Fields, itemIDs map[string]string) (bool, error) {
 	body := patchBody(have, it.fields, itemIDs)
-	p.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
+	p.plan.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
 	c, err := p.r.opts.Workspace.UpdateContact(ctx, contactID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true
@@ -157,7 +157,7 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 		p.count(func(s *Summary) { s.Unchanged++ })
 		return true, nil
 	}
-	p.planned("update", it.mapped.ExternalID, it.link.ContactID, have, want)
+	p.plan.planned("update", it.mapped.ExternalID, it.link.ContactID, have, want)
 	c, err := r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true
@@ -299,7 +299,7 @@ func (p *pass) workspaceFields(c workspace.Contact) mapping.Fields {
 // uncertain: the externalId is looked up before anything else.
 func (p *pass) create(ctx context.Context, it *item) (bool, error) {
 	r := p.r
-	p.planned("create", it.mapped.ExternalID, "", nil, it.fields)
+	p.plan.planned("create", it.mapped.ExternalID, "", nil, it.fields)
 	c, err := r.opts.Workspace.CreateContact(ctx, mapping.CreateBody(r.opts.Source, it.mapped))
 	if err == nil {
 		if err := p.saveLink(it, c); err != nil {
