@@ -16,14 +16,14 @@ import (
 
 // linkMatch records the link to a matched contact (onMatch link); the
 // contact's fields are left alone.
-func (p *pass) linkMatch(it *item) error {
+func (w *writer) linkMatch(it *item) error {
 	c := *it.match
-	_, ids, _ := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
-	p.plan.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
-	if err := p.saveLinkIDs(it, c, ids); err != nil {
+	_, ids, _ := matchedFields(w.r.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
+	w.plan.planned("link", it.mapped.ExternalID, c.ID, nil, nil)
+	if err := w.saveLinkIDs(it, c, ids); err != nil {
 		return err
 	}
-	p.count(func(s *Summary) { s.Adopted++ })
+	w.tally.count(func(s *Summary) { s.Adopted++ })
 	return nil
 }
 
@@ -31,16 +31,16 @@ func (p *pass) linkMatch(it *item) error {
 // contact's externalId and source and the record's values under the
 // conflict policy (a value someone typed in the workspace is not blindly
 // overwritten). A contact deleted since the listing marks the item gone.
-func (p *pass) adoptMatch(ctx context.Context, it *item) (bool, error) {
-	r := p.r
+func (w *writer) adoptMatch(ctx context.Context, it *item) (bool, error) {
+	r := w.r
 	c := *it.match
-	have, ids, relabel := matchedFields(p.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
-	desired, lost := p.resolveAdoption(have, it, c)
+	have, ids, relabel := matchedFields(w.r.workspaceFields(c), mapping.ItemIDs(c), c, it.fields)
+	desired, lost := w.resolveAdoption(have, it, c)
 	body := patchBody(have, desired, ids)
 	relabelItems(&body, relabel, desired)
 	body.ExternalID = workspace.Some(it.mapped.ExternalID)
 	body.Source = workspace.Some(r.opts.Source)
-	p.plan.planned("adopt", it.mapped.ExternalID, c.ID, have, desired)
+	w.plan.planned("adopt", it.mapped.ExternalID, c.ID, have, desired)
 	got, err := r.opts.Workspace.UpdateContact(ctx, c.ID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true
@@ -50,14 +50,14 @@ func (p *pass) adoptMatch(ctx context.Context, it *item) (bool, error) {
 		return true, fmt.Errorf("adopt contact %s: %w", c.ID, err)
 	}
 	if lost != nil {
-		if _, err := r.opts.Store.Conflicts.Add(*lost); err != nil {
+		if _, err := w.conflicts.Add(*lost); err != nil {
 			return true, fmt.Errorf("record conflict: %w", err)
 		}
 	}
-	if err := p.saveLinkIDs(it, got, ids); err != nil {
+	if err := w.saveLinkIDs(it, got, ids); err != nil {
 		return true, err
 	}
-	p.count(func(s *Summary) { s.Adopted++ })
+	w.tally.count(func(s *Summary) { s.Adopted++ })
 	return true, nil
 }
 
@@ -120,8 +120,8 @@ func relabelItems(body *workspace.ContactPatch, relabel map[string]string, desir
 // compares the record's change time with the contact's, and keeps the
 // contact's value when the record has no time, as CSV rows do). The
 // losing values are returned as a conflict for the journal.
-func (p *pass) resolveAdoption(have mapping.Fields, it *item, c workspace.Contact) (mapping.Fields, *state.Conflict) {
-	r := p.r
+func (w *writer) resolveAdoption(have mapping.Fields, it *item, c workspace.Contact) (mapping.Fields, *state.Conflict) {
+	r := w.r
 	conflict := r.opts.Conflict
 	if conflict == "" {
 		conflict = policy.NewestWins
@@ -166,11 +166,11 @@ func (p *pass) resolveAdoption(have mapping.Fields, it *item, c workspace.Contac
 }
 
 // saveLinkIDs is saveLink with item ids found by matching.
-func (p *pass) saveLinkIDs(it *item, c workspace.Contact, ids map[string]string) error {
-	if err := p.saveLink(it, c); err != nil {
+func (w *writer) saveLinkIDs(it *item, c workspace.Contact, ids map[string]string) error {
+	if err := w.saveLink(it, c); err != nil {
 		return err
 	}
-	l, ok, err := p.r.opts.Store.Links.Get(p.r.opts.Connector, it.mapped.ExternalID)
+	l, ok, err := w.links.Get(w.r.opts.Connector, it.mapped.ExternalID)
 	if err != nil || !ok {
 		return fmt.Errorf("reread link %s: %w", it.mapped.ExternalID, err)
 	}
@@ -178,7 +178,7 @@ func (p *pass) saveLinkIDs(it *item, c workspace.Contact, ids map[string]string)
 		ids[k] = v
 	}
 	l.ItemIDs = ids
-	return p.r.opts.Store.Links.Put(l)
+	return w.links.Put(l)
 }
 
 // ErrNotHeld is returned by ResolveHeld for a record that is not held.
@@ -234,5 +234,5 @@ func (p *pass) resolve(ctx context.Context, rec connector.Record, contactID stri
 		}
 		it.match = &c
 	}
-	return p.write(ctx, it)
+	return p.writer.write(ctx, it)
 }

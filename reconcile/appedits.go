@@ -64,9 +64,9 @@ type version struct {
 // pendingVersions returns the versions of a linked item's contact that
 // wait in the inbox, received after the event afterSeq and not older
 // than the link, in updatedAt order, and the last event's seq.
-func (p *pass) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, error) {
-	r := p.r
-	evs, err := r.opts.Store.Inbox.PendingOf(it.link.ContactID)
+func (w *writer) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, error) {
+	r := w.r
+	evs, err := w.inbox.PendingOf(it.link.ContactID)
 	if err != nil {
 		return nil, afterSeq, fmt.Errorf("weigh app edits of contact %s: %w", it.link.ContactID, err)
 	}
@@ -94,19 +94,19 @@ func (p *pass) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, er
 // weighAppEdits weighs the pending app edits of a linked item's contact
 // (see above) against want, what the pass would patch it to; nil when
 // there is nothing to weigh. seq is the last event weighed.
-func (p *pass) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq uint64, err error) {
-	vs, seq, err := p.pendingVersions(it, 0)
+func (w *writer) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq uint64, err error) {
+	vs, seq, err := w.pendingVersions(it, 0)
 	if err != nil {
 		return nil, seq, err
 	}
-	return p.settle(it, vs, want), seq, nil
+	return w.settle(it, vs, want), seq, nil
 }
 
 // settle settles the fields want changes from the link against the app's
 // value in the newest of vs, each edit at its own time: the record's
 // UpdatedAt, the updatedAt of the first version holding the app's value.
-func (p *pass) settle(it *item, vs []version, want mapping.Fields) *appEdits {
-	r := p.r
+func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
+	r := w.r
 	if len(vs) == 0 {
 		return nil
 	}
@@ -172,8 +172,8 @@ func (p *pass) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 // while its patch was in flight (after the event seq) and that the patch,
 // answered at patchedAt, may have overwritten: the versions older than
 // the patch. wrote is what the patch wrote.
-func (p *pass) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt time.Time) (*appEdits, error) {
-	vs, _, err := p.pendingVersions(it, seq)
+func (w *writer) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt time.Time) (*appEdits, error) {
+	vs, _, err := w.pendingVersions(it, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (p *pass) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt
 	for i > 0 && !vs[i-1].at.Before(patchedAt) {
 		i--
 	}
-	return p.settle(it, vs[:i], wrote), nil
+	return w.settle(it, vs[:i], wrote), nil
 }
 
 // forwardTarget reports whether target flows to the workspace.

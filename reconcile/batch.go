@@ -336,7 +336,7 @@ func (p *pass) lookUp(ctx context.Context, items []*item) error {
 	for _, it := range items {
 		it.lookedUp = true
 		if c, ok := byExt[it.mapped.ExternalID]; ok {
-			p.setFound(it, &c)
+			p.r.setFound(it, &c)
 		}
 	}
 	return nil
@@ -344,9 +344,9 @@ func (p *pass) lookUp(ctx context.Context, items []*item) error {
 
 // setFound records the unlinked contact that carries the item's
 // externalId, and what it holds of the mapped targets.
-func (p *pass) setFound(it *item, c *workspace.Contact) {
+func (r *Reconciler) setFound(it *item, c *workspace.Contact) {
 	it.found = c
-	it.foundHave = p.workspaceFields(*c)
+	it.foundHave = r.workspaceFields(*c)
 }
 
 // oldestByExternalID indexes contacts by externalId, keeping the oldest
@@ -381,7 +381,7 @@ func (p *pass) writeAll(ctx context.Context, items []*item) error {
 		go func() {
 			defer wg.Done()
 			for it := range ch {
-				if err := p.write(ctx, it); err != nil {
+				if err := p.writer.write(ctx, it); err != nil {
 					errs <- err
 					return
 				}

@@ -62,10 +62,10 @@ func (r *Reconciler) afterDelete(ext, contactID string, ws, src map[string]strin
 // editAfterWorkspaceDelete settles an item whose record changed since the
 // link and whose contact is gone (see above): keep is true when the
 // record stays and its contact is to be made again.
-func (p *pass) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
-	r := p.r
+func (w *writer) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
+	r := w.r
 	deletedAt := r.opts.Now()
-	evs, err := r.opts.Store.Inbox.PendingOf(it.link.ContactID)
+	evs, err := w.inbox.PendingOf(it.link.ContactID)
 	if err != nil {
 		return false, fmt.Errorf("read pending events of contact %s: %w", it.link.ContactID, err)
 	}
@@ -83,7 +83,7 @@ func (p *pass) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
 		}
 	}
 	cf, keep := r.afterDelete(it.mapped.ExternalID, it.link.ContactID, was, now, it.rec.UpdatedAt, deletedAt, r.opts.Connector)
-	if _, err := r.opts.Store.Conflicts.Add(cf); err != nil {
+	if _, err := w.conflicts.Add(cf); err != nil {
 		return false, fmt.Errorf("record conflict: %w", err)
 	}
 	r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,

@@ -148,7 +148,7 @@ func (p *pass) warnDuplicate(ext, kept, other string) {
 // linkFromContact is the link a listed contact gives: its workspace side
 // as it is now.
 func (p *pass) linkFromContact(c workspace.Contact) state.Link {
-	f := p.workspaceFields(c)
+	f := p.r.workspaceFields(c)
 	return state.Link{
 		Connector:        p.r.opts.Connector,
 		ExternalID:       connector.NormalizeID(*c.ExternalID), // as the mapping keys records

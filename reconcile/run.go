@@ -43,6 +43,8 @@ type pass struct {
 	letters  *letters
 	warnings *warnings
 	report   reporter
+	// writer is the write stage (write.go).
+	writer *writer
 
 	// rekey is the mass re-key guard's state (rekey.go).
 	rekey rekeyGuard
@@ -79,6 +81,9 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	if p.warnings, err = loadWarnings(r.opts.Store.FieldWarnings, r.opts.Connector, r.log); err != nil {
 		return nil, err
 	}
+	st := r.opts.Store
+	p.writer = &writer{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, held: st.HeldDeletes,
+		runID: run.ID, rulesOf: p.rules, tally: &p.tally, letters: p.letters, plan: &p.plan}
 	p.report = reporter{tr: r.opts.Progress, reader: r.opts.Reader, log: r.log, tally: &p.tally}
 	r.opts.Progress.Start(kind)
 	return p, nil

@@ -17,17 +17,45 @@ import (
 // not one record: the pass stops instead of setting records aside.
 var errAbort = errors.New("run aborted")
 
+// writer is the write stage: it brings one item's contact in line with
+// its record -- patch, create, adopt or link, weighing the app edits in
+// the inbox and the edits made around a delete -- and records the link.
+// Several workers share it; what it counts goes to the pass's tally, the
+// records it sets aside to its letters.
+type writer struct {
+	r     *Reconciler // the connector's settings, mapper and workspace
+	links interface {
+		Get(connector, externalID string) (l state.Link, ok bool, err error)
+		Put(l state.Link) error
+		Delete(connector, externalID string) error
+	}
+	conflicts interface {
+		Add(c state.Conflict) (uint64, error)
+	}
+	inbox interface {
+		PendingOf(contactID string) ([]state.InboxEvent, error)
+	}
+	held interface {
+		Is(connector, contactID string) (bool, error)
+	}
+	runID   uint64
+	rulesOf func() rules // the pass's rules as they stand
+	tally   *tally
+	letters *letters
+	plan    *planner
+}
+
 // write brings one item's contact in line with its record, retrying
 // transient failures with backoff and setting the record aside as a dead
 // letter when it is refused or keeps failing. It returns an error only
 // when the whole pass must stop.
-func (p *pass) write(ctx context.Context, it *item) error {
-	r := p.r
+func (w *writer) write(ctx context.Context, it *item) error {
+	r := w.r
 	wait := r.opts.Backoff
 	for attempt := 1; ; attempt++ {
-		err := p.writeOnce(ctx, it)
+		err := w.writeOnce(ctx, it)
 		if err == nil {
-			p.letters.clearDeadLetter(it)
+			w.letters.clearDeadLetter(it)
 			return nil
 		}
 		if workspace.IsUnauthorized(err) {
@@ -49,7 +77,7 @@ func (p *pass) write(ctx context.Context, it *item) error {
 			permanent = connector.Dispose(rw.err) == connector.Permanent
 		}
 		if permanent || attempt >= r.opts.MaxAttempts {
-			p.letters.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
+			w.letters.setAside(ctx, opSync, it.mapped.ExternalID, it.rec, it.hash, permanent, err)
 			return nil
 		}
 		r.log.WithError(err).WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Attempt, attempt).Debug("write failed, retrying")
@@ -63,12 +91,12 @@ func (p *pass) write(ctx context.Context, it *item) error {
 
 // writeOnce makes one attempt: it carries out the actions decide picks
 // until one ends the attempt (written, linked, or failed).
-func (p *pass) writeOnce(ctx context.Context, it *item) error {
+func (w *writer) writeOnce(ctx context.Context, it *item) error {
 	it.lost = nil
-	ru := p.rules()
+	ru := w.rulesOf()
 	for {
 		a := decide(it, ru)
-		done, err := p.execute(ctx, it, a)
+		done, err := w.execute(ctx, it, a)
 		if err != nil || done {
 			return err
 		}
@@ -77,45 +105,45 @@ func (p *pass) writeOnce(ctx context.Context, it *item) error {
 
 // execute carries out one write-phase action. done is false when the
 // action learned something (recorded on the item) that calls for another.
-func (p *pass) execute(ctx context.Context, it *item, a action) (done bool, err error) {
+func (w *writer) execute(ctx context.Context, it *item, a action) (done bool, err error) {
 	switch a {
 	case actPatch:
-		return p.patchLinked(ctx, it)
+		return w.patchLinked(ctx, it)
 	case actDeleteRecord:
-		keep, err := p.editAfterWorkspaceDelete(it)
+		keep, err := w.editAfterWorkspaceDelete(it)
 		if err != nil {
 			return true, err
 		}
 		if !keep {
-			return true, p.applyWorkspaceDelete(ctx, it)
+			return true, w.applyWorkspaceDelete(ctx, it)
 		}
-		return false, p.forget(it) // the record stays: its contact is made again
+		return false, w.forget(it) // the record stays: its contact is made again
 	case actForget:
-		return false, p.forget(it)
+		return false, w.forget(it)
 	case actLinkFound:
-		return true, p.linkFound(it)
+		return true, w.linkFound(it)
 	case actAdoptFound:
-		return p.update(ctx, it, it.found.ID, it.foundHave, mapping.ItemIDs(*it.found))
+		return w.update(ctx, it, it.found.ID, it.foundHave, mapping.ItemIDs(*it.found))
 	case actLinkMatch:
-		return true, p.linkMatch(it)
+		return true, w.linkMatch(it)
 	case actAdoptMatch:
-		return p.adoptMatch(ctx, it)
+		return w.adoptMatch(ctx, it)
 	case actResolve:
-		return p.resolveUncertain(ctx, it)
+		return w.resolveUncertain(ctx, it)
 	case actFailLost:
 		return true, fmt.Errorf("create contact %s: %w", it.mapped.ExternalID, it.lost)
 	case actCreate:
-		return p.create(ctx, it)
+		return w.create(ctx, it)
 	}
 	return true, fmt.Errorf("record %s: cannot %s while writing", it.mapped.ExternalID, a)
 }
 
 // update patches a contact with the fields that differ from have; a
 // contact deleted in the workspace meanwhile marks the item gone.
-func (p *pass) update(ctx context.Context, it *item, contactID string, have mapping.Fields, itemIDs map[string]string) (bool, error) {
+func (w *writer) update(ctx context.Context, it *item, contactID string, have mapping.Fields, itemIDs map[string]string) (bool, error) {
 	body := patchBody(have, it.fields, itemIDs)
-	p.plan.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
-	c, err := p.r.opts.Workspace.UpdateContact(ctx, contactID, body)
+	w.plan.planned("update", it.mapped.ExternalID, contactID, have, it.fields)
+	c, err := w.r.opts.Workspace.UpdateContact(ctx, contactID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true
 		return false, nil
@@ -123,41 +151,41 @@ func (p *pass) update(ctx context.Context, it *item, contactID string, have mapp
 	if err != nil {
 		return true, fmt.Errorf("patch contact %s: %w", contactID, err)
 	}
-	if err := p.saveLink(it, c); err != nil {
+	if err := w.saveLink(it, c); err != nil {
 		return true, err
 	}
-	p.countWritten(it, func(s *Summary) { s.Updated++ })
-	p.written(it)
+	w.countWritten(it, func(s *Summary) { s.Updated++ })
+	w.written(it)
 	return true, nil
 }
 
 // patchLinked patches a linked contact with what its record changed,
 // after weighing the app edits of it waiting in the inbox, and then
 // those that came while the patch was in flight (see appedits.go).
-func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
-	r := p.r
+func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
+	r := w.r
 	have := mapping.Fields(it.link.Fields)
 	if !r.opts.WeighAppEdits {
-		return p.update(ctx, it, it.link.ContactID, have, it.link.ItemIDs)
+		return w.update(ctx, it, it.link.ContactID, have, it.link.ItemIDs)
 	}
 	want, agreed := it.fields, it.fields
-	w, seq, err := p.weighAppEdits(it, want)
+	ae, seq, err := w.weighAppEdits(it, want)
 	if err != nil {
 		return true, err
 	}
 	kept := map[string]string{}
 	var lost []*state.Conflict
-	if w != nil {
-		want, agreed, kept, lost = w.want, w.agreed, w.kept, append(lost, w.lost)
+	if ae != nil {
+		want, agreed, kept, lost = ae.want, ae.agreed, ae.kept, append(lost, ae.lost)
 	}
 	body := patchBody(have, want, it.link.ItemIDs)
 	if body.IsEmpty() {
 		// Every change lost to an app edit that the write-back brings to
 		// the record; the link stays as it is for it to do so.
-		p.count(func(s *Summary) { s.Unchanged++ })
+		w.tally.count(func(s *Summary) { s.Unchanged++ })
 		return true, nil
 	}
-	p.plan.planned("update", it.mapped.ExternalID, it.link.ContactID, have, want)
+	w.plan.planned("update", it.mapped.ExternalID, it.link.ContactID, have, want)
 	c, err := r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body)
 	if workspace.IsNotFound(err) {
 		it.gone = true
@@ -166,7 +194,7 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("patch contact %s: %w", it.link.ContactID, err)
 	}
-	late, err := p.overwritten(it, seq, want, c.UpdatedAt)
+	late, err := w.overwritten(it, seq, want, c.UpdatedAt)
 	if err != nil {
 		return true, err
 	}
@@ -192,20 +220,20 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 		if cf == nil {
 			continue
 		}
-		if _, err := r.opts.Store.Conflicts.Add(*cf); err != nil {
+		if _, err := w.conflicts.Add(*cf); err != nil {
 			return true, fmt.Errorf("record conflict: %w", err)
 		}
 	}
 	if len(kept) == 0 {
-		err = p.saveLink(it, c)
+		err = w.saveLink(it, c)
 	} else {
-		err = p.saveKept(it, c, agreed)
+		err = w.saveKept(it, c, agreed)
 	}
 	if err != nil {
 		return true, err
 	}
-	p.count(func(s *Summary) { s.Updated++ })
-	p.written(it)
+	w.tally.count(func(s *Summary) { s.Updated++ })
+	w.written(it)
 	return true, nil
 }
 
@@ -215,14 +243,14 @@ func (p *pass) patchLinked(ctx context.Context, it *item) (bool, error) {
 // ContactUpdatedAt is just before the patch's answer, so that the
 // write-back applies the patch's echo (which holds the app's values) and
 // not the older versions (see appedits.go).
-func (p *pass) saveKept(it *item, c workspace.Contact, agreed mapping.Fields) error {
-	l := p.newLink(it, c)
+func (w *writer) saveKept(it *item, c workspace.Contact, agreed mapping.Fields) error {
+	l := w.newLink(it, c)
 	l.Fields = map[string]string(agreed)
 	l.WorkspaceHash = agreed.Hash()
 	l.SourceHash = l.WorkspaceHash
 	l.Fingerprint = [8]byte{}
 	l.ContactUpdatedAt = c.UpdatedAt.Add(-time.Nanosecond)
-	if err := p.r.opts.Store.Links.Put(l); err != nil {
+	if err := w.links.Put(l); err != nil {
 		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
 	}
 	return nil
@@ -230,18 +258,18 @@ func (p *pass) saveKept(it *item, c workspace.Contact, agreed mapping.Fields) er
 
 // written tells Options.Written how long the item's change took to
 // reach its contact.
-func (p *pass) written(it *item) {
-	if fn := p.r.opts.Written; fn != nil && !it.rec.UpdatedAt.IsZero() {
-		fn(p.r.opts.Now().Sub(it.rec.UpdatedAt))
+func (w *writer) written(it *item) {
+	if fn := w.r.opts.Written; fn != nil && !it.rec.UpdatedAt.IsZero() {
+		fn(w.r.opts.Now().Sub(it.rec.UpdatedAt))
 	}
 }
 
 // forget drops what the item knew of a contact deleted in the workspace
 // (its link, found or matched contact): the record still exists at the
 // source, so it is created again, with no look-up or match.
-func (p *pass) forget(it *item) error {
+func (w *writer) forget(it *item) error {
 	if it.link != nil {
-		if err := p.r.opts.Store.Links.Delete(p.r.opts.Connector, it.mapped.ExternalID); err != nil {
+		if err := w.links.Delete(w.r.opts.Connector, it.mapped.ExternalID); err != nil {
 			return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
 		}
 	}
@@ -252,23 +280,23 @@ func (p *pass) forget(it *item) error {
 
 // linkFound links a contact that already carries the record's externalId
 // and its values.
-func (p *pass) linkFound(it *item) error {
-	if err := p.saveLink(it, *it.found); err != nil {
+func (w *writer) linkFound(it *item) error {
+	if err := w.saveLink(it, *it.found); err != nil {
 		return err
 	}
-	p.countWritten(it, func(s *Summary) { s.Unchanged++ })
+	w.countWritten(it, func(s *Summary) { s.Unchanged++ })
 	return nil
 }
 
 // countWritten counts an item linked to, or written to, a contact it
 // found by its externalId: as created when that contact is the one this
 // pass's own create made (its answer was lost), else by count.
-func (p *pass) countWritten(it *item, count func(*Summary)) {
+func (w *writer) countWritten(it *item, count func(*Summary)) {
 	if it.landed {
-		p.count(func(s *Summary) { s.Created++ })
+		w.tally.count(func(s *Summary) { s.Created++ })
 		return
 	}
-	p.count(count)
+	w.tally.count(count)
 }
 
 // patchBody is mapping.PatchBody plus the sourceUrl pseudo-field.
@@ -286,8 +314,8 @@ func patchBody(have, want mapping.Fields, itemIDs map[string]string) workspace.C
 
 // workspaceFields reads the forward-mapped fields (and sourceUrl) of a
 // contact, to compare with a mapped record.
-func (p *pass) workspaceFields(c workspace.Contact) mapping.Fields {
-	f := p.r.opts.Mapper.FromContact(c).Only(p.r.opts.Mapper.ForwardTargets())
+func (r *Reconciler) workspaceFields(c workspace.Contact) mapping.Fields {
+	f := r.opts.Mapper.FromContact(c).Only(r.opts.Mapper.ForwardTargets())
 	if c.SourceURL != nil && *c.SourceURL != "" {
 		f[sourceURLKey] = *c.SourceURL
 	}
@@ -297,16 +325,16 @@ func (p *pass) workspaceFields(c workspace.Contact) mapping.Fields {
 // create makes the contact. When the answer is lost (the write may or may
 // not have been applied) or the service failed, the item becomes
 // uncertain: the externalId is looked up before anything else.
-func (p *pass) create(ctx context.Context, it *item) (bool, error) {
-	r := p.r
-	p.plan.planned("create", it.mapped.ExternalID, "", nil, it.fields)
+func (w *writer) create(ctx context.Context, it *item) (bool, error) {
+	r := w.r
+	w.plan.planned("create", it.mapped.ExternalID, "", nil, it.fields)
 	c, err := r.opts.Workspace.CreateContact(ctx, mapping.CreateBody(r.opts.Source, it.mapped))
 	if err == nil {
-		if err := p.saveLink(it, c); err != nil {
+		if err := w.saveLink(it, c); err != nil {
 			return true, err
 		}
-		p.count(func(s *Summary) { s.Created++ })
-		p.written(it)
+		w.tally.count(func(s *Summary) { s.Created++ })
+		w.written(it)
 		return true, nil
 	}
 	if !errors.Is(err, workspace.ErrOutcomeUnknown) && !workspace.IsTransient(err) {
@@ -319,15 +347,15 @@ func (p *pass) create(ctx context.Context, it *item) (bool, error) {
 // resolveUncertain looks up a record whose create may have been applied.
 // Until a look-up answers, the item stays uncertain and is never created
 // again: a retry starts with the look-up.
-func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
-	r := p.r
+func (w *writer) resolveUncertain(ctx context.Context, it *item) (bool, error) {
+	r := w.r
 	found, err := r.opts.Workspace.ContactsByExternalIDs(ctx, r.opts.Source, []string{it.mapped.ExternalID})
 	if err != nil {
 		return true, fmt.Errorf("look up contact %s after a failed create: %w", it.mapped.ExternalID, errors.Join(it.lost, err))
 	}
 	it.uncertain = false
 	if c, ok := oldestByExternalID(found)[it.mapped.ExternalID]; ok {
-		p.setFound(it, &c)
+		w.r.setFound(it, &c)
 		it.lost, it.landed = nil, true
 		r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("create was applied although its answer was lost; adopting the contact")
 	}
@@ -335,17 +363,17 @@ func (p *pass) resolveUncertain(ctx context.Context, it *item) (bool, error) {
 }
 
 // saveLink records that contact c now holds the item's values.
-func (p *pass) saveLink(it *item, c workspace.Contact) error {
-	l := p.newLink(it, c)
-	if err := p.r.opts.Store.Links.Put(l); err != nil {
+func (w *writer) saveLink(it *item, c workspace.Contact) error {
+	l := w.newLink(it, c)
+	if err := w.links.Put(l); err != nil {
 		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
 	}
 	return nil
 }
 
 // newLink is the link recording that contact c holds the item's values.
-func (p *pass) newLink(it *item, c workspace.Contact) state.Link {
-	r := p.r
+func (w *writer) newLink(it *item, c workspace.Contact) state.Link {
+	r := w.r
 	now := r.opts.Now()
 	l := state.Link{}
 	if it.link != nil {
@@ -363,7 +391,7 @@ func (p *pass) newLink(it *item, c workspace.Contact) state.Link {
 	l.WorkspaceWrittenAt = now
 	l.ContactUpdatedAt = c.UpdatedAt
 	l.SourceUpdatedAt = it.rec.UpdatedAt
-	l.LastSeenRun = p.run.ID
+	l.LastSeenRun = w.runID
 	return l
 }
 
@@ -376,11 +404,11 @@ func (e *recordWriteError) Unwrap() error { return e.err }
 
 // applyWorkspaceDelete deletes the record of a contact deleted in the
 // workspace (soft where the connector can), then drops the link.
-func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
-	r := p.r
+func (w *writer) applyWorkspaceDelete(ctx context.Context, it *item) error {
+	r := w.r
 	// The write-back's mass-delete guard may hold this very deletion for
 	// an operator: the forward pass does not make it behind its back.
-	if held, err := r.opts.Store.HeldDeletes.Is(r.opts.Connector, it.link.ContactID); err != nil {
+	if held, err := w.held.Is(r.opts.Connector, it.link.ContactID); err != nil {
 		return fmt.Errorf("read held deletes: %w", err)
 	} else if held {
 		r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("contact was deleted in the workspace; its record's deletion is held by the mass-delete guard")
@@ -395,10 +423,10 @@ func (p *pass) applyWorkspaceDelete(ctx context.Context, it *item) error {
 			return &recordWriteError{fmt.Errorf("delete record %s of a contact deleted in the workspace: %w", it.link.RecordID, err)}
 		}
 	}
-	if err := r.opts.Store.Links.Delete(r.opts.Connector, it.mapped.ExternalID); err != nil {
+	if err := w.links.Delete(r.opts.Connector, it.mapped.ExternalID); err != nil {
 		return fmt.Errorf("drop link %s: %w", it.mapped.ExternalID, err)
 	}
 	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).Info("contact was deleted in the workspace; record deleted per onWorkspaceDelete")
-	p.count(func(s *Summary) { s.Unlinked++ })
+	w.tally.count(func(s *Summary) { s.Unlinked++ })
 	return nil
 }
