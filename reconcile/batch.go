@@ -253,13 +253,13 @@ func (p *pass) matchAll(items []*item, ru rules) ([]*item, error) {
 	for _, it := range items {
 		a := decide(it, ru)
 		if a == actMatch {
-			if err := p.match(it); err != nil {
+			if err := p.matcher.match(it); err != nil {
 				return nil, err
 			}
 			a = decide(it, ru)
 		}
 		if a == actHold {
-			if err := p.hold(it); err != nil {
+			if err := p.matcher.hold(it); err != nil {
 				return nil, err
 			}
 			continue

@@ -98,11 +98,11 @@ func (r *Reconciler) adoptable(c workspace.Contact) bool {
 
 // indexContacts adds listed contacts that may be adopted to the match
 // index, with their snapshots, in one transaction.
-func (p *pass) indexContacts(cs []workspace.Contact) error {
+func (x *indexer) indexContacts(cs []workspace.Contact) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	r := p.r
+	r := x.r
 	var entries []state.IndexEntry
 	docs := make(map[string][]byte, len(cs))
 	for _, c := range cs {
@@ -115,10 +115,10 @@ func (p *pass) indexContacts(cs []workspace.Contact) error {
 		}
 		docs[c.ID] = doc
 	}
-	if err := r.opts.Store.Matches.PutIndex(r.opts.Connector, entries); err != nil {
+	if err := x.store.PutIndex(r.opts.Connector, entries); err != nil {
 		return fmt.Errorf("index contacts: %w", err)
 	}
-	if err := r.opts.Store.Matches.PutDocs(r.opts.Connector, docs); err != nil {
+	if err := x.store.PutDocs(r.opts.Connector, docs); err != nil {
 		return fmt.Errorf("index contacts: %w", err)
 	}
 	return nil
@@ -126,17 +126,17 @@ func (p *pass) indexContacts(cs []workspace.Contact) error {
 
 // resetMatching clears the index and the held records before a listing
 // rebuilds them.
-func (p *pass) resetMatching() error {
-	r := p.r
-	if err := r.opts.Store.Matches.ClearIndex(r.opts.Connector); err != nil {
+func (x *indexer) resetMatching() error {
+	r := x.r
+	if err := x.store.ClearIndex(r.opts.Connector); err != nil {
 		return fmt.Errorf("clear match index: %w", err)
 	}
-	held, err := r.opts.Store.Matches.Held(r.opts.Connector)
+	held, err := x.store.Held(r.opts.Connector)
 	if err != nil {
 		return fmt.Errorf("read held records: %w", err)
 	}
 	for ext := range held {
-		if err := r.opts.Store.Matches.DeleteHeld(r.opts.Connector, ext); err != nil {
+		if err := x.store.DeleteHeld(r.opts.Connector, ext); err != nil {
 			return fmt.Errorf("clear held record %s: %w", ext, err)
 		}
 	}
@@ -146,8 +146,8 @@ func (p *pass) resetMatching() error {
 // claim scans the source once and records, for each contact that exactly
 // one record matches, that record's claim; a contact claimed twice makes
 // both records ambiguous.
-func (p *pass) claim(ctx context.Context) error {
-	r := p.r
+func (x *indexer) claim(ctx context.Context) error {
+	r := x.r
 	return r.opts.Reader.Snapshot(ctx, func(ctx context.Context, b connector.Batch) error {
 		var claims []state.IndexEntry
 		for _, rec := range b.Records {
@@ -155,7 +155,7 @@ func (p *pass) claim(ctx context.Context) error {
 			if err != nil {
 				continue
 			}
-			cands, err := p.candidates(m.Fields)
+			cands, err := x.matcher.candidates(m.Fields)
 			if err != nil {
 				return err
 			}
@@ -163,7 +163,7 @@ func (p *pass) claim(ctx context.Context) error {
 				claims = append(claims, state.IndexEntry{Key: claimPrefix + cands[0], ContactID: m.ExternalID})
 			}
 		}
-		if err := r.opts.Store.Matches.PutIndex(r.opts.Connector, claims); err != nil {
+		if err := x.store.PutIndex(r.opts.Connector, claims); err != nil {
 			return fmt.Errorf("record claims: %w", err)
 		}
 		return nil
@@ -172,10 +172,10 @@ func (p *pass) claim(ctx context.Context) error {
 
 // candidates returns the indexed contacts that share a phone or an e-mail
 // with the fields, sorted.
-func (p *pass) candidates(f mapping.Fields) ([]string, error) {
+func (m *matcher) candidates(f mapping.Fields) ([]string, error) {
 	set := map[string]bool{}
-	for _, k := range p.r.matchKeys(f) {
-		ids, err := p.r.opts.Store.Matches.Lookup(p.r.opts.Connector, k)
+	for _, k := range m.r.matchKeys(f) {
+		ids, err := m.store.Lookup(m.r.opts.Connector, k)
 		if err != nil {
 			return nil, fmt.Errorf("look up match index: %w", err)
 		}
@@ -191,6 +191,39 @@ func (p *pass) candidates(f mapping.Fields) ([]string, error) {
 	return out, nil
 }
 
+// matcher is the match step: it finds, for an unlinked record no contact
+// carries the externalId of, the one contact without a link that shares
+// its phone or e-mail in the match index, and holds the record for an
+// operator when several do.
+type matcher struct {
+	r     *Reconciler
+	store interface {
+		Lookup(connector, key string) ([]string, error)
+		Doc(connector, contactID string) (doc []byte, ok bool, err error)
+		PutHeld(connector, externalID string, payload []byte) error
+	}
+	links interface {
+		ByContact(connector, contactID string) (l state.Link, ok bool, err error)
+	}
+	tally *tally
+	plan  *planner
+}
+
+// indexer builds the match index from a listing of the workspace, with
+// the claims of the records on its contacts, and clears it with the
+// held records at a resync.
+type indexer struct {
+	r     *Reconciler
+	store interface {
+		ClearIndex(connector string) error
+		DeleteHeld(connector, externalID string) error
+		Held(connector string) (map[string][]byte, error)
+		PutDocs(connector string, docs map[string][]byte) error
+		PutIndex(connector string, entries []state.IndexEntry) error
+	}
+	matcher *matcher
+}
+
 // ambiguity is a record that matches several contacts, or a contact that
 // several records match.
 type ambiguity struct {
@@ -201,16 +234,16 @@ type ambiguity struct {
 // match looks an unlinked, unfound item up in the match index. It sets
 // it.match to the one contact it may adopt, or it.ambiguous when the
 // match is ambiguous; decide then follows onMatch and onAmbiguous.
-func (p *pass) match(it *item) error {
-	r := p.r
+func (m *matcher) match(it *item) error {
+	r := m.r
 	it.matched = true
-	cands, err := p.candidates(it.fields)
+	cands, err := m.candidates(it.fields)
 	if err != nil {
 		return err
 	}
 	free := cands[:0:0]
 	for _, id := range cands {
-		l, ok, err := r.opts.Store.Links.ByContact(r.opts.Connector, id)
+		l, ok, err := m.links.ByContact(r.opts.Connector, id)
 		if err != nil {
 			return fmt.Errorf("read link of contact %s: %w", id, err)
 		}
@@ -222,7 +255,7 @@ func (p *pass) match(it *item) error {
 	case 0:
 		return nil
 	case 1:
-		return p.matchOne(it, free[0])
+		return m.matchOne(it, free[0])
 	}
 	it.ambiguous = &ambiguity{candidates: free, reason: fmt.Sprintf("matches %d contacts (%s) by phone or e-mail", len(free), strings.Join(free, ", "))}
 	return nil
@@ -230,9 +263,9 @@ func (p *pass) match(it *item) error {
 
 // matchOne sets the item's match to the contact, unless other records
 // claim it too.
-func (p *pass) matchOne(it *item, contactID string) error {
-	r := p.r
-	claims, err := r.opts.Store.Matches.Lookup(r.opts.Connector, claimPrefix+contactID)
+func (m *matcher) matchOne(it *item, contactID string) error {
+	r := m.r
+	claims, err := m.store.Lookup(r.opts.Connector, claimPrefix+contactID)
 	if err != nil {
 		return fmt.Errorf("read claims: %w", err)
 	}
@@ -240,7 +273,7 @@ func (p *pass) matchOne(it *item, contactID string) error {
 		it.ambiguous = &ambiguity{candidates: []string{contactID}, reason: fmt.Sprintf("records %s all match contact %s", strings.Join(claims, ", "), contactID)}
 		return nil
 	}
-	doc, ok, err := r.opts.Store.Matches.Doc(r.opts.Connector, contactID)
+	doc, ok, err := m.store.Doc(r.opts.Connector, contactID)
 	if err != nil || !ok {
 		return fmt.Errorf("read matched contact %s: found=%v: %w", contactID, ok, err)
 	}
@@ -253,18 +286,18 @@ func (p *pass) matchOne(it *item, contactID string) error {
 }
 
 // hold sets an ambiguously matching record aside for an operator.
-func (p *pass) hold(it *item) error {
-	r := p.r
+func (m *matcher) hold(it *item) error {
+	r := m.r
 	a := it.ambiguous
 	payload, err := json.Marshal(Held{Record: it.rec, Candidates: a.candidates, Reason: a.reason})
 	if err != nil {
 		return err
 	}
-	if err := r.opts.Store.Matches.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
+	if err := m.store.PutHeld(r.opts.Connector, it.mapped.ExternalID, payload); err != nil {
 		return fmt.Errorf("hold record %s: %w", it.mapped.ExternalID, err)
 	}
-	p.plan.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
-	p.count(func(s *Summary) { s.Held++ })
+	m.plan.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
+	m.tally.count(func(s *Summary) { s.Held++ })
 	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Reason, a.reason).Info("ambiguous match held for an operator")
 	return nil
 }

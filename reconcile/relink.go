@@ -23,14 +23,14 @@ func (p *pass) listWorkspace(ctx context.Context) error {
 	if !p.r.matching() {
 		return p.relink(ctx, false)
 	}
-	if err := p.resetMatching(); err != nil {
+	if err := p.index.resetMatching(); err != nil {
 		return err
 	}
 	if err := p.relink(ctx, true); err != nil {
 		return err
 	}
 	p.indexed = true
-	return p.claim(ctx)
+	return p.index.claim(ctx)
 }
 
 // relink lists every workspace contact of the connector's source (pages
@@ -133,7 +133,7 @@ func (l *relinker) flush() error {
 		}
 		l.reset()
 	}
-	if err := l.p.indexContacts(l.adoptable); err != nil {
+	if err := l.p.index.indexContacts(l.adoptable); err != nil {
 		return err
 	}
 	l.adoptable = l.adoptable[:0]

@@ -43,8 +43,11 @@ type pass struct {
 	letters  *letters
 	warnings *warnings
 	report   reporter
-	// writer is the write stage (write.go).
-	writer *writer
+	// matcher and index are the match step and its index (match.go),
+	// writer the write stage (write.go).
+	matcher *matcher
+	index   indexer
+	writer  *writer
 
 	// rekey is the mass re-key guard's state (rekey.go).
 	rekey rekeyGuard
@@ -84,6 +87,8 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	st := r.opts.Store
 	p.writer = &writer{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, held: st.HeldDeletes,
 		runID: run.ID, rulesOf: p.rules, tally: &p.tally, letters: p.letters, plan: &p.plan}
+	p.matcher = &matcher{r: r, store: st.Matches, links: st.Links, tally: &p.tally, plan: &p.plan}
+	p.index = indexer{r: r, store: st.Matches, matcher: p.matcher}
 	p.report = reporter{tr: r.opts.Progress, reader: r.opts.Reader, log: r.log, tally: &p.tally}
 	r.opts.Progress.Start(kind)
 	return p, nil
