@@ -86,9 +86,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		// A merge moves a link before the survivor's record, perhaps in
 		// this very batch, is looked up by it.
 		mctx, cancel := p.writeContext(ctx)
-		err := p.findSurvivors(mctx, deletes)
+		err := p.merger.findSurvivors(mctx, deletes)
 		if err == nil {
-			deletes, err = p.relinkMerged(mctx, deletes)
+			deletes, err = p.merger.relinkMerged(mctx, deletes)
 		}
 		cancel()
 		if err != nil {
@@ -110,7 +110,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err != nil {
 		return err
 	}
-	if work, err = p.guardRekey(wctx, work); err != nil {
+	if work, err = p.rekey.guardRekey(wctx, work, p.linked); err != nil {
 		return err
 	}
 	if err := p.writeAll(wctx, work); err != nil {
@@ -122,7 +122,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		}
 	}
 	if len(deletes) > 0 {
-		return p.deleteRecords(wctx, deletes)
+		return p.deleter.deleteRecords(wctx, deletes, p.linked)
 	}
 	return nil
 }

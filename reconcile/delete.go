@@ -12,18 +12,38 @@ import (
 	"github.com/syncd-io/syncd/workspace"
 )
 
+// deleter is the settle step for records gone at the source: it unlinks
+// or deletes their contacts per onSourceDelete, behind the mass-delete
+// guard, and weighs the app edits made around each deletion.
+type deleter struct {
+	r     *Reconciler
+	links interface {
+		Get(connector, externalID string) (l state.Link, ok bool, err error)
+		Delete(connector, externalID string) error
+	}
+	conflicts interface {
+		Add(c state.Conflict) (uint64, error)
+	}
+	inbox interface {
+		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
+	}
+	tally    *tally
+	plan     *planner
+	warnings *warnings
+}
+
 // deleteRecords applies onSourceDelete to records a connector reported as
 // deleted (incremental connectors).
-func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error {
+func (d *deleter) deleteRecords(ctx context.Context, recs []connector.Record, linked int) error {
 	var gone []state.Link
 	deletedAt := map[string]time.Time{}
 	for _, rec := range recs {
-		ext, err := p.r.opts.Mapper.ExternalID(rec)
+		ext, err := d.r.opts.Mapper.ExternalID(rec)
 		if err != nil {
-			p.r.log.WithError(err).WithField(logfield.Record, rec.ID).Warn("deleted record has no externalId; ignored")
+			d.r.log.WithError(err).WithField(logfield.Record, rec.ID).Warn("deleted record has no externalId; ignored")
 			continue
 		}
-		l, ok, err := p.r.opts.Store.Links.Get(p.r.opts.Connector, ext)
+		l, ok, err := d.links.Get(d.r.opts.Connector, ext)
 		if err != nil {
 			return fmt.Errorf("read link %s: %w", ext, err)
 		}
@@ -32,7 +52,7 @@ func (p *pass) deleteRecords(ctx context.Context, recs []connector.Record) error
 			deletedAt[ext] = rec.UpdatedAt
 		}
 	}
-	return p.applyDeletes(ctx, gone, deletedAt)
+	return d.applyDeletes(ctx, gone, deletedAt, linked)
 }
 
 // sweepUnseen treats the links a complete pass of a non-incremental
@@ -62,34 +82,34 @@ func (p *pass) sweepUnseen(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scan links: %w", err)
 	}
-	return p.applyDeletes(ctx, gone, nil)
+	return p.deleter.applyDeletes(ctx, gone, nil, p.linked)
 }
 
 // applyDeletes follows onSourceDelete for links whose record is gone,
 // behind the mass-delete breaker.
-func (p *pass) applyDeletes(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) error {
-	r := p.r
+func (d *deleter) applyDeletes(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time, linked int) error {
+	r := d.r
 	if len(gone) == 0 || r.opts.OnSourceDelete == policy.DeleteIgnore {
 		return nil
 	}
-	gone, err := p.editsAfterSourceDelete(ctx, gone, deletedAt)
+	gone, err := d.editsAfterSourceDelete(ctx, gone, deletedAt)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	already := p.sum.Deleted
-	p.mu.Unlock()
-	if r.opts.OnSourceDelete == policy.DeleteRemove && !r.opts.AllowMassDelete && p.linked > 0 {
-		if share := float64(already+len(gone)) / float64(p.linked); share > r.opts.MassDeleteThreshold {
+	d.tally.mu.Lock()
+	already := d.tally.sum.Deleted
+	d.tally.mu.Unlock()
+	if r.opts.OnSourceDelete == policy.DeleteRemove && !r.opts.AllowMassDelete && linked > 0 {
+		if share := float64(already+len(gone)) / float64(linked); share > r.opts.MassDeleteThreshold {
 			return fmt.Errorf("%w: this run would delete %d of %d linked contacts (%.0f%%), over the %.0f%% threshold; check the source, then run again with --allow-mass-delete",
-				ErrMassDelete, already+len(gone), p.linked, share*100, r.opts.MassDeleteThreshold*100)
+				ErrMassDelete, already+len(gone), linked, share*100, r.opts.MassDeleteThreshold*100)
 		}
 	}
 	for _, l := range gone {
 		if r.opts.OnSourceDelete == policy.DeleteRemove {
-			p.plan.planned("delete", l.ExternalID, l.ContactID, nil, nil)
+			d.plan.planned("delete", l.ExternalID, l.ContactID, nil, nil)
 		} else {
-			p.plan.planned("unlink", l.ExternalID, l.ContactID, nil, nil)
+			d.plan.planned("unlink", l.ExternalID, l.ContactID, nil, nil)
 		}
 		if r.opts.OnSourceDelete == policy.DeleteRemove {
 			err := r.opts.Workspace.DeleteContact(ctx, l.ContactID)
@@ -97,11 +117,11 @@ func (p *pass) applyDeletes(ctx context.Context, gone []state.Link, deletedAt ma
 				return fmt.Errorf("delete contact %s: %w", l.ContactID, err)
 			}
 		}
-		if err := r.opts.Store.Links.Delete(r.opts.Connector, l.ExternalID); err != nil {
+		if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
 			return fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
-		p.warnings.drop(l.ExternalID)
-		p.count(func(s *Summary) {
+		d.warnings.drop(l.ExternalID)
+		d.tally.count(func(s *Summary) {
 			if r.opts.OnSourceDelete == policy.DeleteRemove {
 				s.Deleted++
 			} else {

@@ -94,8 +94,8 @@ func (w *writer) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
 // editsAfterSourceDelete settles, before onSourceDelete: delete deletes
 // their contacts, the links whose contact was edited in the app since
 // the last sync (see above); it returns the links to go on with.
-func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) ([]state.Link, error) {
-	r := p.r
+func (d *deleter) editsAfterSourceDelete(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) ([]state.Link, error) {
+	r := d.r
 	if r.opts.OnSourceDelete != policy.DeleteRemove || !r.opts.WeighAppEdits || len(gone) == 0 {
 		return gone, nil
 	}
@@ -135,7 +135,7 @@ func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, de
 			at = now
 		}
 		cf, keep := r.afterDelete(l.ExternalID, l.ContactID, edited, was, c.UpdatedAt, at, "workspace")
-		if _, err := r.opts.Store.Conflicts.Add(cf); err != nil {
+		if _, err := d.conflicts.Add(cf); err != nil {
 			return nil, fmt.Errorf("record conflict: %w", err)
 		}
 		r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
@@ -148,13 +148,13 @@ func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, de
 		// links them, once the link is gone (an event enqueued before, so
 		// that a crash between the two leaves the link, and the deletion
 		// to be read again).
-		if err := p.recreate(c); err != nil {
+		if err := d.recreate(c); err != nil {
 			return nil, err
 		}
-		if err := r.opts.Store.Links.Delete(r.opts.Connector, l.ExternalID); err != nil {
+		if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
 			return nil, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
 		}
-		p.count(func(s *Summary) { s.Unlinked++ })
+		d.tally.count(func(s *Summary) { s.Unlinked++ })
 	}
 	return out, nil
 }
@@ -163,8 +163,8 @@ func (p *pass) editsAfterSourceDelete(ctx context.Context, gone []state.Link, de
 // an inbox event carrying c, naming the connector (state.InboxEvent's
 // Recreate). Its id is new each time: a repeat after a crash finds the
 // contact linked and is applied as an update.
-func (p *pass) recreate(c workspace.Contact) error {
-	r := p.r
+func (d *deleter) recreate(c workspace.Contact) error {
+	r := d.r
 	now := r.opts.Now()
 	id := "recreate:" + c.ID + ":" + strconv.FormatInt(now.UnixNano(), 10)
 	res, err := json.Marshal(c)
@@ -176,7 +176,7 @@ func (p *pass) recreate(c workspace.Contact) error {
 	if err != nil {
 		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
 	}
-	if _, _, err := r.opts.Store.Inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
+	if _, _, err := d.inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
 		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body, Recreate: r.opts.Connector}); err != nil {
 		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
 	}

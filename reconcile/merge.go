@@ -24,8 +24,8 @@ import (
 // The contact's externalId changes first, then the link moves (one
 // state transaction): a crash in between leaves the merged record's link,
 // and the batch, read again, makes the same move.
-func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
-	r := p.r
+func (mg *merger) relinkMerged(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
+	r := mg.r
 	var plain []connector.Record
 	for _, rec := range recs {
 		if rec.MergedInto == "" {
@@ -37,7 +37,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 			plain = append(plain, rec)
 			continue
 		}
-		l, ok, err := r.opts.Store.Links.Get(r.opts.Connector, ext)
+		l, ok, err := mg.links.Get(r.opts.Connector, ext)
 		if err != nil {
 			return nil, fmt.Errorf("read link %s: %w", ext, err)
 		}
@@ -48,7 +48,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 		survivor, known := survivorExternalID(r.opts.Mapper, rec)
 		taken := false
 		if known {
-			if _, taken, err = r.opts.Store.Links.Get(r.opts.Connector, survivor); err != nil {
+			if _, taken, err = mg.links.Get(r.opts.Connector, survivor); err != nil {
 				return nil, fmt.Errorf("read link %s: %w", survivor, err)
 			}
 		}
@@ -57,7 +57,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 			plain = append(plain, rec)
 			continue
 		}
-		moved, err := p.moveContact(ctx, ext, l, survivor, rec.MergedInto)
+		moved, err := mg.moveContact(ctx, ext, l, survivor, rec.MergedInto)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 			plain = append(plain, rec)
 			continue
 		}
-		p.count(func(s *Summary) { s.Relinked++ })
+		mg.tally.count(func(s *Summary) { s.Relinked++ })
 		log.Info("record merged into another; its contact now follows the surviving record")
 	}
 	return plain, nil
@@ -77,9 +77,9 @@ func (p *pass) relinkMerged(ctx context.Context, recs []connector.Record) ([]con
 // false when the workspace refused the move (or the contact is gone),
 // with nothing changed. A crash between the two leaves the old link, and
 // the batch, read again, moves the contact again (the same PATCH).
-func (p *pass) moveContact(ctx context.Context, ext string, l state.Link, survivor, recordID string) (bool, error) {
-	r := p.r
-	p.plan.planned("relink", survivor, l.ContactID, nil, nil)
+func (mg *merger) moveContact(ctx context.Context, ext string, l state.Link, survivor, recordID string) (bool, error) {
+	r := mg.r
+	mg.plan.planned("relink", survivor, l.ContactID, nil, nil)
 	_, err := r.opts.Workspace.UpdateContact(ctx, l.ContactID, workspace.ContactPatch{ExternalID: workspace.Some(survivor)})
 	switch {
 	case workspace.IsNotFound(err) || workspace.IsValidation(err):
@@ -91,10 +91,22 @@ func (p *pass) moveContact(ctx context.Context, ext string, l state.Link, surviv
 	// The survivor's values may differ (the merge kept some of each
 	// record's): the next read of it compares and writes them.
 	l.WorkspaceHash, l.SourceHash = "", ""
-	if err := r.opts.Store.Links.Move(ext, l); err != nil {
+	if err := mg.links.Move(ext, l); err != nil {
 		return false, fmt.Errorf("move link %s to %s: %w", ext, survivor, err)
 	}
 	return true, nil
+}
+
+// merger is the step that follows merges at the source: the contact of a
+// record merged into another moves to the survivor, with its link.
+type merger struct {
+	r     *Reconciler
+	links interface {
+		Get(connector, externalID string) (l state.Link, ok bool, err error)
+		Move(from string, l state.Link) error
+	}
+	tally *tally
+	plan  *planner
 }
 
 // survivorExternalID returns the externalId the survivor of a merge

@@ -41,8 +41,22 @@ var ErrMassRekey = errors.New("mass re-key refused")
 // The records that find none are created; the vanished ones follow
 // onSourceDelete, behind the mass-delete guard.
 
-// rekeyGuard is what a pass knows of a re-key.
+// rekeyGuard is the mass re-key guard of a pass: its settings and store
+// and what it knows of a re-key.
 type rekeyGuard struct {
+	r     *Reconciler
+	links interface {
+		Digests(connector string, externalIDs []string) ([]state.LinkDigest, error)
+		ForEach(connector string, fn func(state.Link) error) error
+		ForEachWhere(connector string, want func(externalID []byte) bool, fn func(state.Link) error) error
+		Get(connector, externalID string) (l state.Link, ok bool, err error)
+	}
+	rulesOf func() rules
+	tally   *tally
+	merger  *merger
+	// linked is the pass's count of links, as of the batch guarded.
+	linked int
+
 	checked bool
 	// linkedKeys maps the hashed identity keys of the linked contacts to
 	// the record of one link that carries it (nil until needed);
@@ -63,52 +77,53 @@ type rekeyGuard struct {
 // guardRekey runs the guard for a batch's items to write; it returns them
 // with the creates that took over a vanished record's contact turned
 // into patches of that contact.
-func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
-	r := p.r
-	ru := p.rules()
+func (g *rekeyGuard) guardRekey(ctx context.Context, work []*item, linked int) ([]*item, error) {
+	r := g.r
+	g.linked = linked
+	ru := g.rulesOf()
 	var creates []*item
 	for _, it := range work {
 		if decide(it, ru) == actCreate {
 			creates = append(creates, it)
 		}
 	}
-	if len(creates) == 0 || p.linked == 0 {
+	if len(creates) == 0 || g.linked == 0 {
 		return work, nil
 	}
-	if !p.rekey.checked {
-		p.mu.Lock()
-		created := p.sum.Created
-		p.mu.Unlock()
-		limit := r.opts.MassRekeyThreshold * float64(p.linked)
+	if !g.checked {
+		g.tally.mu.Lock()
+		created := g.tally.sum.Created
+		g.tally.mu.Unlock()
+		limit := r.opts.MassRekeyThreshold * float64(g.linked)
 		if float64(created+len(creates)) <= limit {
 			return work, nil
 		}
-		if err := p.countIdentities(creates); err != nil {
+		if err := g.countIdentities(creates); err != nil {
 			return nil, err
 		}
-		if p.rekey.identified && float64(p.rekey.identities) <= limit {
+		if g.identified && float64(g.identities) <= limit {
 			return work, nil // new people, not new ids
 		}
-		if !p.rekey.identified && r.opts.Type.Incremental {
+		if !g.identified && r.opts.Type.Incremental {
 			// Nothing tells a re-key from growth without reading the
 			// whole source again, which an incremental connector's
 			// budget must not pay for every large import.
-			p.rekey.checked = true
+			g.checked = true
 			return work, nil
 		}
-		if p.sharersLive(ctx) {
-			p.rekey.checked = true
+		if g.sharersLive(ctx) {
+			g.checked = true
 			return work, nil
 		}
-		if err := p.checkRekey(ctx); err != nil {
+		if err := g.checkRekey(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if p.rekey.byKey == nil {
+	if g.byKey == nil {
 		return work, nil
 	}
 	for _, it := range creates {
-		if err := p.takeOver(ctx, it); err != nil {
+		if err := g.takeOver(ctx, it); err != nil {
 			return nil, err
 		}
 	}
@@ -117,15 +132,14 @@ func (p *pass) guardRekey(ctx context.Context, work []*item) ([]*item, error) {
 
 // countIdentities counts the creates that share a phone or e-mail with a
 // linked contact, indexing the links' identity keys at its first call.
-func (p *pass) countIdentities(creates []*item) error {
-	g := &p.rekey
+func (g *rekeyGuard) countIdentities(creates []*item) error {
 	if g.linkedKeys == nil {
 		g.linkedKeys, g.seed, g.sharers = map[uint64]string{}, maphash.MakeSeed(), map[string]struct{}{}
-		for _, t := range p.r.opts.Mapper.ForwardTargets() {
+		for _, t := range g.r.opts.Mapper.ForwardTargets() {
 			g.identified = g.identified || strings.HasPrefix(t, "phoneNumbers.") || strings.HasPrefix(t, "emails.")
 		}
-		err := p.r.opts.Store.Links.ForEach(p.r.opts.Connector, func(l state.Link) error {
-			for _, k := range p.identityKeys(mapping.Fields(l.Fields)) {
+		err := g.links.ForEach(g.r.opts.Connector, func(l state.Link) error {
+			for _, k := range g.identityKeys(mapping.Fields(l.Fields)) {
 				g.linkedKeys[maphash.String(g.seed, k)] = l.RecordID
 			}
 			return nil
@@ -135,7 +149,7 @@ func (p *pass) countIdentities(creates []*item) error {
 		}
 	}
 	for _, it := range creates {
-		for _, k := range p.identityKeys(it.fields) {
+		for _, k := range g.identityKeys(it.fields) {
 			if rec, ok := g.linkedKeys[maphash.String(g.seed, k)]; ok {
 				g.identities++
 				if len(g.sharers) < maxSharers && rec != "" {
@@ -161,18 +175,18 @@ const maxSharers = 200
 // read everything twice). A re-key leaves those records gone. Without a
 // Getter, or when the look-up fails, it reports false and the full check
 // decides.
-func (p *pass) sharersLive(ctx context.Context) bool {
-	getter, ok := p.r.opts.Reader.(connector.Getter)
-	if !ok || len(p.rekey.sharers) == 0 {
+func (g *rekeyGuard) sharersLive(ctx context.Context) bool {
+	getter, ok := g.r.opts.Reader.(connector.Getter)
+	if !ok || len(g.sharers) == 0 {
 		return false
 	}
-	ids := make([]string, 0, len(p.rekey.sharers))
-	for id := range p.rekey.sharers {
+	ids := make([]string, 0, len(g.sharers))
+	for id := range g.sharers {
 		ids = append(ids, id)
 	}
 	recs, err := getter.Get(ctx, ids)
 	if err != nil {
-		p.r.log.WithError(err).Warn("could not read the linked records that new records share a phone or e-mail with; reading the source to check for a mass re-key")
+		g.r.log.WithError(err).Warn("could not read the linked records that new records share a phone or e-mail with; reading the source to check for a mass re-key")
 		return false
 	}
 	live := 0
@@ -184,16 +198,16 @@ func (p *pass) sharersLive(ctx context.Context) bool {
 	if 2*live < len(ids) {
 		return false
 	}
-	p.r.log.WithFields(map[string]any{logfield.NewRecords: p.rekey.identities, logfield.Linked: p.linked, logfield.Live: live, logfield.Asked: len(ids)}).
+	g.r.log.WithFields(map[string]any{logfield.NewRecords: g.identities, logfield.Linked: g.linked, logfield.Live: live, logfield.Asked: len(ids)}).
 		Info("many new records share a phone or e-mail with linked ones, but those are still in the source: no mass re-key")
 	return true
 }
 
 // checkRekey reads the source and the links once and stops the pass on a
 // mass re-key (see above).
-func (p *pass) checkRekey(ctx context.Context) error {
-	r := p.r
-	p.rekey.checked = true
+func (g *rekeyGuard) checkRekey(ctx context.Context) error {
+	r := g.r
+	g.checked = true
 	seen, seed := idset.New(0), maphash.MakeSeed()
 	defer seen.Close()
 	fresh := 0
@@ -204,7 +218,7 @@ func (p *pass) checkRekey(ctx context.Context) error {
 				exts = append(exts, ext)
 			}
 		}
-		digests, err := r.opts.Store.Links.Digests(r.opts.Connector, exts)
+		digests, err := g.links.Digests(r.opts.Connector, exts)
 		if err != nil {
 			return err
 		}
@@ -225,13 +239,13 @@ func (p *pass) checkRekey(ctx context.Context) error {
 	allow := r.opts.AllowMassRekey
 	vanished := 0
 	byKey := map[string][]state.Link{}
-	err = r.opts.Store.Links.ForEachWhere(r.opts.Connector, func(ext []byte) bool {
+	err = g.links.ForEachWhere(r.opts.Connector, func(ext []byte) bool {
 		has, err := seen.Has(maphash.Bytes(seed, ext))
 		return err == nil && !has
 	}, func(l state.Link) error {
 		vanished++
 		if allow {
-			for _, k := range p.identityKeys(mapping.Fields(l.Fields)) {
+			for _, k := range g.identityKeys(mapping.Fields(l.Fields)) {
 				byKey[k] = append(byKey[k], l)
 			}
 		}
@@ -240,27 +254,27 @@ func (p *pass) checkRekey(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scan links: %w", err)
 	}
-	limit := r.opts.MassRekeyThreshold * float64(p.linked)
+	limit := r.opts.MassRekeyThreshold * float64(g.linked)
 	rekeyed := float64(fresh) > limit && float64(vanished) > limit && 2*min(fresh, vanished) >= max(fresh, vanished)
-	log := r.log.WithFields(map[string]any{logfield.NewRecords: fresh, logfield.VanishedRecords: vanished, logfield.Linked: p.linked})
+	log := r.log.WithFields(map[string]any{logfield.NewRecords: fresh, logfield.VanishedRecords: vanished, logfield.Linked: g.linked})
 	if !rekeyed {
 		log.Info("many new records, but no mass re-key: the linked records are still in the source")
 		return nil
 	}
 	if !allow {
 		return fmt.Errorf("%w: this pass would create %d contacts while %d of the %d linked records are no longer in the source (over the %.0f%% massRekeyThreshold): did the source's ids change? Nothing of this batch was written. Check the source; if its ids changed, run again with --allow-mass-rekey, and each new record takes over the contact of a vanished record with the same phone or e-mail",
-			ErrMassRekey, fresh, vanished, p.linked, r.opts.MassRekeyThreshold*100)
+			ErrMassRekey, fresh, vanished, g.linked, r.opts.MassRekeyThreshold*100)
 	}
 	log.Warn("mass re-key allowed: new records take over the contacts of vanished records with the same phone or e-mail")
-	p.rekey.byKey, p.rekey.taken = byKey, map[string]bool{}
+	g.byKey, g.taken = byKey, map[string]bool{}
 	return nil
 }
 
 // identityKeys are the match keys of fields, by the connector's match
 // setting, or by phone and e-mail when it has none.
-func (p *pass) identityKeys(f mapping.Fields) []string {
-	if len(p.r.opts.Match) > 0 {
-		return p.r.matchKeys(f)
+func (g *rekeyGuard) identityKeys(f mapping.Fields) []string {
+	if len(g.r.opts.Match) > 0 {
+		return g.r.matchKeys(f)
 	}
 	var keys []string
 	for k, v := range f {
@@ -277,11 +291,11 @@ func (p *pass) identityKeys(f mapping.Fields) []string {
 // takeOver gives an item that would be created the contact of the one
 // vanished record that shares its phone or e-mail, if there is exactly
 // one; the item is then a patch of that contact.
-func (p *pass) takeOver(ctx context.Context, it *item) error {
+func (g *rekeyGuard) takeOver(ctx context.Context, it *item) error {
 	var one *state.Link
-	for _, k := range p.identityKeys(it.fields) {
-		for _, l := range p.rekey.byKey[k] {
-			if p.rekey.taken[l.ExternalID] {
+	for _, k := range g.identityKeys(it.fields) {
+		for _, l := range g.byKey[k] {
+			if g.taken[l.ExternalID] {
 				continue
 			}
 			if one != nil && one.ExternalID != l.ExternalID {
@@ -293,18 +307,18 @@ func (p *pass) takeOver(ctx context.Context, it *item) error {
 	if one == nil {
 		return nil
 	}
-	moved, err := p.moveContact(ctx, one.ExternalID, *one, it.mapped.ExternalID, it.rec.ID)
+	moved, err := g.merger.moveContact(ctx, one.ExternalID, *one, it.mapped.ExternalID, it.rec.ID)
 	if err != nil || !moved {
 		return err
 	}
-	p.rekey.taken[one.ExternalID] = true
-	l, ok, err := p.r.opts.Store.Links.Get(p.r.opts.Connector, it.mapped.ExternalID)
+	g.taken[one.ExternalID] = true
+	l, ok, err := g.links.Get(g.r.opts.Connector, it.mapped.ExternalID)
 	if err != nil || !ok {
 		return fmt.Errorf("read moved link %s: found=%v: %w", it.mapped.ExternalID, ok, err)
 	}
 	it.link = &l
-	p.count(func(s *Summary) { s.Relinked++ })
-	p.r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Was: one.ExternalID, logfield.Contact: l.ContactID}).
+	g.tally.count(func(s *Summary) { s.Relinked++ })
+	g.r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Was: one.ExternalID, logfield.Contact: l.ContactID}).
 		Info("record took over the contact of a vanished record with the same phone or e-mail")
 	return nil
 }

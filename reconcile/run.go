@@ -48,6 +48,9 @@ type pass struct {
 	matcher *matcher
 	index   indexer
 	writer  *writer
+	// merger follows merges (merge.go), deleter deletions (delete.go).
+	merger  *merger
+	deleter *deleter
 
 	// rekey is the mass re-key guard's state (rekey.go).
 	rekey rekeyGuard
@@ -89,6 +92,9 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 		runID: run.ID, rulesOf: p.rules, tally: &p.tally, letters: p.letters, plan: &p.plan}
 	p.matcher = &matcher{r: r, store: st.Matches, links: st.Links, tally: &p.tally, plan: &p.plan}
 	p.index = indexer{r: r, store: st.Matches, matcher: p.matcher}
+	p.merger = &merger{r: r, links: st.Links, tally: &p.tally, plan: &p.plan}
+	p.rekey = rekeyGuard{r: r, links: st.Links, rulesOf: p.rules, tally: &p.tally, merger: p.merger}
+	p.deleter = &deleter{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, tally: &p.tally, plan: &p.plan, warnings: p.warnings}
 	p.report = reporter{tr: r.opts.Progress, reader: r.opts.Reader, log: r.log, tally: &p.tally}
 	r.opts.Progress.Start(kind)
 	return p, nil

@@ -15,8 +15,8 @@ import (
 // over (relinkMerged) instead of losing it while the survivor gets a new
 // one. Records without a contact, and connectors that cannot tell, are
 // left as they are.
-func (p *pass) findSurvivors(ctx context.Context, recs []connector.Record) error {
-	r := p.r
+func (mg *merger) findSurvivors(ctx context.Context, recs []connector.Record) error {
+	r := mg.r
 	finder, ok := r.opts.Reader.(connector.SurvivorFinder)
 	if !ok {
 		return nil
@@ -31,7 +31,7 @@ func (p *pass) findSurvivors(ctx context.Context, recs []connector.Record) error
 		if err != nil {
 			continue
 		}
-		if _, linked, err := r.opts.Store.Links.Get(r.opts.Connector, ext); err != nil {
+		if _, linked, err := mg.links.Get(r.opts.Connector, ext); err != nil {
 			return fmt.Errorf("read link %s: %w", ext, err)
 		} else if linked {
 			byExt[ext] = i
