@@ -77,11 +77,11 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err // do not start a batch after a shutdown request
 	}
-	recs, seen, err := p.skipUnchanged(recs)
+	recs, seen, err := p.skip.skipUnchanged(recs)
 	if err != nil {
 		return err
 	}
-	items, deletes, seen, twins := p.mapRecords(ctx, recs, seen)
+	items, deletes, seen, twins := p.mapper.mapRecords(ctx, recs, seen)
 	if len(deletes) > 0 {
 		// A merge moves a link before the survivor's record, perhaps in
 		// this very batch, is looked up by it.
@@ -100,10 +100,10 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	}
 	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
-	if err := p.refreshStale(wctx, items); err != nil {
+	if err := p.mapper.refreshStale(wctx, items); err != nil {
 		return err
 	}
-	if items, err = p.refuseDuplicates(wctx, items, twins); err != nil {
+	if items, err = p.mapper.refuseDuplicates(wctx, items, twins); err != nil {
 		return err
 	}
 	work, err := p.prepare(wctx, items)
@@ -127,12 +127,24 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	return nil
 }
 
+// mapStep is the map step: it maps a batch's records to items, reads
+// again those older than their write-back, and refuses the records that
+// give one externalId. incomplete is set when a record could not even
+// yield an externalId, so that a full pass cannot tell deletions from
+// failures.
+type mapStep struct {
+	r          *Reconciler
+	letters    *letters
+	warnings   *warnings
+	incomplete bool
+}
+
 // mapRecords maps a batch's records to items (the last copy of a record
 // wins), sets aside those that do not map, and returns the deletions, the
 // externalIds seen (added to seen), and the items of the externalIds that
 // several records give (twins: refused, see duplicate.go).
-func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []string) (items []*item, deletes []connector.Record, _ []string, twins map[string][]*item) {
-	r := p.r
+func (ms *mapStep) mapRecords(ctx context.Context, recs []connector.Record, seen []string) (items []*item, deletes []connector.Record, _ []string, twins map[string][]*item) {
+	r := ms.r
 	items = make([]*item, 0, len(recs))
 	index := map[string]int{} // externalId -> position in items
 	for _, rec := range recs {
@@ -141,22 +153,22 @@ func (p *pass) mapRecords(ctx context.Context, recs []connector.Record, seen []s
 			continue
 		}
 		if rec.Invalid != nil {
-			seen = p.setAsideInvalid(ctx, rec, seen)
+			seen = ms.setAsideInvalid(ctx, rec, seen)
 			continue
 		}
 		m, err := r.opts.Mapper.ToContact(rec)
 		if err != nil {
 			ext, xerr := r.opts.Mapper.ExternalID(rec)
 			if xerr != nil {
-				p.incomplete = true
+				ms.incomplete = true
 				ext = ""
 			} else {
 				seen = append(seen, ext)
 			}
-			p.letters.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
+			ms.letters.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
 			continue
 		}
-		p.warnings.note(rec, m)
+		ms.warnings.note(rec, m)
 		f := ContactFields(m)
 		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
 		if i, dup := index[m.ExternalID]; dup {

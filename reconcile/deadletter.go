@@ -123,15 +123,15 @@ func (l *letters) setAsidePayload(ctx context.Context, op, key string, dp deadPa
 // (a malformed line): nothing is written for it, and its contact, when
 // its externalId could be read, counts as seen (not deleted). Without an
 // externalId, the pass infers no deletion. It returns seen, extended.
-func (p *pass) setAsideInvalid(ctx context.Context, rec connector.Record, seen []string) []string {
+func (ms *mapStep) setAsideInvalid(ctx context.Context, rec connector.Record, seen []string) []string {
 	key := rec.ID
-	if ext, err := p.r.opts.Mapper.ExternalID(rec); err == nil {
+	if ext, err := ms.r.opts.Mapper.ExternalID(rec); err == nil {
 		key = ext
 		seen = append(seen, ext)
 	} else {
-		p.incomplete = true
+		ms.incomplete = true
 	}
-	p.letters.setAsideRead(ctx, key, rec)
+	ms.letters.setAsideRead(ctx, key, rec)
 	return seen
 }
 

@@ -58,7 +58,7 @@ func (d *deleter) deleteRecords(ctx context.Context, recs []connector.Record, li
 // sweepUnseen treats the links a complete pass of a non-incremental
 // connector did not see as deletions at the source.
 func (p *pass) sweepUnseen(ctx context.Context) error {
-	if p.incomplete {
+	if p.mapper.incomplete {
 		p.r.log.Warn("some records had no externalId; deletions are not applied this run")
 		return nil
 	}

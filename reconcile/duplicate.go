@@ -37,7 +37,7 @@ func errDuplicate(ext string, ids []string) error {
 // of the source gives too: in this batch (twins), or, asked of the
 // connector's Getter, the record the item's link names or one a
 // duplicate dead letter names. It returns the other items.
-func (p *pass) refuseDuplicates(ctx context.Context, items []*item, twins map[string][]*item) ([]*item, error) {
+func (ms *mapStep) refuseDuplicates(ctx context.Context, items []*item, twins map[string][]*item) ([]*item, error) {
 	refused := map[*item]bool{}
 	for ext, its := range twins {
 		ids := make([]string, len(its))
@@ -45,22 +45,22 @@ func (p *pass) refuseDuplicates(ctx context.Context, items []*item, twins map[st
 			ids[i], refused[it] = it.rec.ID, true
 		}
 		for _, it := range its {
-			p.setAsideDuplicate(ctx, ext, it.rec, ids)
+			ms.setAsideDuplicate(ctx, ext, it.rec, ids)
 		}
 	}
-	getter, _ := p.r.opts.Reader.(connector.Getter)
+	getter, _ := ms.r.opts.Reader.(connector.Getter)
 	if getter != nil {
 		for _, it := range items {
 			if refused[it] {
 				continue
 			}
-			others, err := p.otherRecords(ctx, getter, it)
+			others, err := ms.otherRecords(ctx, getter, it)
 			if err != nil {
 				return nil, err
 			}
 			if len(others) > 0 {
 				refused[it] = true
-				p.setAsideDuplicate(ctx, it.mapped.ExternalID, it.rec, append(others, it.rec.ID))
+				ms.setAsideDuplicate(ctx, it.mapped.ExternalID, it.rec, append(others, it.rec.ID))
 			}
 		}
 	}
@@ -73,7 +73,7 @@ func (p *pass) refuseDuplicates(ctx context.Context, items []*item, twins map[st
 // otherRecords returns the IDs of the other live records of the item's
 // externalId: the one its link names (when its id is the item's but for
 // the whitespace around it), and those a duplicate dead letter names. A dead letter none of whose other records lives is cleared.
-func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *item) ([]string, error) {
+func (ms *mapStep) otherRecords(ctx context.Context, getter connector.Getter, it *item) ([]string, error) {
 	key := duplicateKey(it.mapped.ExternalID)
 	var cands []string
 	// The link's record is another only when the two ids differ by the
@@ -82,7 +82,7 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 	if l := it.link; l != nil && l.RecordID != it.rec.ID && connector.NormalizeID(l.RecordID) == connector.NormalizeID(it.rec.ID) {
 		cands = append(cands, l.RecordID)
 	}
-	known, marked := p.letters.known[key]
+	known, marked := ms.letters.known[key]
 	for _, id := range known.Twins {
 		if id != it.rec.ID && !slices.Contains(cands, id) {
 			cands = append(cands, id)
@@ -102,10 +102,10 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 		}
 	}
 	if len(alive) == 0 && marked {
-		if err := p.r.opts.Store.DeadLetters.Clear(p.r.opts.Connector, opMap, key); err != nil {
+		if err := ms.letters.store.Clear(ms.r.opts.Connector, opMap, key); err != nil {
 			return nil, fmt.Errorf("clear dead letter %s: %w", key, err)
 		}
-		delete(p.letters.known, key)
+		delete(ms.letters.known, key)
 	}
 	slices.Sort(alive)
 	return alive, nil
@@ -113,9 +113,9 @@ func (p *pass) otherRecords(ctx context.Context, getter connector.Getter, it *it
 
 // setAsideDuplicate records rec under the dead letter of its externalId,
 // naming every record that gives it (ids).
-func (p *pass) setAsideDuplicate(ctx context.Context, ext string, rec connector.Record, ids []string) {
+func (ms *mapStep) setAsideDuplicate(ctx context.Context, ext string, rec connector.Record, ids []string) {
 	key := duplicateKey(ext)
 	dp := deadPayload{Record: rec, Twins: ids}
-	p.letters.setAsidePayload(ctx, opMap, key, dp, errDuplicate(ext, ids))
-	p.letters.known[key] = dp
+	ms.letters.setAsidePayload(ctx, opMap, key, dp, errDuplicate(ext, ids))
+	ms.letters.known[key] = dp
 }

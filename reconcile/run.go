@@ -23,9 +23,6 @@ type pass struct {
 	// workspace during this pass: an unlinked record then has no contact
 	// and needs no look-up before its create.
 	listed bool
-	// incomplete is set when a record could not even yield an externalId,
-	// so that a full pass cannot tell deletions from failures.
-	incomplete bool
 	// linked is the number of links at the start of the pass.
 	linked int
 	// indexed is set when the connector has a match index to consult.
@@ -48,6 +45,9 @@ type pass struct {
 	matcher *matcher
 	index   indexer
 	writer  *writer
+	// skip and mapper are the steps before the writes (skip.go, batch.go).
+	skip   skipper
+	mapper *mapStep
 	// merger follows merges (merge.go), deleter deletions (delete.go).
 	merger  *merger
 	deleter *deleter
@@ -92,6 +92,8 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 		runID: run.ID, rulesOf: p.rules, tally: &p.tally, letters: p.letters, plan: &p.plan}
 	p.matcher = &matcher{r: r, store: st.Matches, links: st.Links, tally: &p.tally, plan: &p.plan}
 	p.index = indexer{r: r, store: st.Matches, matcher: p.matcher}
+	p.skip = skipper{r: r, links: st.Links, letters: p.letters, tally: &p.tally}
+	p.mapper = &mapStep{r: r, letters: p.letters, warnings: p.warnings}
 	p.merger = &merger{r: r, links: st.Links, tally: &p.tally, plan: &p.plan}
 	p.rekey = rekeyGuard{r: r, links: st.Links, rulesOf: p.rules, tally: &p.tally, merger: p.merger}
 	p.deleter = &deleter{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, tally: &p.tally, plan: &p.plan, warnings: p.warnings}

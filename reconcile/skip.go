@@ -4,7 +4,19 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/state"
 )
+
+// skipper is the skip-unchanged step: it costs one read of the links a
+// batch, and no mapping, for each record that did not change.
+type skipper struct {
+	r     *Reconciler
+	links interface {
+		Digests(connector string, externalIDs []string) ([]state.LinkDigest, error)
+	}
+	letters *letters
+	tally   *tally
+}
 
 // skipUnchanged sets aside, before any mapping, the records whose raw
 // fingerprint equals their link's: the record, under the same mapping,
@@ -17,8 +29,8 @@ import (
 // mapping that now goes through clears it), or when its link has no
 // fingerprint (written by an older syncd, a resync's listing or the
 // reverse direction).
-func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, skipped []string, err error) {
-	r := p.r
+func (s *skipper) skipUnchanged(recs []connector.Record) (rest []connector.Record, skipped []string, err error) {
+	r := s.r
 	exts := make([]string, len(recs))
 	count := make(map[string]int, len(recs))
 	ask := make([]string, 0, len(recs))
@@ -37,7 +49,7 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 	if len(ask) == 0 {
 		return recs, nil, nil
 	}
-	digests, err := r.opts.Store.Links.Digests(r.opts.Connector, ask)
+	digests, err := s.links.Digests(r.opts.Connector, ask)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read links: %w", err)
 	}
@@ -52,14 +64,14 @@ func (p *pass) skipUnchanged(recs []connector.Record) (rest []connector.Record, 
 		d := digests[j]
 		j++
 		if d.Found && d.Fingerprint != ([8]byte{}) && d.RecordID == rec.ID && count[ext] == 1 &&
-			!p.letters.has(ext, rec.ID) && r.opts.Mapper.Fingerprint(rec, d.WorkspaceHash) == d.Fingerprint {
+			!s.letters.has(ext, rec.ID) && r.opts.Mapper.Fingerprint(rec, d.WorkspaceHash) == d.Fingerprint {
 			skipped = append(skipped, ext)
 			continue
 		}
 		rest = append(rest, rec)
 	}
 	if len(skipped) > 0 {
-		p.count(func(s *Summary) { s.Unchanged += len(skipped) })
+		s.tally.count(func(s *Summary) { s.Unchanged += len(skipped) })
 	}
 	return rest, skipped, nil
 }

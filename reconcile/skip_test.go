@@ -31,7 +31,7 @@ func (e *env) skipped() int {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	_, skipped, err := p.skipUnchanged(e.records(r))
+	_, skipped, err := p.skip.skipUnchanged(e.records(r))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ import (
 // reread does the same for write-backs made while a run goes on; this
 // covers those made before it began. Costs nothing for records that are
 // unchanged or were not written back since.
-func (p *pass) refreshStale(ctx context.Context, items []*item) error {
-	r := p.r
+func (ms *mapStep) refreshStale(ctx context.Context, items []*item) error {
+	r := ms.r
 	getter, ok := r.opts.Reader.(connector.Getter)
 	if !ok {
 		return nil
@@ -61,7 +61,7 @@ func (p *pass) refreshStale(ctx context.Context, items []*item) error {
 		if it.link.WorkspaceHash == it.hash {
 			it.fingerprint = r.opts.Mapper.Fingerprint(rec, it.hash)
 		}
-		dl, ok := p.letters.known[it.mapped.ExternalID]
+		dl, ok := ms.letters.known[it.mapped.ExternalID]
 		it.refused = ok && dl.Permanent && dl.Hash == it.hash
 	}
 	r.log.WithField(logfield.Records, len(ids)).Debug("records older than their last write-back read again")
