@@ -3,72 +3,11 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
-	"slices"
 	"sync"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/internal/idset"
-	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
-	"github.com/syncd-io/syncd/workspace"
 )
-
-// item is one mapped record on its way to the workspace, with what the
-// pass knows of it so far: decide reads these facts, the effects set them.
-type item struct {
-	rec    connector.Record
-	mapped mapping.Mapped
-	fields mapping.Fields // mapped fields plus the sourceUrl pseudo-field
-	hash   string
-	link   *state.Link // the record's link, when it has one
-	// fingerprint is the raw record's fingerprint, when its link holds
-	// the mapped values (the link keeps it, so that the next pass skips
-	// the record without mapping it).
-	fingerprint [8]byte
-	// refused: a dead letter holds these very values, refused for good.
-	refused bool
-	// lookedUp: the externalId was looked up in the workspace (or needs
-	// no look-up); found is the unlinked contact that carries it, and
-	// foundHave what that contact holds of the mapped targets.
-	lookedUp  bool
-	found     *workspace.Contact
-	foundHave mapping.Fields
-	// matched: the match index was consulted (or needs not be); match is
-	// the one contact without link that shares a phone or e-mail,
-	// ambiguous the several that do.
-	matched   bool
-	match     *workspace.Contact
-	ambiguous *ambiguity
-	// gone: the contact the item was to be written to answered 404.
-	gone bool
-	// uncertain is set when a create's outcome is unknown: the contact
-	// may exist, so the next attempt looks before it creates. lost is
-	// that create's error, within the attempt.
-	uncertain bool
-	lost      error
-	// landed: the look-up after a create whose answer was lost found the
-	// contact that create made; linking it counts as created.
-	landed bool
-}
-
-// sourceURLKey holds the sourceUrl among a link's fields, so that a change
-// of the template's output is seen as a change like any other.
-const sourceURLKey = "sourceUrl"
-
-// ContactFields are the values a link records for a mapped record: its
-// fields plus the sourceUrl pseudo-field. Their Hash is what the
-// reconciler compares with Link.WorkspaceHash.
-func ContactFields(m mapping.Mapped) mapping.Fields {
-	f := make(mapping.Fields, len(m.Fields)+1)
-	for k, v := range m.Fields {
-		f[k] = v
-	}
-	if m.SourceURL != "" {
-		f[sourceURLKey] = m.SourceURL
-	}
-	return f
-}
 
 // batch maps, compares and writes one batch of records. It returns only
 // when every record is written, unchanged or set aside as a dead letter;
@@ -125,73 +64,6 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		return p.deleter.deleteRecords(wctx, deletes, p.linked)
 	}
 	return nil
-}
-
-// mapStep is the map step: it maps a batch's records to items, reads
-// again those older than their write-back, and refuses the records that
-// give one externalId. incomplete is set when a record could not even
-// yield an externalId, so that a full pass cannot tell deletions from
-// failures.
-type mapStep struct {
-	r          *Reconciler
-	letters    *letters
-	warnings   *warnings
-	incomplete bool
-}
-
-// mapRecords maps a batch's records to items (the last copy of a record
-// wins), sets aside those that do not map, and returns the deletions, the
-// externalIds seen (added to seen), and the items of the externalIds that
-// several records give (twins: refused, see duplicate.go).
-func (ms *mapStep) mapRecords(ctx context.Context, recs []connector.Record, seen []string) (items []*item, deletes []connector.Record, _ []string, twins map[string][]*item) {
-	r := ms.r
-	items = make([]*item, 0, len(recs))
-	index := map[string]int{} // externalId -> position in items
-	for _, rec := range recs {
-		if rec.Deleted {
-			deletes = append(deletes, rec)
-			continue
-		}
-		if rec.Invalid != nil {
-			seen = ms.setAsideInvalid(ctx, rec, seen)
-			continue
-		}
-		m, err := r.opts.Mapper.ToContact(rec)
-		if err != nil {
-			ext, xerr := r.opts.Mapper.ExternalID(rec)
-			if xerr != nil {
-				ms.incomplete = true
-				ext = ""
-			} else {
-				seen = append(seen, ext)
-			}
-			ms.letters.setAside(ctx, opMap, keyOr(ext, "record:"+rec.ID), rec, "", false, err)
-			continue
-		}
-		ms.warnings.note(rec, m)
-		f := ContactFields(m)
-		it := &item{rec: rec, mapped: m, fields: f, hash: f.Hash()}
-		if i, dup := index[m.ExternalID]; dup {
-			if prev := items[i]; prev.rec.ID != rec.ID || twins[m.ExternalID] != nil {
-				if twins == nil {
-					twins = map[string][]*item{}
-				}
-				if twins[m.ExternalID] == nil {
-					twins[m.ExternalID] = []*item{prev}
-				}
-				if !slices.ContainsFunc(twins[m.ExternalID], func(t *item) bool { return t.rec.ID == rec.ID }) {
-					twins[m.ExternalID] = append(twins[m.ExternalID], it)
-				}
-				continue
-			}
-			items[i] = it
-			continue
-		}
-		index[m.ExternalID] = len(items)
-		items = append(items, it)
-		seen = append(seen, m.ExternalID)
-	}
-	return items, deletes, seen, twins
 }
 
 // loadLinks reads the items' links and their dead letters, and the
@@ -284,54 +156,6 @@ func (p *pass) matchAll(items []*item, ru rules) ([]*item, error) {
 	return kept, nil
 }
 
-// seenSet is the externalIds a pass saw, for the sweep of the links whose
-// record is gone (sweepUnseen).
-type seenSet struct {
-	set  *idset.Set
-	seed maphash.Seed
-}
-
-// mark records that this pass saw the records, for the sweep of the
-// links whose record is gone (sweepUnseen). The set lives in memory, a
-// few bytes a record, and is keyed by a hash seeded afresh each pass: a
-// crash starts a new pass anyway, and a collision (a gone record's link
-// taken for seen, odds of about one in 10^8 per link in a million-record
-// pass) only delays its deletion to a later pass.
-func (s *seenSet) mark(ids []string) error {
-	if s.set == nil {
-		s.set, s.seed = idset.New(0), maphash.MakeSeed()
-	}
-	for _, id := range ids {
-		if _, err := s.set.Add(maphash.String(s.seed, id)); err != nil {
-			return fmt.Errorf("mark seen: %w", err)
-		}
-	}
-	return nil
-}
-
-// has reports whether this pass saw the record of externalID.
-func (s *seenSet) has(externalID []byte) (bool, error) {
-	if s.set == nil {
-		return false, nil
-	}
-	return s.set.Has(maphash.Bytes(s.seed, externalID))
-}
-
-// close frees the set.
-func (s *seenSet) close() error {
-	if s.set == nil {
-		return nil
-	}
-	return s.set.Close()
-}
-
-func keyOr(k, alt string) string {
-	if k != "" {
-		return k
-	}
-	return alt
-}
-
 // lookUp finds existing contacts for unlinked records by externalId (50
 // values per call), so that a contact made before a crash or before the
 // state was lost is adopted instead of duplicated.
@@ -352,30 +176,6 @@ func (p *pass) lookUp(ctx context.Context, items []*item) error {
 		}
 	}
 	return nil
-}
-
-// setFound records the unlinked contact that carries the item's
-// externalId, and what it holds of the mapped targets.
-func (r *Reconciler) setFound(it *item, c *workspace.Contact) {
-	it.found = c
-	it.foundHave = r.workspaceFields(*c)
-}
-
-// oldestByExternalID indexes contacts by externalId, keeping the oldest
-// when several carry the same one (a duplicate made by someone else).
-func oldestByExternalID(cs []workspace.Contact) map[string]workspace.Contact {
-	out := make(map[string]workspace.Contact, len(cs))
-	for _, c := range cs {
-		if c.ExternalID == nil {
-			continue
-		}
-		ext := connector.NormalizeID(*c.ExternalID)
-		if have, ok := out[ext]; ok && !c.CreatedAt.Before(have.CreatedAt) {
-			continue
-		}
-		out[ext] = c
-	}
-	return out
 }
 
 // writeAll writes items with the configured number of workers; they share
@@ -417,4 +217,16 @@ feed:
 		return err
 	}
 	return <-errs // nil when the channel is empty
+}
+
+// guardedBatch runs one batch of a run under the guard, after reading
+// again the records written back since the run began.
+func (p *pass) guardedBatch(ctx context.Context, recs []connector.Record) error {
+	return p.guard.exclusive(func() error {
+		recs, err := p.guard.reread(ctx, recs)
+		if err != nil {
+			return err
+		}
+		return p.batch(ctx, recs)
+	})
 }

@@ -119,22 +119,6 @@ func (l *letters) setAsidePayload(ctx context.Context, op, key string, dp deadPa
 	log.WithField(logfield.Reason, cause.Error()).Warn("record set aside as a dead letter")
 }
 
-// setAsideInvalid sets aside a record the source could not read whole
-// (a malformed line): nothing is written for it, and its contact, when
-// its externalId could be read, counts as seen (not deleted). Without an
-// externalId, the pass infers no deletion. It returns seen, extended.
-func (ms *mapStep) setAsideInvalid(ctx context.Context, rec connector.Record, seen []string) []string {
-	key := rec.ID
-	if ext, err := ms.r.opts.Mapper.ExternalID(rec); err == nil {
-		key = ext
-		seen = append(seen, ext)
-	} else {
-		ms.incomplete = true
-	}
-	ms.letters.setAsideRead(ctx, key, rec)
-	return seen
-}
-
 // setAsideRead sets aside, under key, a record the source could not read
 // whole.
 func (l *letters) setAsideRead(ctx context.Context, key string, rec connector.Record) {
@@ -181,54 +165,14 @@ func (l *letters) clearDeadLetter(it *item) {
 	}
 }
 
-// retryDeadLetters runs the records of due transient dead letters through
-// the pass again: their batches' checkpoints moved past them.
-func (p *pass) retryDeadLetters(ctx context.Context) error {
-	r := p.r
-	if !r.opts.Type.Incremental {
-		return nil // the pass reads every record again anyway
-	}
-	dls, err := p.letters.store.List(r.opts.Connector)
-	if err != nil {
-		return fmt.Errorf("read dead letters: %w", err)
-	}
-	now := r.opts.Now()
-	var recs []connector.Record
-	for _, d := range dls {
-		var dp deadPayload
-		if d.Operation != opSync || json.Unmarshal(d.Payload, &dp) != nil || dp.Permanent || d.NextTry.After(now) {
-			continue
-		}
-		recs = append(recs, dp.Record)
-	}
-	if len(recs) == 0 {
-		return nil
-	}
-	r.log.WithField(logfield.Records, len(recs)).Info("retrying dead letters")
-	if err := p.batch(ctx, recs); err != nil {
-		return fmt.Errorf("retry dead letters: %w", err)
-	}
-	return nil
+// hasDeadLetter reports whether the record has a dead letter the pass
+// knows of.
+func (l *letters) has(ext, recordID string) bool {
+	_, byExt := l.known[ext]
+	_, byRecord := l.known["record:"+recordID]
+	_, twin := l.known[duplicateKey(ext)]
+	return byExt || byRecord || twin
 }
 
-// RetryDeadLetter runs one dead letter's record through a pass now,
-// whatever its kind (the operator's `deadletters retry`).
-func (r *Reconciler) RetryDeadLetter(ctx context.Context, d state.DeadLetter) (Summary, error) {
-	var dp deadPayload
-	if err := json.Unmarshal(d.Payload, &dp); err != nil {
-		return Summary{}, fmt.Errorf("dead letter %d: unreadable payload: %w", d.ID, err)
-	}
-	defer r.holdGuard()()
-	start, calls := r.opts.Now(), r.opts.Workspace.Calls()
-	p, err := r.newPass("retry")
-	if err != nil {
-		return Summary{}, err
-	}
-	delete(p.letters.known, d.Key) // retry even a refusal
-	if err = p.batch(ctx, []connector.Record{dp.Record}); err == nil {
-		if p.sum.Failed == 0 {
-			err = r.opts.Store.DeadLetters.Delete(d.ID)
-		}
-	}
-	return p.finish(start, calls, err)
-}
+// duplicateKey is the key of the dead letter of an externalId's records.
+func duplicateKey(ext string) string { return "duplicate:" + ext }

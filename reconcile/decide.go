@@ -50,11 +50,6 @@ type rules struct {
 	onAmbiguous       policy.OnAmbiguous
 }
 
-func (p *pass) rules() rules {
-	o := p.r.opts
-	return rules{listed: p.listed, indexed: p.indexed, onWorkspaceDelete: o.OnWorkspaceDelete, onMatch: o.OnMatch, onAmbiguous: o.OnAmbiguous}
-}
-
 // decide returns the next action for an item. It reads only the item and
 // the rules: no call, no state.
 func decide(it *item, ru rules) action {

@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
@@ -55,36 +57,6 @@ func (d *deleter) deleteRecords(ctx context.Context, recs []connector.Record, li
 	return d.applyDeletes(ctx, gone, deletedAt, linked)
 }
 
-// sweepUnseen treats the links a complete pass of a non-incremental
-// connector did not see as deletions at the source.
-func (p *pass) sweepUnseen(ctx context.Context) error {
-	if p.mapper.incomplete {
-		p.r.log.Warn("some records had no externalId; deletions are not applied this run")
-		return nil
-	}
-	var gone []state.Link
-	var seenErr error
-	err := p.r.opts.Store.Links.ForEachWhere(p.r.opts.Connector, func(ext []byte) bool {
-		seen, err := p.seen.has(ext)
-		if err != nil && seenErr == nil {
-			seenErr = err
-		}
-		return err == nil && !seen
-	}, func(l state.Link) error {
-		if l.LastSeenRun != p.run.ID { // written by this pass: seen
-			gone = append(gone, l)
-		}
-		return nil
-	})
-	if err == nil {
-		err = seenErr
-	}
-	if err != nil {
-		return fmt.Errorf("scan links: %w", err)
-	}
-	return p.deleter.applyDeletes(ctx, gone, nil, p.linked)
-}
-
 // applyDeletes follows onSourceDelete for links whose record is gone,
 // behind the mass-delete breaker.
 func (d *deleter) applyDeletes(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time, linked int) error {
@@ -128,6 +100,98 @@ func (d *deleter) applyDeletes(ctx context.Context, gone []state.Link, deletedAt
 				s.Unlinked++
 			}
 		})
+	}
+	return nil
+}
+
+// editsAfterSourceDelete settles, before onSourceDelete: delete deletes
+// their contacts, the links whose contact was edited in the app since
+// the last sync (see above); it returns the links to go on with.
+func (d *deleter) editsAfterSourceDelete(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) ([]state.Link, error) {
+	r := d.r
+	if r.opts.OnSourceDelete != policy.DeleteRemove || !r.opts.WeighAppEdits || len(gone) == 0 {
+		return gone, nil
+	}
+	ids := make([]string, len(gone))
+	for i, l := range gone {
+		ids[i] = l.ExternalID
+	}
+	found, err := r.opts.Workspace.ContactsByExternalIDs(ctx, r.opts.Source, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read %d contacts before deleting them: %w", len(ids), err)
+	}
+	byID := make(map[string]workspace.Contact, len(found))
+	for _, c := range found {
+		byID[c.ID] = c
+	}
+	now := r.opts.Now()
+	out := gone[:0:0]
+	for _, l := range gone {
+		c, ok := byID[l.ContactID]
+		if !ok {
+			out = append(out, l)
+			continue
+		}
+		have := r.opts.Mapper.FromContact(c)
+		was, edited := map[string]string{}, map[string]string{}
+		for _, k := range r.opts.Mapper.ForwardTargets() {
+			if have[k] != l.Fields[k] {
+				was[k], edited[k] = l.Fields[k], have[k]
+			}
+		}
+		if len(edited) == 0 {
+			out = append(out, l)
+			continue
+		}
+		at := deletedAt[l.ExternalID]
+		if at.IsZero() {
+			at = now
+		}
+		cf, keep := r.afterDelete(l.ExternalID, l.ContactID, edited, was, c.UpdatedAt, at, "workspace")
+		if _, err := d.conflicts.Add(cf); err != nil {
+			return nil, fmt.Errorf("record conflict: %w", err)
+		}
+		r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
+			logfield.Policy: cf.Policy, logfield.Winner: cf.Winner}).Info("contact edited around its record's deletion; settled per editAfterDelete")
+		if !keep {
+			out = append(out, l)
+			continue
+		}
+		// The write-back creates the record again from the contact, and
+		// links them, once the link is gone (an event enqueued before, so
+		// that a crash between the two leaves the link, and the deletion
+		// to be read again).
+		if err := d.recreate(c); err != nil {
+			return nil, err
+		}
+		if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
+			return nil, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
+		}
+		d.tally.count(func(s *Summary) { s.Unlinked++ })
+	}
+	return out, nil
+}
+
+// recreate asks the write-back to create a record for contact c again:
+// an inbox event carrying c, naming the connector (state.InboxEvent's
+// Recreate). Its id is new each time: a repeat after a crash finds the
+// contact linked and is applied as an update.
+func (d *deleter) recreate(c workspace.Contact) error {
+	r := d.r
+	now := r.opts.Now()
+	id := "recreate:" + c.ID + ":" + strconv.FormatInt(now.UnixNano(), 10)
+	res, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
+	}
+	body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, CreatedAt: now.UTC(),
+		Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
+	if err != nil {
+		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
+	}
+	if _, _, err := d.inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
+		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body, Recreate: r.opts.Connector}); err != nil {
+		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
 	}
 	return nil
 }

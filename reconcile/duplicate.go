@@ -20,9 +20,6 @@ import (
 // externalId is refused too (the connector's Getter tells); once it is
 // gone, the other goes through and the dead letter is cleared.
 
-// duplicateKey is the key of the dead letter of an externalId's records.
-func duplicateKey(ext string) string { return "duplicate:" + ext }
-
 // errDuplicate names the records that share an externalId.
 func errDuplicate(ext string, ids []string) error {
 	quoted := make([]string, len(ids))

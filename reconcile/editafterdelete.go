@@ -1,10 +1,8 @@
 package reconcile
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -89,98 +87,6 @@ func (w *writer) editAfterWorkspaceDelete(it *item) (keep bool, err error) {
 	r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,
 		logfield.Policy: cf.Policy, logfield.Winner: cf.Winner}).Info("record edited around its contact's deletion in the workspace; settled per editAfterDelete")
 	return keep, nil
-}
-
-// editsAfterSourceDelete settles, before onSourceDelete: delete deletes
-// their contacts, the links whose contact was edited in the app since
-// the last sync (see above); it returns the links to go on with.
-func (d *deleter) editsAfterSourceDelete(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) ([]state.Link, error) {
-	r := d.r
-	if r.opts.OnSourceDelete != policy.DeleteRemove || !r.opts.WeighAppEdits || len(gone) == 0 {
-		return gone, nil
-	}
-	ids := make([]string, len(gone))
-	for i, l := range gone {
-		ids[i] = l.ExternalID
-	}
-	found, err := r.opts.Workspace.ContactsByExternalIDs(ctx, r.opts.Source, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read %d contacts before deleting them: %w", len(ids), err)
-	}
-	byID := make(map[string]workspace.Contact, len(found))
-	for _, c := range found {
-		byID[c.ID] = c
-	}
-	now := r.opts.Now()
-	out := gone[:0:0]
-	for _, l := range gone {
-		c, ok := byID[l.ContactID]
-		if !ok {
-			out = append(out, l)
-			continue
-		}
-		have := r.opts.Mapper.FromContact(c)
-		was, edited := map[string]string{}, map[string]string{}
-		for _, k := range r.opts.Mapper.ForwardTargets() {
-			if have[k] != l.Fields[k] {
-				was[k], edited[k] = l.Fields[k], have[k]
-			}
-		}
-		if len(edited) == 0 {
-			out = append(out, l)
-			continue
-		}
-		at := deletedAt[l.ExternalID]
-		if at.IsZero() {
-			at = now
-		}
-		cf, keep := r.afterDelete(l.ExternalID, l.ContactID, edited, was, c.UpdatedAt, at, "workspace")
-		if _, err := d.conflicts.Add(cf); err != nil {
-			return nil, fmt.Errorf("record conflict: %w", err)
-		}
-		r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
-			logfield.Policy: cf.Policy, logfield.Winner: cf.Winner}).Info("contact edited around its record's deletion; settled per editAfterDelete")
-		if !keep {
-			out = append(out, l)
-			continue
-		}
-		// The write-back creates the record again from the contact, and
-		// links them, once the link is gone (an event enqueued before, so
-		// that a crash between the two leaves the link, and the deletion
-		// to be read again).
-		if err := d.recreate(c); err != nil {
-			return nil, err
-		}
-		if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
-			return nil, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
-		}
-		d.tally.count(func(s *Summary) { s.Unlinked++ })
-	}
-	return out, nil
-}
-
-// recreate asks the write-back to create a record for contact c again:
-// an inbox event carrying c, naming the connector (state.InboxEvent's
-// Recreate). Its id is new each time: a repeat after a crash finds the
-// contact linked and is applied as an update.
-func (d *deleter) recreate(c workspace.Contact) error {
-	r := d.r
-	now := r.opts.Now()
-	id := "recreate:" + c.ID + ":" + strconv.FormatInt(now.UnixNano(), 10)
-	res, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
-	}
-	body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, CreatedAt: now.UTC(),
-		Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
-	if err != nil {
-		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
-	}
-	if _, _, err := d.inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
-		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body, Recreate: r.opts.Connector}); err != nil {
-		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
-	}
-	return nil
 }
 
 // eventTime is when an inbox event happened: its createdAt, else when it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sirupsen/logrus"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
 )
@@ -102,22 +103,31 @@ func (g *Guard) writtenAmong(recs []connector.Record) []string {
 	return ids
 }
 
-// guardRun sets up the pass's exclusion: per batch (p.guard set) when
+// passGuard is the guard step of a pass: g is the Guard, taken for each
+// batch and each step that touches links (nil when the pass holds it
+// whole, or has none); getter reads again the records written back
+// meanwhile.
+type passGuard struct {
+	g      *Guard
+	getter connector.Getter
+	log    *logrus.Entry
+}
+
+// take sets up the pass's exclusion: per batch (p.guard set) when
 // the connector allows it, else the guard held until release is called.
-func (p *pass) guardRun() (release func()) {
-	g := p.r.opts.Guard
+func (pg *passGuard) take(g *Guard, reader connector.Source, incremental bool) (release func()) {
 	if g == nil {
 		return func() {}
 	}
-	getter, ok := p.r.opts.Reader.(connector.Getter)
-	if !ok || !p.r.opts.Type.Incremental {
+	getter, ok := reader.(connector.Getter)
+	if !ok || !incremental {
 		g.Lock()
 		return g.Unlock
 	}
 	g.Lock()
 	g.track(true)
 	g.Unlock()
-	p.guard, p.getter = g, getter
+	pg.g, pg.getter = g, getter
 	return func() {
 		g.Lock()
 		g.track(false)
@@ -125,49 +135,28 @@ func (p *pass) guardRun() (release func()) {
 	}
 }
 
-// holdGuard takes the guard for a whole pass (resync, retry).
-func (r *Reconciler) holdGuard() (release func()) {
-	if r.opts.Guard == nil {
-		return func() {}
-	}
-	r.opts.Guard.Lock()
-	return r.opts.Guard.Unlock
-}
-
 // exclusive runs one step of a run that reads or writes links under the
 // guard, when the run takes it step by step.
-func (p *pass) exclusive(step func() error) error {
-	if p.guard != nil {
-		p.guard.Lock()
-		defer p.guard.Unlock()
+func (pg *passGuard) exclusive(step func() error) error {
+	if pg.g != nil {
+		pg.g.Lock()
+		defer pg.g.Unlock()
 	}
 	return step()
-}
-
-// guardedBatch runs one batch of a run under the guard, after reading
-// again the records written back since the run began.
-func (p *pass) guardedBatch(ctx context.Context, recs []connector.Record) error {
-	return p.exclusive(func() error {
-		recs, err := p.reread(ctx, recs)
-		if err != nil {
-			return err
-		}
-		return p.batch(ctx, recs)
-	})
 }
 
 // reread replaces the copies of records written back since the run began
 // by what the connector holds now; a record gone since is left out (the
 // write-back that deleted it also dropped its link).
-func (p *pass) reread(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
-	if p.guard == nil {
+func (pg *passGuard) reread(ctx context.Context, recs []connector.Record) ([]connector.Record, error) {
+	if pg.g == nil {
 		return recs, nil
 	}
-	ids := p.guard.writtenAmong(recs)
+	ids := pg.g.writtenAmong(recs)
 	if len(ids) == 0 {
 		return recs, nil
 	}
-	fresh, err := p.getter.Get(ctx, ids)
+	fresh, err := pg.getter.Get(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read again %d records written back during the pass: %w", len(ids), err)
 	}
@@ -190,6 +179,6 @@ func (p *pass) reread(ctx context.Context, recs []connector.Record) ([]connector
 		}
 		out = append(out, rec)
 	}
-	p.r.log.WithField(logfield.Records, len(ids)).Debug("records written back during the pass read again")
+	pg.log.WithField(logfield.Records, len(ids)).Debug("records written back during the pass read again")
 	return out, nil
 }

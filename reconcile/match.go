@@ -224,13 +224,6 @@ type indexer struct {
 	matcher *matcher
 }
 
-// ambiguity is a record that matches several contacts, or a contact that
-// several records match.
-type ambiguity struct {
-	candidates []string
-	reason     string
-}
-
 // match looks an unlinked, unfound item up in the match index. It sets
 // it.match to the one contact it may adopt, or it.ambiguous when the
 // match is ambiguous; decide then follows onMatch and onAmbiguous.

@@ -14,15 +14,6 @@ import (
 // (connector.Counter) and, after each batch, the records done and the
 // writes so far. Nothing here changes what a pass does.
 
-// Writes returns the summary's writes by kind, as progress shows them.
-func (s Summary) Writes() map[string]int64 {
-	return map[string]int64{
-		"created": int64(s.Created), "updated": int64(s.Updated), "unchanged": int64(s.Unchanged),
-		"deleted": int64(s.Deleted), "unlinked": int64(s.Unlinked), "adopted": int64(s.Adopted),
-		"held": int64(s.Held), "failed": int64(s.Failed),
-	}
-}
-
 // reporter is the pass's progress as Options.Progress shows it: every
 // stage may report through it, none reads it back.
 type reporter struct {

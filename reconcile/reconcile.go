@@ -232,3 +232,12 @@ func (s Summary) Fields() logrus.Fields {
 	}
 	return f
 }
+
+// Writes returns the summary's writes by kind, as progress shows them.
+func (s Summary) Writes() map[string]int64 {
+	return map[string]int64{
+		"created": int64(s.Created), "updated": int64(s.Updated), "unchanged": int64(s.Unchanged),
+		"deleted": int64(s.Deleted), "unlinked": int64(s.Unlinked), "adopted": int64(s.Adopted),
+		"held": int64(s.Held), "failed": int64(s.Failed),
+	}
+}

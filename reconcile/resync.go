@@ -6,13 +6,10 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
-	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/progress"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -32,19 +29,6 @@ type ResyncOptions struct {
 	// AllowMassDelete lifts the mass-delete threshold for this resync
 	// alone (syncd resync --allow-mass-delete through a running daemon).
 	AllowMassDelete bool
-}
-
-// PlanEntry is one write of a resync.
-type PlanEntry struct {
-	Action     string // create, update, delete, unlink
-	ExternalID string
-	ContactID  string
-	Changes    []FieldChange // for updates: the fields that differ
-}
-
-// FieldChange is one field's old and new value in an update.
-type FieldChange struct {
-	Field, Old, New string
 }
 
 // Resync compares the whole source with every workspace contact of the
@@ -165,37 +149,4 @@ func (d *dryWorkspace) DeleteContact(ctx context.Context, id string) error { ret
 
 func (d *dryWorkspace) Contacts(ctx context.Context, p workspace.ListContactsParams) iter.Seq2[workspace.Contact, error] {
 	return d.Workspace.Contacts(ctx, p)
-}
-
-// planner is the plan hook of a resync or a dry run: each write is told
-// to it as it is decided.
-type planner struct {
-	mu sync.Mutex
-	fn func(PlanEntry)
-}
-
-// planned reports one write to the plan hook, if any.
-func (pl *planner) planned(action, ext, contactID string, old, new mapping.Fields) {
-	if pl.fn == nil {
-		return
-	}
-	e := PlanEntry{Action: action, ExternalID: ext, ContactID: contactID}
-	if action == "update" {
-		keys := map[string]bool{}
-		for k := range old {
-			keys[k] = true
-		}
-		for k := range new {
-			keys[k] = true
-		}
-		for k := range keys {
-			if old[k] != new[k] {
-				e.Changes = append(e.Changes, FieldChange{Field: k, Old: old[k], New: new[k]})
-			}
-		}
-		sort.Slice(e.Changes, func(i, j int) bool { return e.Changes[i].Field < e.Changes[j].Field })
-	}
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	pl.fn(e)
 }

@@ -75,12 +75,3 @@ func (s *skipper) skipUnchanged(recs []connector.Record) (rest []connector.Recor
 	}
 	return rest, skipped, nil
 }
-
-// hasDeadLetter reports whether the record has a dead letter the pass
-// knows of.
-func (l *letters) has(ext, recordID string) bool {
-	_, byExt := l.known[ext]
-	_, byRecord := l.known["record:"+recordID]
-	_, twin := l.known[duplicateKey(ext)]
-	return byExt || byRecord || twin
-}
