@@ -16,6 +16,18 @@
 // side after a delete on the other follows editAfterDelete
 // (editafterdelete.go).
 //
+// A pass (pass.go) leads each batch through stages, each a type with its
+// own few fields and the few store methods it calls: guard (take the
+// Guard, read again what the write-back wrote meanwhile), skip unchanged
+// (a record whose fingerprint its link holds costs no mapping), map
+// (records to items; twins refused; stale copies read again), merge
+// (contacts of merged records move to the survivor), link (each item's
+// link), match (externalIds looked up, phone and e-mail matched), re-key
+// guard, write (writer: patch, create, adopt or link, with retries), and
+// settle (deleter: what is gone at the source). All count into one tally
+// and set records aside through one set of dead letters; the pass keeps
+// only what ties them together.
+//
 // Crash safety follows the state package's rule: the remote write first,
 // then the link that records it, then (once every record of a batch is
 // written or set aside as a dead letter) the batch's checkpoint. A restart
