@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,7 +24,8 @@ type BenchCommand struct {
 // Run parses the flags and runs the scenarios.
 func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	fs := c.m.newFlagSet("bench", "bench [--scenario forward,webhooks,scan,state,mapping] [--rows N] [--rate R] [--events N] [--scan-rows N] [--state-rows N] [--out FILE]")
-	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping, edits-logical, edits-poll (PostgreSQL edits to contacts, issue 25), edits-binlog, edits-mysql-poll (MariaDB/MySQL's, issue 34)")
+	scenarios := fs.String("scenario", "forward,webhooks,scan,state,mapping", "comma-separated scenarios: forward, webhooks, scan, state, mapping, edits-logical, edits-poll (PostgreSQL edits to contacts, issue 25), edits-binlog, edits-mysql-poll (MariaDB/MySQL's, issue 34), activities (a call to its activity in each CRM test server, issue 33)")
+	activityCalls := fs.Int("activity-calls", 100, "calls of the activities scenario, per CRM")
 	rows := fs.Int("rows", 10000, "rows of the forward scenario")
 	rate := fs.Float64("rate", 100, "the emulator's rate limit, requests per second (syncd is configured to match)")
 	maxRatio := fs.Float64("max-ratio", 1.10, "target for wall time / ideal time of the initial sync")
@@ -69,8 +71,10 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 			figs, err = bench.Edits(ctx, binary, dir, 10000, 20*time.Second, "postgres", strings.TrimPrefix(strings.TrimSpace(s), "edits-"))
 		case "edits-binlog", "edits-mysql-poll":
 			figs, err = bench.Edits(ctx, binary, dir, 10000, 20*time.Second, "mysql", strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "edits-"), "mysql-"))
+		case "activities":
+			figs, err = activityFigures(ctx, binary, dir, *activityCalls)
 		default:
-			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping, edits-logical, edits-poll, edits-binlog, edits-mysql-poll)", s)
+			err = fmt.Errorf("unknown scenario %q (known: forward, webhooks, scan, state, mapping, edits-logical, edits-poll, edits-binlog, edits-mysql-poll, activities)", s)
 		}
 		os.RemoveAll(dir)
 		if err != nil {
@@ -95,6 +99,24 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		return errors.New("some figures missed their targets (marked MISSED)")
 	}
 	return nil
+}
+
+// activityFigures runs the activities scenario for each CRM test
+// server, each in a folder of its own under dir.
+func activityFigures(ctx context.Context, binary, dir string, calls int) ([]bench.Figure, error) {
+	var out []bench.Figure
+	for _, crm := range bench.ActivityCRMs {
+		sub := filepath.Join(dir, crm)
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			return nil, err
+		}
+		figs, err := bench.Activities(ctx, binary, sub, crm, calls)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", crm, err)
+		}
+		out = append(out, figs...)
+	}
+	return out, nil
 }
 
 // shellJoin quotes the arguments that need it for a POSIX shell.
