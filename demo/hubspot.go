@@ -8,7 +8,6 @@ import (
 
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/workspace"
-	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 // hubspotDemo shows the two-way sync with HubSpot: an in-process HubSpot
@@ -101,29 +100,11 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 // reports whether both reach the HubSpot contact, the call with its
 // summary.
 func callAndText(ctx context.Context, emu *demoEmulator, hs *hubspottest.Server) (bool, error) {
-	var phone string
-	for _, c := range emu.Contacts() {
-		if len(c.DefaultFields.PhoneNumbers) > 0 {
-			phone = c.DefaultFields.PhoneNumbers[0].Value
-			break
-		}
-	}
-	app := emulator.App{BaseURL: emu.URL}
-	id, err := app.Call(ctx, emulator.CallIn{Participants: []string{phone}, Direction: workspace.Incoming, Duration: 95})
-	if err != nil {
-		return false, err
-	}
-	if err := app.Summarize(ctx, id, []string{"Asked about the annual plan"}, []string{"Send the price list"}); err != nil {
-		return false, err
-	}
-	if _, err := app.Message(ctx, emulator.MessageIn{From: phone, To: []string{emulator.PhoneNumber}, Text: "Thanks, talk soon", Direction: workspace.Incoming}); err != nil {
-		return false, err
-	}
-	return waitFor(10*time.Second, func() bool {
+	return callAndTextOn(ctx, emu, func() bool {
 		calls := hs.Engagements(hubspottest.ObjectCalls)
 		return len(calls) == 1 && strings.Contains(calls[0].Properties["hs_call_body"], "annual plan") &&
 			len(hs.Engagements(hubspottest.ObjectCommunications)) == 1
-	}), nil
+	})
 }
 
 func hubspotDemoConnectors(hsURL, token string) string {

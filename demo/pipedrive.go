@@ -67,8 +67,13 @@ func (c *runner) pipedriveDemo(ctx context.Context, dir string, rows int, serve 
 	if err := demoQuotas(ctx, out, d, pd); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "8. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
-	return demo.finish(ctx, out, 9, serve)
+	logged, err := callAndTextOn(ctx, emu, pipedriveLogged(pd))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "8. A call (with its summary) and a text made in the workspace app are on the Pipedrive person: %v (done activities: a call with its duration and note, and a text)\n", logged)
+	fmt.Fprintf(out, "9. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
+	return demo.finish(ctx, out, 10, serve)
 }
 
 // addDemoPersons stores the demo's people as persons with a work and a
@@ -170,5 +175,7 @@ func pipedriveDemoConnectors(pdURL, token string) string {
         company: { from: org_name, direction: to-workspace }
         emails.work: emails.work
         phoneNumbers.mobile: { from: phones.mobile, transform: [e164], region: US }
+    activities:
+      log: [calls, messages, summaries]
 `, token, pdURL)
 }

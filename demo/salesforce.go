@@ -123,8 +123,13 @@ func (c *runner) salesforceDemo(ctx context.Context, dir string, rows int, serve
 			fmt.Fprintf(out, "8. API usage from Sforce-Limit-Info: %d of %d daily calls; syncd stops a pass at %.0f%% of them\n", q.Used, q.Limit, q.Budget*100)
 		}
 	}
-	fmt.Fprintf(out, "9. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
-	return demo.finish(ctx, out, 10, serve)
+	logged, err := callAndTextOn(ctx, emu, salesforceLogged(org))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "9. A call (with its summary) and a text made in the workspace app are on the Salesforce Contact's activity timeline: %v (Tasks, TaskSubtype Call with CallType and CallDurationInSeconds, and a Task for the text)\n", logged)
+	fmt.Fprintf(out, "10. Look around: curl -s %s/_emulator/contacts ; the state file: %s\n", emu.URL, cfg.State.Path)
+	return demo.finish(ctx, out, 11, serve)
 }
 
 func derefStr(s *string) string {
@@ -155,5 +160,7 @@ func salesforceDemoConnectors(org *salesforcetest.Server) string {
         lastName: { from: LastName, fallback: "(no last name)" }
         emails.work: { from: Email, transform: [email] }
         phoneNumbers.work: { from: Phone, transform: [e164], region: US }
+    activities:
+      log: [calls, messages, summaries]
 `, org.LoginURL, org.ClientID(), org.ClientSecret())
 }

@@ -58,7 +58,8 @@ func TestDemos(t *testing.T) {
 			"unchanged=1 deleted=2",
 			"0 answered 429",
 			"burst requests (2 s window):",
-			"9. Serving until interrupted",
+			"on the Pipedrive person: true",
+			"10. Serving until interrupted",
 		}},
 		{name: "salesforce both ways", args: []string{"--crm", "salesforce", "--rows", "10"}, connector: "sf", passes: 4, want: []string{
 			"created=10 updated=0",
@@ -68,7 +69,8 @@ func TestDemos(t *testing.T) {
 			"relinked=1",
 			"lastName \"Turing-Merged\"",
 			"syncd stops a pass at 50% of them",
-			"10. Serving until interrupted",
+			"on the Salesforce Contact's activity timeline: true",
+			"11. Serving until interrupted",
 		}, batched: `reached Salesforce: true, in [12] sObject Collections update call\(s\)`},
 		{name: "mysql both ways", args: []string{"--crm", "mysql", "--rows", "10"}, connector: "shop", passes: 2, want: []string{
 			"created=10 updated=0",
