@@ -63,6 +63,12 @@
 // migrates older files in one transaction. Damage found later (a value
 // that does not decode, a page that makes bbolt fail, panic or fault)
 // comes back as a *CorruptError (errors.Is ErrCorrupt) naming the file and
-// how to recover; it never crashes the process. Open does not run the full
-// consistency check (Check reads every page in use): too slow for a start.
+// how to recover; it never crashes the process. Before bbolt reads a page
+// Open walks the file's page structure (checkPages: every page reached
+// once, of the right kind, elements inside it, children and free pages
+// below the high-water mark, none both free and in use), reading each
+// page in use once (about 40 ms for 38 MB, 200,000 links): bbolt trusts
+// page ids, and a damaged one that points back up the tree makes its
+// cursors, and its own Check, descend forever. Open does not run bbolt's
+// full consistency check (Check also compares the keys of every page).
 package state

@@ -35,19 +35,25 @@ var (
 
 type metaPage struct {
 	pageSize   uint64
+	root       uint64 // the root bucket's page
+	freelist   uint64 // the freelist's page, or noFreelist
 	pgid, txid uint64
 }
 
 // checkFile refuses, before bbolt maps it, a file that bbolt would crash
-// on or silently misread: garbage, a damaged header, or a database cut
-// short (bbolt maps past the end of a truncated file and the first access
-// to a missing page kills the process with SIGBUS). A file that does not
+// on, loop in or silently misread: garbage, a damaged header, a database
+// cut short (bbolt maps past the end of a truncated file and the first
+// access to a missing page kills the process with SIGBUS), or damaged
+// pages (see checkPages). A file that does not
 // exist is fine (Open creates it, see createFile). An empty file is
 // refused: syncd never leaves one behind (createFile makes a new file
 // whole, then links it into place), so 0 bytes means a file that held
 // links, checkpoints, webhook secrets and dead letters was cut short, and
 // starting afresh over it would lose them silently.
-func checkFile(path string, readOnly bool) error {
+//
+// It reads the file under a shared lock (see lockShared), waiting up to
+// lockWait for a writer to let go.
+func checkFile(path string, readOnly bool, lockWait time.Duration) error {
 	f, err := os.Open(path)
 	if isNotExist(err) {
 		if readOnly {
@@ -59,6 +65,9 @@ func checkFile(path string, readOnly bool) error {
 		return err
 	}
 	defer f.Close()
+	if err := lockShared(f, lockWait); err != nil {
+		return err
+	}
 	info, err := f.Stat()
 	if err != nil {
 		return err
@@ -112,6 +121,9 @@ func checkFile(path string, readOnly bool) error {
 	if need := m.pgid * pageSize; uint64(size) < need {
 		return fmt.Errorf("%w: truncated to %d bytes, the database needs %d "+
 			"(restore a backup or move the file aside)", ErrInvalidFile, size, need)
+	}
+	if err := checkPages(f, pageSize, m); err != nil {
+		return fmt.Errorf("%w: %w; %s", ErrInvalidFile, err, restoreHint)
 	}
 	return nil
 }
@@ -177,6 +189,8 @@ func readMeta(r io.ReaderAt, off int64) (metaPage, error) {
 	}
 	return metaPage{
 		pageSize: uint64(ne.Uint32(b[8:])),
+		root:     ne.Uint64(b[16:]),
+		freelist: ne.Uint64(b[32:]),
 		pgid:     ne.Uint64(b[40:]),
 		txid:     ne.Uint64(b[48:]),
 	}, nil

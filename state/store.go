@@ -201,7 +201,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.EventTTL <= 0 {
 		opts.EventTTL = DefaultEventTTL
 	}
-	if err := checkFile(path, opts.ReadOnly); err != nil {
+	if err := checkFile(path, opts.ReadOnly, opts.Timeout); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	if !opts.ReadOnly {
