@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,7 +99,7 @@ func TestDamagedStateFile(t *testing.T) {
 		})
 		before := emu.Stats()
 		p := start(t, "run", "--once", "--config", ccfg)
-		err := p.Wait(t, time.Minute)
+		err := waitOrDump(t, p, time.Minute, c.name)
 		out := p.Out.String()
 		posts := emu.Stats().Requests["POST /v1/contacts"] - before.Requests["POST /v1/contacts"]
 		var exit *exec.ExitError
@@ -127,6 +128,26 @@ func TestDamagedStateFile(t *testing.T) {
 		}
 	}
 	t.Logf("%d damaged files refused, %d opened (and no contact created)", refused, opened)
+}
+
+// waitOrDump waits for p to end; when it is still running after timeout
+// it sends SIGQUIT, so that the Go runtime prints every goroutine's stack
+// (where a damaged file made it stall), and fails the test with that dump.
+func waitOrDump(t *testing.T, p *proc, timeout time.Duration, name string) error {
+	t.Helper()
+	select {
+	case <-p.Done():
+		return p.Err()
+	case <-time.After(timeout):
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		p.Kill()
+	}
+	t.Fatalf("%s: syncd %v still running after %s; its goroutines at SIGQUIT:\n%s", name, p.Cmd.Args[1:], timeout, p.Out.String())
+	return nil
 }
 
 // boltPages reads a bbolt file's page size and high-water mark (pages in
