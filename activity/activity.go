@@ -28,9 +28,10 @@
 // has it); a contact linked to several connectors with activities gets
 // one activity in each system. A number that no link of a connector
 // knows (no contact has it, or its contact is not linked to that
-// connector yet) is skipped for that connector and counted: with
-// unknownNumbers: skip (the only policy this version supports) nothing
-// is created.
+// connector yet) is skipped for that connector and counted with
+// unknownNumbers: skip; with create, the Target's Create makes a record
+// for it once (create.go), the connector's forward pass links it to a
+// new contact, and the event waits in the queue until then.
 //
 // # Privacy
 //
@@ -108,6 +109,11 @@ type Target struct {
 	// Log is what its activities hold (calls, messages, summaries,
 	// transcripts, recordings).
 	Log []policy.ActivityLog
+	// Create, when set (unknownNumbers: create), makes a record for a
+	// number no link of the connector knows and returns its id; the
+	// connector's forward pass then makes its contact and link, and the
+	// activity is logged once the link exists.
+	Create func(ctx context.Context, number string) (string, error)
 }
 
 func (t *Target) logs(k policy.ActivityLog) bool {
@@ -286,15 +292,25 @@ func (l *Logger) handle(ctx context.Context, ev state.ActivityEvent) error {
 	}
 	var first error
 	for _, t := range l.opts.Targets {
-		if err := l.writeTarget(ctx, t, it, primary); err != nil && first == nil {
+		if err := l.writeTarget(ctx, t, it, primary); err != nil && (first == nil || errors.Is(first, errAwaitingLink)) {
 			first = fmt.Errorf("%s %s on %s: %w", it.Kind, it.ID, t.Name, err)
 		}
+	}
+	if errors.Is(first, errAwaitingLink) && ev.Attempts >= MaxAwaitingLink {
+		l.log.WithField(logfield.Type, ev.Type).WithField(logfield.WebhookID, ev.ID).
+			Warn("a record made for a number was never linked; its call or text is dropped")
+		return l.ack(ev)
 	}
 	if first != nil {
 		return first
 	}
 	return l.ack(ev)
 }
+
+// MaxAwaitingLink is how many rounds an event waits for the link of a
+// record made for its number (unknownNumbers: create) before it is
+// dropped: at DefaultPoll, five minutes.
+const MaxAwaitingLink = 60
 
 func (l *Logger) ack(ev state.ActivityEvent) error {
 	if err := l.opts.Queue.Ack(ev.Seq); err != nil {
@@ -316,6 +332,9 @@ func (l *Logger) writeTarget(ctx context.Context, t *Target, it *Item, primary b
 		return err
 	}
 	if len(recs) == 0 {
+		if t.Create != nil {
+			return l.createRecords(ctx, t, it.numbers())
+		}
 		if primary {
 			return l.opts.Queue.Count(t.Name, 1, 0)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 )
 
@@ -16,7 +17,9 @@ type ActivitiesConfig struct {
 	// activity its summaries, transcripts and recordings.
 	Log []policy.ActivityLog `yaml:"log"`
 	// UnknownNumbers is what a call or text with a number no link of the
-	// connector knows does: skip (counted) or create.
+	// connector knows does: skip (counted) or create (a record with the
+	// number, linked to a new contact by the forward pass, then the
+	// activity on it).
 	UnknownNumbers policy.UnknownNumbers `yaml:"unknownNumbers"`
 	// Table and Mapping say where a database connector writes
 	// activities: the table, and the column of each activity field
@@ -92,7 +95,31 @@ func (cc *ConnectorConfig) validateActivities(ps *problems, path string, typ *co
 	}
 	cc.validateActivityTable(ps, p, typ)
 	if a.UnknownNumbers == policy.UnknownCreate {
-		ps.add(join(p, "unknownNumbers"), "use unknownNumbers: skip; creating records for unknown numbers is not supported yet",
-			"create is not supported by this version")
+		cc.validateCreate(ps, join(p, "unknownNumbers"), typ)
 	}
+}
+
+// validateCreate checks what unknownNumbers: create needs: a connector
+// that writes records, and a phone number field that flows back to it
+// (the new record carries the number; the forward pass then links it).
+func (cc *ConnectorConfig) validateCreate(ps *problems, path string, typ *connector.Type) {
+	if !typ.Writable {
+		ps.add(path, "use unknownNumbers: skip", "%s is read-only: it cannot create records", typ.Name)
+		return
+	}
+	if !cc.Direction.WritesBack() {
+		ps.add(path, "set direction: both, or unknownNumbers: skip", "create writes records, which direction: %s does not", cc.Direction)
+		return
+	}
+	m, err := mapping.Compile(cc.Mapping, cc.Direction, nil)
+	if err != nil {
+		return // reported with the mapping
+	}
+	for _, t := range m.ReverseTargets() {
+		if strings.HasPrefix(t, "phoneNumbers.") {
+			return
+		}
+	}
+	ps.add(path, "let a phoneNumbers.<label> field flow back to the record (not direction: to-workspace on it), or use unknownNumbers: skip",
+		"no phone number field flows back: a created record would not carry the number")
 }

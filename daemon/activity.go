@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -68,7 +70,7 @@ func (d *Daemon) activityTypes() []string {
 
 // activityTargets are the connectors whose activities log something and
 // whose source can write activities (validate refuses the others).
-func (d *Daemon) activityTargets() []*activity.Target {
+func (d *Daemon) activityTargets(sched *schedule) []*activity.Target {
 	var out []*activity.Target
 	for _, c := range d.connectors {
 		if !c.Config.Activities.Enabled() {
@@ -79,15 +81,24 @@ func (d *Daemon) activityTargets() []*activity.Target {
 			c.log.Warn("activities are configured but the connector cannot write them; none are logged")
 			continue
 		}
-		out = append(out, &activity.Target{Name: c.Name, Writer: w, Log: slices.Clone(c.Config.Activities.Log)})
+		t := &activity.Target{Name: c.Name, Writer: w, Log: slices.Clone(c.Config.Activities.Log)}
+		if c.Config.Activities.UnknownNumbers == policy.UnknownCreate {
+			t.Create = d.recordCreator(c, sched)
+		}
+		out = append(out, t)
 	}
 	return out
 }
 
 // NewActivityLogger returns the activity direction over the daemon's
 // state and connectors, nil when no connector logs activities.
-func (d *Daemon) NewActivityLogger() (*activity.Logger, error) {
-	targets := d.activityTargets()
+func (d *Daemon) NewActivityLogger() (*activity.Logger, error) { return d.newActivityLogger(nil) }
+
+// newActivityLogger is NewActivityLogger whose record creations poke
+// sched's triggers of their connector (its forward pass links the new
+// record).
+func (d *Daemon) newActivityLogger(sched *schedule) (*activity.Logger, error) {
+	targets := d.activityTargets(sched)
 	if len(targets) == 0 {
 		return nil, nil
 	}
@@ -103,4 +114,49 @@ func (d *Daemon) startActivities(ctx context.Context, r *Running, lg *activity.L
 			Warn("logging the queued activities at start-up failed; the logger goes on trying")
 	}
 	r.add(&service{name: "activity logger", serve: lg.Run})
+}
+
+// recordCreator makes a record for a number no link knows
+// (unknownNumbers: create): the contact the number would be, mapped back
+// to the connector's fields (its phone, and its name as the number),
+// created through the connector's writer; the forward pass then makes
+// its contact and link, as for any new record.
+func (d *Daemon) recordCreator(c *Connector, sched *schedule) func(ctx context.Context, number string) (string, error) {
+	return func(ctx context.Context, number string) (string, error) {
+		w, ok := c.Source.(connector.Writer)
+		if !ok || !c.Type.Writable {
+			return "", fmt.Errorf("connector %s cannot create records", c.Name)
+		}
+		label := ""
+		for _, tgt := range c.Mapper.ReverseTargets() {
+			if l, ok := strings.CutPrefix(tgt, "phoneNumbers."); ok {
+				label = l
+				break
+			}
+		}
+		if label == "" {
+			return "", &connector.RefusedError{Reason: "no phone number field flows back to " + c.Name}
+		}
+		name := number
+		contact := workspace.Contact{DefaultFields: workspace.DefaultFields{FirstName: &name,
+			PhoneNumbers: []workspace.Item{{Name: label, Value: number}}}}
+		fields, err := c.Mapper.ToRecord(c.Mapper.FromContact(contact))
+		if err != nil {
+			return "", &connector.RefusedError{Reason: err.Error(), Err: err}
+		}
+		res, err := c.guard.Writer(w).Write(ctx, []connector.Change{{Op: connector.OpCreate, Fields: fields}})
+		if err != nil {
+			return "", err
+		}
+		if len(res) != 1 {
+			return "", fmt.Errorf("create a record: %d results for one change", len(res))
+		}
+		if res[0].Err != nil {
+			return "", res[0].Err
+		}
+		if sched != nil {
+			sched.pokeAll(c)
+		}
+		return res[0].ID, nil
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/configfile"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -38,10 +39,10 @@ type activityEnv struct {
 func startActivityEnv(t *testing.T, n int, dups float64) *activityEnv {
 	t.Helper()
 	return startActivityEnvWith(t, n, emulator.Options{Rate: -1, WebhookDuplicates: dups, RetryBase: 50 * time.Millisecond, RetryMax: time.Second, MaxAttempts: 30,
-		Users: []workspace.User{{ID: "US1", Email: "Agent@Example.com"}, {ID: "US2", Email: "nobody-in-hubspot@example.com"}}})
+		Users: []workspace.User{{ID: "US1", Email: "Agent@Example.com"}, {ID: "US2", Email: "nobody-in-hubspot@example.com"}}}, nil)
 }
 
-func startActivityEnvWith(t *testing.T, n int, opts emulator.Options) *activityEnv {
+func startActivityEnvWith(t *testing.T, n int, opts emulator.Options, edit func(*configfile.Connector)) *activityEnv {
 	t.Helper()
 	emu := emulator.NewServer(opts)
 	t.Cleanup(emu.Close)
@@ -66,6 +67,9 @@ func startActivityEnvWith(t *testing.T, n int, opts emulator.Options) *activityE
 				"firstName": configfile.From("firstname"), "lastName": configfile.From("lastname"), "phoneNumbers.mobile": configfile.From("phone")}},
 			Activities: map[string]any{"log": []string{"calls", "messages", "summaries", "transcripts", "recordings"}},
 		}},
+	}
+	if edit != nil {
+		edit(&f.Connectors[0])
 	}
 	path := filepath.Join(dir, "syncd.yaml")
 	if err := f.Write(path); err != nil {
@@ -298,7 +302,7 @@ func TestHubSpotActivityLostAnswerLoggedOnce(t *testing.T) {
 // gone from it (the history keeps two) are found in the listings of the
 // numbers with recent activity.
 func TestHubSpotActivitiesCaughtUp(t *testing.T) {
-	e := startActivityEnvWith(t, 3, emulator.Options{Rate: -1, MaxAttempts: 1, HistoryLimit: 2})
+	e := startActivityEnvWith(t, 3, emulator.Options{Rate: -1, MaxAttempts: 1, HistoryLimit: 2}, nil)
 	ctx := context.Background()
 	call := func(i int) string {
 		id, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[i]}, Direction: workspace.Incoming, Duration: 9})
@@ -347,4 +351,52 @@ func TestHubSpotActivitiesCaughtUp(t *testing.T) {
 	waitUntil(t, 10*time.Second, "the missed summary", func() bool {
 		return strings.Contains(e.byKey(t, hubspottest.ObjectCalls)["call:"+missed[0]+":"+e.ids[0]].Properties["hs_call_body"], "while syncd was down")
 	})
+}
+
+// unknownNumbers: create: calls from a number no contact has make one
+// HubSpot contact with the number (two calls, one contact), which the
+// forward pass links to a new workspace contact, and each call is logged
+// on it once.
+func TestHubSpotActivityUnknownNumberCreates(t *testing.T) {
+	e := startActivityEnvWith(t, 1, emulator.Options{Rate: -1}, func(c *configfile.Connector) {
+		c.Direction = policy.Both
+		c.Activities["unknownNumbers"] = "create"
+	})
+	const stranger = "+15550309999"
+	var calls []string
+	for range 2 {
+		id, err := e.app.Call(context.Background(), emulator.CallIn{Participants: []string{stranger}, Direction: workspace.Incoming, Duration: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, id)
+	}
+	waitUntil(t, 30*time.Second, "both calls logged", func() bool { return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 2 })
+	var made []hubspottest.Contact
+	for _, c := range e.hs.Contacts() {
+		if c.Properties["phone"] == stranger {
+			made = append(made, c)
+		}
+	}
+	if len(made) != 1 {
+		t.Fatalf("%d HubSpot contacts with the number, want 1", len(made))
+	}
+	got := e.byKey(t, hubspottest.ObjectCalls)
+	for _, id := range calls {
+		g, ok := got["call:"+id+":"+made[0].ID]
+		if !ok || len(g.Contacts) != 1 || g.Contacts[0] != made[0].ID {
+			t.Errorf("call %s not logged on the new contact %s: %+v", id, made[0].ID, got)
+		}
+	}
+	linked := 0
+	for _, c := range e.emu.Contacts() {
+		for _, p := range c.DefaultFields.PhoneNumbers {
+			if p.Value == stranger {
+				linked++
+			}
+		}
+	}
+	if linked != 1 {
+		t.Errorf("%d workspace contacts with the number, want 1", linked)
+	}
 }

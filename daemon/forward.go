@@ -38,6 +38,13 @@ func (s *schedule) trigger(c *Connector) chan struct{} {
 	return t
 }
 
+// pokeAll pokes every trigger of c now, as its schedule would.
+func (s *schedule) pokeAll(c *Connector) {
+	for _, t := range s.triggers[c] {
+		poke(t)
+	}
+}
+
 // add adds the scheduler to r's services, when any loop needs it.
 func (s *schedule) add(r *Running) error {
 	if len(s.order) == 0 {

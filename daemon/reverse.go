@@ -63,7 +63,7 @@ func (d *Daemon) startReverse(ctx context.Context, r *Running, sched *schedule) 
 	if err != nil {
 		return err
 	}
-	lg, err := d.NewActivityLogger()
+	lg, err := d.newActivityLogger(sched)
 	if err != nil || (a == nil && lg == nil) {
 		return err
 	}
