@@ -212,9 +212,12 @@ func ownDeleteAfter(later []Edit, side string) bool {
 // checkField checks that the last edit of field f survived on both
 // sides (table row values t, contact values a).
 func (r *Result) checkField(key, f string, es []Edit, t, a e2e.Values, j []state.Conflict, byValue map[string]Edit, race time.Duration) {
+	// An edit its own side deleted later is gone with that delete: a
+	// contact made again from the other side (editAfterDelete) holds the
+	// other side's values.
 	var last *Edit
 	for i := range es {
-		if _, ok := es[i].Values[f]; ok {
+		if _, ok := es[i].Values[f]; ok && !ownDeleteAfter(es[i+1:], es[i].Side) {
 			last = &es[i]
 		}
 	}

@@ -118,6 +118,14 @@ func TestCheck(t *testing.T) {
 					t.Errorf("want no finding, got %+v", r)
 				}
 			}},
+		{"an edit its own side deleted, the contact made again from the other side",
+			[]Edit{create, edit(10, Table, "company", "T2"), del(20, Table), edit(30, App, "firstName", "A3")},
+			both(e2e.Values{First: "A3", Last: "I1", Company: "I1"}), nil,
+			func(t *testing.T, r Result) {
+				if r.Lost != 0 || r.AfterDelete.Applied != 1 || r.Failed() {
+					t.Errorf("want the recreated contact's values, got %+v", r)
+				}
+			}},
 		{"a contact twice", []Edit{create},
 			Final{Rows: map[string][]e2e.Row{key: {{ID: 1, Values: e2e.Values{First: "I1", Last: "I1", Company: "I1", Email: key}}}},
 				Contacts: map[string][]ContactValues{key: {{ID: "c1", Values: e2e.Values{First: "I1", Last: "I1", Company: "I1", Email: key}}, {ID: "c2"}}}}, nil,
