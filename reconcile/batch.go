@@ -123,7 +123,7 @@ func (p *pass) prepare(wctx context.Context, items []*item) ([]*item, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		if err := p.lookUp(wctx, unknown); err != nil {
+		if err := p.matcher.lookUp(wctx, unknown); err != nil {
 			return nil, err
 		}
 	}
@@ -154,28 +154,6 @@ func (p *pass) matchAll(items []*item, ru rules) ([]*item, error) {
 		kept = append(kept, it)
 	}
 	return kept, nil
-}
-
-// lookUp finds existing contacts for unlinked records by externalId (50
-// values per call), so that a contact made before a crash or before the
-// state was lost is adopted instead of duplicated.
-func (p *pass) lookUp(ctx context.Context, items []*item) error {
-	ids := make([]string, len(items))
-	for i, it := range items {
-		ids[i] = it.mapped.ExternalID
-	}
-	found, err := p.r.opts.Workspace.ContactsByExternalIDs(ctx, p.r.opts.Source, ids)
-	if err != nil {
-		return fmt.Errorf("look up %d externalIds: %w", len(ids), err)
-	}
-	byExt := oldestByExternalID(found)
-	for _, it := range items {
-		it.lookedUp = true
-		if c, ok := byExt[it.mapped.ExternalID]; ok {
-			p.r.setFound(it, &c)
-		}
-	}
-	return nil
 }
 
 // writeAll writes items with the configured number of workers; they share

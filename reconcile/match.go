@@ -191,10 +191,10 @@ func (m *matcher) candidates(f mapping.Fields) ([]string, error) {
 	return out, nil
 }
 
-// matcher is the match step: it finds, for an unlinked record no contact
-// carries the externalId of, the one contact without a link that shares
-// its phone or e-mail in the match index, and holds the record for an
-// operator when several do.
+// matcher is the match step: it looks unlinked records up by externalId
+// and finds, for one no contact carries the externalId of, the one
+// contact without a link that shares its phone or e-mail in the match
+// index; it holds the record for an operator when several do.
 type matcher struct {
 	r     *Reconciler
 	store interface {
@@ -292,5 +292,27 @@ func (m *matcher) hold(it *item) error {
 	m.plan.planned("hold", it.mapped.ExternalID, strings.Join(a.candidates, ","), nil, nil)
 	m.tally.count(func(s *Summary) { s.Held++ })
 	r.log.WithField(logfield.ExternalID, it.mapped.ExternalID).WithField(logfield.Reason, a.reason).Info("ambiguous match held for an operator")
+	return nil
+}
+
+// lookUp finds existing contacts for unlinked records by externalId (50
+// values per call), so that a contact made before a crash or before the
+// state was lost is adopted instead of duplicated.
+func (m *matcher) lookUp(ctx context.Context, items []*item) error {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.mapped.ExternalID
+	}
+	found, err := m.r.opts.Workspace.ContactsByExternalIDs(ctx, m.r.opts.Source, ids)
+	if err != nil {
+		return fmt.Errorf("look up %d externalIds: %w", len(ids), err)
+	}
+	byExt := oldestByExternalID(found)
+	for _, it := range items {
+		it.lookedUp = true
+		if c, ok := byExt[it.mapped.ExternalID]; ok {
+			m.r.setFound(it, &c)
+		}
+	}
 	return nil
 }

@@ -40,7 +40,7 @@ func (p *pass) listWorkspace(ctx context.Context) error {
 // links go to state a chunk at a time.
 func (p *pass) relink(ctx context.Context, all bool) error {
 	r := p.r
-	l := &relinker{p: p, pending: make([]state.Link, 0, relinkChunk)}
+	l := &relinker{r: r, links: r.opts.Store.Links, index: &p.index, tally: &p.tally, pending: make([]state.Link, 0, relinkChunk)}
 	l.reset()
 	params := workspace.ListContactsParams{Sources: []string{r.opts.Source}, MaxResults: workspace.MaxPageSize}
 	if all {
@@ -77,7 +77,14 @@ func (p *pass) relink(ctx context.Context, all bool) error {
 // relinker holds a listing's links and adoptable contacts until a chunk
 // of them is written.
 type relinker struct {
-	p         *pass
+	r     *Reconciler
+	links interface {
+		Get(connector, externalID string) (l state.Link, ok bool, err error)
+		PutAll(ls []state.Link) error
+	}
+	index *indexer
+	tally *tally
+
 	adoptable []workspace.Contact
 	pending   []state.Link
 	at        map[string]int               // externalId -> index in pending
@@ -92,33 +99,32 @@ func (l *relinker) reset() {
 // add records the link a contact of the connector's source gives, unless
 // an older contact carries its externalId too.
 func (l *relinker) add(c workspace.Contact) error {
-	p, r := l.p, l.p.r
 	ext := connector.NormalizeID(*c.ExternalID)
-	link := p.linkFromContact(c)
+	link := l.linkFromContact(c)
 	if i, ok := l.at[ext]; ok {
 		l.dups++
 		if !c.CreatedAt.Before(l.created[ext].CreatedAt) {
-			p.warnDuplicate(ext, l.created[ext].ID, c.ID)
+			l.warnDuplicate(ext, l.created[ext].ID, c.ID)
 			return nil
 		}
-		p.warnDuplicate(ext, c.ID, l.created[ext].ID)
+		l.warnDuplicate(ext, c.ID, l.created[ext].ID)
 		l.pending[i], l.created[ext] = link, c
 		return nil
 	}
 	// Links are empty when a listing starts (first sync, lost state,
 	// resync): a link found now was written by this listing, under an
 	// earlier chunk, so this contact is a duplicate.
-	if old, ok, err := r.opts.Store.Links.Get(r.opts.Connector, ext); err != nil {
+	if old, ok, err := l.links.Get(l.r.opts.Connector, ext); err != nil {
 		return fmt.Errorf("read link %s: %w", ext, err)
 	} else if ok {
 		l.dups++
-		p.warnDuplicate(ext, old.ContactID, c.ID)
+		l.warnDuplicate(ext, old.ContactID, c.ID)
 		return nil
 	}
 	l.at[ext] = len(l.pending)
 	l.created[ext] = c
 	l.pending = append(l.pending, link)
-	p.count(func(s *Summary) { s.Relinked++ })
+	l.tally.count(func(s *Summary) { s.Relinked++ })
 	if len(l.pending) == relinkChunk {
 		return l.flush()
 	}
@@ -128,29 +134,29 @@ func (l *relinker) add(c workspace.Contact) error {
 // flush writes the links and indexes the adoptable contacts held.
 func (l *relinker) flush() error {
 	if len(l.pending) > 0 {
-		if err := l.p.r.opts.Store.Links.PutAll(l.pending); err != nil {
+		if err := l.links.PutAll(l.pending); err != nil {
 			return fmt.Errorf("save links: %w", err)
 		}
 		l.reset()
 	}
-	if err := l.p.index.indexContacts(l.adoptable); err != nil {
+	if err := l.index.indexContacts(l.adoptable); err != nil {
 		return err
 	}
 	l.adoptable = l.adoptable[:0]
 	return nil
 }
 
-func (p *pass) warnDuplicate(ext, kept, other string) {
-	p.r.log.WithField(logfield.ExternalID, ext).WithField(logfield.LinkedContact, kept).WithField(logfield.DuplicateContact, other).
+func (l *relinker) warnDuplicate(ext, kept, other string) {
+	l.r.log.WithField(logfield.ExternalID, ext).WithField(logfield.LinkedContact, kept).WithField(logfield.DuplicateContact, other).
 		Warn("duplicate contact for one externalId; linking the oldest")
 }
 
 // linkFromContact is the link a listed contact gives: its workspace side
 // as it is now.
-func (p *pass) linkFromContact(c workspace.Contact) state.Link {
-	f := p.r.workspaceFields(c)
+func (l *relinker) linkFromContact(c workspace.Contact) state.Link {
+	f := l.r.workspaceFields(c)
 	return state.Link{
-		Connector:        p.r.opts.Connector,
+		Connector:        l.r.opts.Connector,
 		ExternalID:       connector.NormalizeID(*c.ExternalID), // as the mapping keys records
 		ContactID:        c.ID,
 		Fields:           map[string]string(f),
