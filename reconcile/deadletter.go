@@ -165,7 +165,7 @@ func (l *letters) clearDeadLetter(it *item) {
 	}
 }
 
-// hasDeadLetter reports whether the record has a dead letter the pass
+// has reports whether the record has a dead letter the pass
 // knows of.
 func (l *letters) has(ext, recordID string) bool {
 	_, byExt := l.known[ext]

@@ -12,7 +12,7 @@ import (
 	"github.com/syncd-io/syncd/state"
 )
 
-// loadWarned reads which records of the connector stand with field
+// loadWarnings reads which records of the connector stand with field
 // warnings, so that a pass touches the state only for those and for
 // records with new warnings.
 func loadWarnings(store FieldWarningStore, conn string, log *logrus.Entry) (*warnings, error) {
@@ -39,7 +39,7 @@ type warnings struct {
 	warned map[string]bool
 }
 
-// noteWarnings records the field warnings of a mapped record (the values
+// note records the field warnings of a mapped record (the values
 // left out of its contact), or that it has none any more, and logs the
 // new or changed ones: once per change of the value, not on every pass.
 // A failure to record them is logged; the record syncs all the same.
@@ -65,7 +65,7 @@ func (w *warnings) note(rec connector.Record, m mapping.Mapped) {
 	}
 }
 
-// dropWarnings forgets the field warnings of a record that is gone.
+// drop forgets the field warnings of a record that is gone.
 func (w *warnings) drop(externalID string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -113,7 +113,7 @@ type passGuard struct {
 	log    *logrus.Entry
 }
 
-// take sets up the pass's exclusion: per batch (p.guard set) when
+// take sets up the pass's exclusion: per batch (pg.g set) when
 // the connector allows it, else the guard held until release is called.
 func (pg *passGuard) take(g *Guard, reader connector.Source, incremental bool) (release func()) {
 	if g == nil {
