@@ -151,3 +151,61 @@ func TestCorruptJSONValue(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkIndexDisagreesWithLink damages a link's externalID, its entry
+// in the externalID index, or both (as bytes flipped in the crash suite
+// did): syncd refused the file with "contact already linked to another
+// record", or stored a second link for the record. Each is a damaged
+// file, named with how to recover.
+func TestLinkIndexDisagreesWithLink(t *testing.T) {
+	tests := []struct {
+		name                   string
+		renameLink, breakIndex bool
+		cause                  string
+	}{
+		{"link holds another externalID", true, false, `externalID "?2"`},
+		{"index entry of the externalID damaged", false, true, `its externalID "2" is not indexed to it`},
+		{"both", true, true, `its externalID "?2" is not indexed to it`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t)
+			for i := range 3 {
+				must(t, s.Links.Put(Link{Connector: "db", ExternalID: fmt.Sprint(i), ContactID: fmt.Sprint("c", i)}))
+			}
+			must(t, s.db.Update(func(tx *bolt.Tx) error {
+				lb, _ := readLinks(tx, "db")
+				seq, _ := lb.lookup([]byte("2"))
+				if tt.renameLink {
+					if err := lb.links.Put(u64(seq), storedValue(Link{Connector: "db", ExternalID: "?2", ContactID: "c2"})); err != nil {
+						return err
+					}
+				}
+				if tt.breakIndex {
+					return lb.ids.Put([]byte("2"), []byte{0})
+				}
+				return nil
+			}))
+			ops := []struct {
+				name string
+				op   func() error
+			}{
+				{"PutLink", func() error { return s.Links.Put(Link{Connector: "db", ExternalID: "2", ContactID: "c2"}) }},
+				{"LinkByContact", func() error { _, _, err := s.Links.ByContact("db", "c2"); return err }},
+			}
+			if !tt.breakIndex {
+				ops = append(ops, struct {
+					name string
+					op   func() error
+				}{"Link", func() error { _, _, err := s.Links.Get("db", "2"); return err }})
+			}
+			for _, o := range ops {
+				t.Run(o.name, func(t *testing.T) { assertCorrupt(t, o.op(), s.Path(), tt.cause) })
+			}
+			// The other links still read.
+			if l, ok, err := s.Links.ByContact("db", "c1"); err != nil || !ok || l.ExternalID != "1" {
+				t.Fatalf("ByContact(c1) = %+v, %v, %v", l, ok, err)
+			}
+		})
+	}
+}

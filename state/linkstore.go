@@ -108,9 +108,13 @@ func (lb linkBuckets) get(connector, externalID string) (Link, bool, error) {
 	if !ok {
 		return Link{}, false, nil
 	}
-	_, value, ok := lb.stored(seq)
+	ext, value, ok := lb.stored(seq)
 	if !ok {
 		return Link{}, false, fmt.Errorf("decode link %s/%s: %w: index names a missing link", connector, externalID, errLinkFormat)
+	}
+	if ext != nil && string(ext) != externalID {
+		return Link{}, false, fmt.Errorf("decode link %s/%s: %w: index names link #%d, which holds externalID %q",
+			connector, externalID, errLinkFormat, seq, ext)
 	}
 	l, err := decodeLink(connector, externalID, value, 0)
 	return l, err == nil, err
@@ -176,6 +180,13 @@ func (lb linkBuckets) byContact(connector, contactID string) (l Link, seq uint64
 			return Link{}, 0, false, nil, err
 		}
 		if found && cand.ContactID == contactID {
+			// Every write keeps the externalID index and the links in
+			// step: a link it does not name is a damaged file, not a
+			// contact linked to another record.
+			if at, indexed := lb.lookup([]byte(cand.ExternalID)); !indexed || at != s {
+				return Link{}, 0, false, nil, fmt.Errorf("decode link %s/#%d: %w: its externalID %q is not indexed to it",
+					connector, s, errLinkFormat, cand.ExternalID)
+			}
 			l, seq, ok = cand, s, true
 			continue
 		}
