@@ -75,6 +75,7 @@ type Queue interface {
 	SetPosition(name string, pos []byte) error
 	TouchPair(key string, at time.Time) error
 	Pairs(since time.Time) ([]string, error)
+	PruneItems(before time.Time) (int, error)
 }
 
 var _ Queue = (*state.Activities)(nil)
@@ -150,6 +151,12 @@ type Options struct {
 // DefaultPoll is Options.Poll's default.
 const DefaultPoll = 5 * time.Second
 
+// ItemRetention is how long what syncd knows of a call or text (its
+// values, a text's body, a transcript) stays in the state after its last
+// event: a later event of an older call finds no call and writes
+// nothing. What was written for it (ids and hashes, no text) stays.
+const ItemRetention = 30 * 24 * time.Hour
+
 // OperationActivity is the operation of an activity's dead letters.
 const OperationActivity = "activity"
 
@@ -222,8 +229,11 @@ func (l *Logger) Notify() {
 func (l *Logger) Run(ctx context.Context) error {
 	nextCatchUp := time.Time{}
 	for {
-		if now := l.opts.Now(); l.opts.Workspace != nil && !now.Before(nextCatchUp) {
+		if now := l.opts.Now(); !now.Before(nextCatchUp) {
 			nextCatchUp = now.Add(l.opts.CatchUpEvery)
+			if _, err := l.opts.Queue.PruneItems(now.Add(-ItemRetention)); err != nil {
+				l.log.WithError(err).Warn("old calls and texts could not be pruned from the state; tried again later")
+			}
 			if st, err := l.CatchUp(ctx); err != nil && ctx.Err() == nil {
 				l.log.WithError(err).Warn("activity catch-up failed; it runs again later")
 			} else if st.Retried+st.Queued > 0 {

@@ -184,8 +184,11 @@ func (a *Activities) Attempted(seq uint64) (int, error) {
 func (a *Activities) Item(key string) (raw []byte, ok bool, err error) {
 	err = a.view("read activity item "+key, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketActivityItems); b != nil {
-			if v := b.Get([]byte(key)); v != nil {
+			switch v := b.Get([]byte(key)); {
+			case len(v) > 0 && v[0] == '{': // written before items carried their time
 				raw, ok = append([]byte(nil), v...), true
+			case len(v) >= 8:
+				raw, ok = append([]byte(nil), v[8:]...), true
 			}
 		}
 		return nil
@@ -193,15 +196,62 @@ func (a *Activities) Item(key string) (raw []byte, ok bool, err error) {
 	return raw, ok, err
 }
 
-// PutItem stores the item of key.
+// bucketActivityItemTimes indexes the items by when they were last put:
+// time(8)+key -> nil, so that PruneItems reads only what it removes.
+var bucketActivityItemTimes = []byte("activityItemTimes")
+
+// PutItem stores the item of key, and when it was put.
 func (a *Activities) PutItem(key string, raw []byte) error {
 	return a.update("put activity item "+key, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketActivityItems)
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte(key), raw)
+		times, err := tx.CreateBucketIfNotExists(bucketActivityItemTimes)
+		if err != nil {
+			return err
+		}
+		k := []byte(key)
+		now := u64(uint64(nanos(a.now())))
+		if old := b.Get(k); len(old) >= 8 {
+			// The item's previous time entry, kept in front of its value.
+			if err := times.Delete(append(append([]byte{}, old[:8]...), k...)); err != nil {
+				return err
+			}
+		}
+		if err := times.Put(append(append([]byte{}, now...), k...), nil); err != nil {
+			return err
+		}
+		return b.Put(k, append(append([]byte{}, now...), raw...))
 	})
+}
+
+// PruneItems forgets the items last put before before (their calls'
+// and texts' values, a text's body and a transcript among them) and
+// returns how many; what was written for them stays.
+func (a *Activities) PruneItems(before time.Time) (int, error) {
+	n := 0
+	err := a.update("prune activity items", func(tx *bolt.Tx) error {
+		n = 0
+		b, times := tx.Bucket(bucketActivityItems), tx.Bucket(bucketActivityItemTimes)
+		if b == nil || times == nil {
+			return nil
+		}
+		limit := nanos(before)
+		c := times.Cursor()
+		for k, _ := c.First(); len(k) >= 8 && int64(getU64(k[:8])) < limit; k, _ = c.First() {
+			key := append([]byte(nil), k[8:]...)
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			if err := b.Delete(key); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 func writtenKey(connector, key string) []byte { return []byte(connector + "\x00" + key) }

@@ -1,6 +1,9 @@
 package state
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestActivityQueueSurvivesReopen: an enqueued event is there after a
 // reopen, a redelivery of its id is a duplicate, and Ack removes it.
@@ -58,5 +61,32 @@ func TestActivityIntentThenWritten(t *testing.T) {
 	must(t, err)
 	if c != (ActivityCounts{Logged: 1, Updated: 1, Skipped: 2, Failed: 1}) {
 		t.Fatalf("counts = %+v", c)
+	}
+}
+
+// TestActivityItemsPruned: items last put before the limit go (with the
+// texts they hold), later ones stay, and an item put again is kept by
+// its new time.
+func TestActivityItemsPruned(t *testing.T) {
+	s, clk := openTest(t)
+	acts := s.Activities
+	must(t, acts.PutItem("message:AM1", []byte(`{"text":"old"}`)))
+	must(t, acts.PutItem("call:AC1", []byte(`{"v":1}`)))
+	clk.Advance(time.Hour)
+	must(t, acts.PutItem("call:AC1", []byte(`{"v":2}`))) // put again: newer
+	must(t, acts.PutItem("message:AM2", []byte(`{"text":"new"}`)))
+	n, err := acts.PruneItems(clk.Now().Add(-time.Minute))
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("pruned %d items, want 1", n)
+	}
+	if _, ok, _ := acts.Item("message:AM1"); ok {
+		t.Error("the old text is still kept")
+	}
+	for key, want := range map[string]string{"call:AC1": `{"v":2}`, "message:AM2": `{"text":"new"}`} {
+		raw, ok, err := acts.Item(key)
+		if err != nil || !ok || string(raw) != want {
+			t.Errorf("item %s = %q, %v, %v; want %q", key, raw, ok, err, want)
+		}
 	}
 }
