@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -9,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncd-io/syncd/activity"
+	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector/hubspot"
 	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -398,5 +402,39 @@ func TestHubSpotActivityUnknownNumberCreates(t *testing.T) {
 	}
 	if linked != 1 {
 		t.Errorf("%d workspace contacts with the number, want 1", linked)
+	}
+}
+
+// A text HubSpot refuses is a dead letter of operation activity with the
+// system's reason and not the text, counted as failed; the event leaves
+// the queue, and the letter is not retried by hand.
+func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
+	e := startActivityEnv(t, 1, 0)
+	e.hs.Inject(hubspottest.RouteEngagementCreate, hubspottest.Fault{Status: 400})
+	if _, err := e.app.Message(context.Background(), emulator.MessageIn{From: e.phones[0], To: []string{emulator.PhoneNumber},
+		Text: "my pin is 4321", Direction: workspace.Incoming}); err != nil {
+		t.Fatal(err)
+	}
+	var letters []state.DeadLetter
+	waitUntil(t, 20*time.Second, "the dead letter", func() bool {
+		letters, _ = e.d.Store().DeadLetters.List("crm")
+		return len(letters) == 1
+	})
+	dl := letters[0]
+	if dl.Operation != activity.OperationActivity || !strings.HasPrefix(dl.Key, "message:") || dl.Reason == "" || strings.Contains(dl.Reason, "4321") {
+		t.Errorf("dead letter = %+v", dl)
+	}
+	if _, err := e.d.RetryDeadLetter(context.Background(), dl.ID); !errors.Is(err, admin.ErrNotRetryable) {
+		t.Errorf("retry of an activity letter = %v, want ErrNotRetryable", err)
+	}
+	waitUntil(t, 10*time.Second, "the queue to empty", func() bool {
+		n, err := e.d.Store().Activities.CountPending()
+		return err == nil && n == 0
+	})
+	if c, _ := e.d.Store().Activities.Counts("crm"); c.Failed != 1 || c.Logged != 0 {
+		t.Errorf("counts = %+v, want 1 failed", c)
+	}
+	if n := len(e.hs.Engagements(hubspottest.ObjectCommunications)); n != 0 {
+		t.Errorf("%d texts logged", n)
 	}
 }

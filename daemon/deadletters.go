@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/reconcile"
@@ -64,6 +65,10 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 	dl, err := d.store.DeadLetters.Get(id)
 	if err != nil {
 		return resp, err
+	}
+	if dl.Operation == activity.OperationActivity {
+		return resp, fmt.Errorf("%w: dead letter %d is a call or text %s refused; it is written again with its call's next event (a summary, a transcript), or drop it",
+			admin.ErrNotRetryable, id, dl.Connector)
 	}
 	if !reconcile.ForwardOperation(dl.Operation) {
 		return resp, fmt.Errorf("%w: dead letter %d is a %s of the workspace's changes; it is applied again when the contact changes, or drop it", admin.ErrNotRetryable, id, dl.Operation)
