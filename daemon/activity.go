@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -159,4 +160,17 @@ func (d *Daemon) recordCreator(c *Connector, sched *schedule) func(ctx context.C
 		}
 		return res[0].ID, nil
 	}
+}
+
+// RunActivitiesOnce catches the activity direction up and handles its
+// queue once (`run --once`); it reports what the logger did. Nothing
+// happens when no connector logs activities.
+func (d *Daemon) RunActivitiesOnce(ctx context.Context) (activity.Stats, error) {
+	lg, err := d.NewActivityLogger()
+	if err != nil || lg == nil {
+		return activity.Stats{}, err
+	}
+	_, cerr := lg.CatchUp(ctx)
+	derr := lg.Drain(ctx)
+	return lg.Stats(), errors.Join(cerr, derr)
 }

@@ -438,3 +438,30 @@ func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 		t.Errorf("%d texts logged", n)
 	}
 }
+
+// run --once logs what the activity queue holds and what catch-up
+// finds: a call made while no daemon ran, of a number with activity.
+func TestHubSpotActivitiesOnce(t *testing.T) {
+	e := startActivityEnvWith(t, 1, emulator.Options{Rate: -1, MaxAttempts: 1}, nil)
+	ctx := context.Background()
+	if _, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[0]}, Direction: workspace.Incoming, Duration: 3}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "the first call", func() bool { return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 1 })
+	e.stop()
+	if _, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[0]}, Direction: workspace.Outgoing, Duration: 4}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(ctx, e.cfg, daemon.Options{Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	st, err := d.RunActivitiesOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.hs.Engagements(hubspottest.ObjectCalls)); n != 2 || st.Written != 1 {
+		t.Errorf("after run --once: %d calls logged (want 2), %d written (want 1)", n, st.Written)
+	}
+}

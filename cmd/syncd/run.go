@@ -71,7 +71,11 @@ func (c *RunCommand) Run(ctx context.Context, args []string) error {
 		if rs.Events > 0 {
 			fmt.Fprintf(c.m.Stdout, "workspace changes: %s\n", reverseSummary(rs))
 		}
-		return errors.Join(err, rerr)
+		as, aerr := d.RunActivitiesOnce(ctx)
+		if as.Events > 0 {
+			fmt.Fprintf(c.m.Stdout, "calls and texts: events=%d written=%d failed=%d\n", as.Events, as.Written, as.Failed)
+		}
+		return errors.Join(err, rerr, aerr)
 	}
 	return d.Run(ctx)
 }
