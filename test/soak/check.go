@@ -212,12 +212,20 @@ func ownDeleteAfter(later []Edit, side string) bool {
 // checkField checks that the last edit of field f survived on both
 // sides (table row values t, contact values a).
 func (r *Result) checkField(key, f string, es []Edit, t, a e2e.Values, j []state.Conflict, byValue map[string]Edit, race time.Duration) {
-	// An edit its own side deleted later is gone with that delete: a
-	// contact made again from the other side (editAfterDelete) holds the
-	// other side's values.
+	// A contact deleted on one side and made again from the other
+	// (editAfterDelete: edit-wins) holds what the surviving side held:
+	// only the edits after the first delete must have survived, and an
+	// edit its own side deleted later went with that delete.
+	var firstDelete time.Time
+	for _, e := range es {
+		if e.Op == OpDelete {
+			firstDelete = e.At
+			break
+		}
+	}
 	var last *Edit
 	for i := range es {
-		if _, ok := es[i].Values[f]; ok && !ownDeleteAfter(es[i+1:], es[i].Side) {
+		if _, ok := es[i].Values[f]; ok && !ownDeleteAfter(es[i+1:], es[i].Side) && es[i].At.After(firstDelete) {
 			last = &es[i]
 		}
 	}

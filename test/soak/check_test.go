@@ -100,7 +100,7 @@ func TestCheck(t *testing.T) {
 		{"an edit after the other side's delete, applied", []Edit{create, del(10, App), edit(20, Table, "firstName", "T2")},
 			both(e2e.Values{First: "T2", Last: "I1", Company: "I1"}), nil,
 			func(t *testing.T, r Result) {
-				if r.AfterDelete.Applied != 1 || r.Survived != 3 || r.Failed() {
+				if r.AfterDelete.Applied != 1 || r.Fields != 1 || r.Survived != 1 || r.Failed() {
 					t.Errorf("want an applied edit after delete, got %+v", r)
 				}
 			}},
@@ -124,6 +124,14 @@ func TestCheck(t *testing.T) {
 			func(t *testing.T, r Result) {
 				if r.Lost != 0 || r.AfterDelete.Applied != 1 || r.Failed() {
 					t.Errorf("want the recreated contact's values, got %+v", r)
+				}
+			}},
+		{"a contact the app deleted, made again by a later table edit, holds the row's values",
+			[]Edit{create, edit(10, Table, "lastName", "T2"), edit(20, App, "lastName", "A3"), del(21, App), edit(40, Table, "firstName", "T4")},
+			both(e2e.Values{First: "T4", Last: "A3", Company: "I1"}), nil,
+			func(t *testing.T, r Result) {
+				if r.Lost != 0 || r.Fields != 1 || r.Survived != 1 || r.Failed() {
+					t.Errorf("want only the edit after the delete checked, got %+v", r)
 				}
 			}},
 		{"a contact twice", []Edit{create},
