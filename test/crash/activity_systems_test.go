@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -19,7 +20,8 @@ import (
 // HubSpot, Salesforce, Pipedrive and a PostgreSQL activities table, each
 // on its person's record and none twice; the summaries and transcripts
 // made for some calls (some while syncd is down, some before their call
-// is logged) are in their call's activity, not in another.
+// is logged) are in their call's activity, not in another. syncd runs
+// at level debug and prints no text's body and no transcript.
 func TestActivitiesExactlyOnceThroughKill(t *testing.T) {
 	const people, calls, texts, whileDown = 40, 200, 200, 20
 	rng := rand.New(rand.NewSource(*seed))
@@ -44,6 +46,7 @@ func TestActivitiesExactlyOnceThroughKill(t *testing.T) {
 	// once half of them are made and some are already logged.
 	killed := false
 	var restarted time.Time
+	var outputs []string // what each syncd printed
 	for n := 0; n < calls+texts; n++ {
 		i := rng.Intn(people)
 		var m made
@@ -78,6 +81,7 @@ func TestActivitiesExactlyOnceThroughKill(t *testing.T) {
 					summarized++
 				}
 			}
+			outputs = append(outputs, p.Out.String())
 			p = start(t, "run", "--config", w.cfg)
 			restarted = time.Now()
 			waitListening(t, ctx, p, w.listen)
@@ -96,6 +100,15 @@ func TestActivitiesExactlyOnceThroughKill(t *testing.T) {
 	// Duplicated deliveries still in flight land, then syncd stops.
 	time.Sleep(time.Second)
 	p.Terminate(t, 30*time.Second)
+	outputs = append(outputs, p.Out.String())
+	// Privacy: no text's body and no transcript in what syncd printed
+	// at level debug.
+	for i, out := range outputs {
+		t.Logf("syncd run %d printed %d lines", i+1, strings.Count(out, "\n"))
+		if private := regexp.MustCompile(`text-\d+-body|transcript-of-`).FindString(out); private != "" {
+			t.Errorf("syncd run %d printed a private value (%q):\n%s", i+1, private, out)
+		}
+	}
 
 	for sys, problems := range w.check(t, all) {
 		if len(problems) > 0 {

@@ -78,7 +78,7 @@ func newActivityWorld(t *testing.T, people int, dups float64) *activityWorld {
 		Workspace: configfile.Workspace{BaseURL: w.emu.URL, APIKey: emulator.DefaultAPIKey, RateLimit: 1000, Burst: 100},
 		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
 		Webhooks:  configfile.Webhooks{Listen: w.listen, Path: "/webhooks/workspace", PublicURL: "http://" + w.listen + "/webhooks/workspace", AutoRegister: true},
-		Log:       configfile.Log{Level: "warn"},
+		Log:       configfile.Log{Level: "debug"},
 		Connectors: []configfile.Connector{
 			{Name: "hubspot", Type: "hubspot", Direction: "to-workspace", Schedule: "@every 1h",
 				Settings: map[string]any{"token": w.hs.Token(), "baseURL": w.hs.URL, "rateLimit": 100000, "searchRateLimit": 1000},
