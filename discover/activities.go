@@ -82,7 +82,7 @@ func ProposeActivities(contactTable string, tables []sqlkit.TableShape) *Activit
 	var best *ActivityProposal
 	bestScore := 0
 	for _, t := range tables {
-		if sameTable(t.Name, contactTable) {
+		if sameTable(t.Name, contactTable) || !sameSchema(t.Name, contactTable) {
 			continue
 		}
 		tw := words(unqualified(t.Name))
@@ -188,6 +188,29 @@ func unqualified(name string) string {
 
 func sameTable(a, b string) bool {
 	return strings.EqualFold(unqualified(a), unqualified(b))
+}
+
+// sameSchema reports whether table sits in the contact table's schema:
+// the activities of one application's contacts are kept beside them, not
+// in another schema of the database (another application's, or another
+// tenant's). An unqualified contact table is in PostgreSQL's default
+// schema, public; MySQL's names are never qualified (one database).
+func sameSchema(table, contactTable string) bool {
+	ts, cs := schemaOf(table), schemaOf(contactTable)
+	if cs == "" {
+		return ts == "" || ts == "public"
+	}
+	return ts == cs
+}
+
+// schemaOf is the lower-cased schema part of a qualified name, "" when
+// it has none.
+func schemaOf(name string) string {
+	i := strings.LastIndex(name, ".")
+	if i < 0 {
+		return ""
+	}
+	return strings.ToLower(strings.Trim(name[:i], "\"`"))
 }
 
 // comment is the proposal as a commented activities block: uncommented

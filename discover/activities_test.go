@@ -22,6 +22,8 @@ func TestProposeActivities(t *testing.T) {
 		Unique: map[string]bool{"id": true, "activity_key": true}}
 	noKey := sqlkit.TableShape{Name: "phone_calls", Types: map[string]string{"id": "bigint", "customer_id": "bigint", "call_time": "datetime"},
 		Unique: map[string]bool{"id": true}}
+	otherSchema := callLog
+	otherSchema.Name = "tenant_b.call_log"
 	orders := sqlkit.TableShape{Name: "orders", Types: map[string]string{"id": "bigint", "contact_id": "bigint", "created_at": "timestamp"}}
 	cases := []struct {
 		name    string
@@ -34,6 +36,7 @@ func TestProposeActivities(t *testing.T) {
 			"contact=contact_id key=activity_key kind=type at=started_at direction=direction duration=duration_seconds summary=notes text=body", ""},
 		{"a call table without a key column", []sqlkit.TableShape{contacts, noKey}, "phone_calls", "contact=customer_id at=call_time", "no column holds syncd's key"},
 		{"no table named like a log", []sqlkit.TableShape{contacts, orders}, "", "", ""},
+		{"a call log of another schema", []sqlkit.TableShape{contacts, otherSchema}, "", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
