@@ -196,6 +196,15 @@ func (l *Logger) listTexts(ctx context.Context, p workspace.ActivityPageParams, 
 			return fmt.Errorf("catch up: %w", err)
 		}
 		for _, m := range page.Data {
+			// A text already handled (from its delivery or an earlier
+			// pass) is not queued again, as calls are not (queueCall).
+			it, err := l.loadItem(connector.ActivityMessage, m.ID)
+			if err != nil {
+				return err
+			}
+			if it.Message != nil {
+				continue
+			}
 			typ := workspace.EventMessageReceived
 			if m.Direction == workspace.Outgoing {
 				typ = workspace.EventMessageDelivered
