@@ -70,8 +70,9 @@ func (d *Daemon) activityTypes() []string {
 }
 
 // activityTargets are the connectors whose activities log something and
-// whose source can write activities (validate refuses the others).
-func (d *Daemon) activityTargets(sched *schedule) []*activity.Target {
+// whose source can write activities (validate refuses the others); an
+// entry of activities.log the source cannot log refuses the start.
+func (d *Daemon) activityTargets(sched *schedule) ([]*activity.Target, error) {
 	var out []*activity.Target
 	for _, c := range d.connectors {
 		if !c.Config.Activities.Enabled() {
@@ -82,13 +83,16 @@ func (d *Daemon) activityTargets(sched *schedule) []*activity.Target {
 			c.log.Warn("activities are configured but the connector cannot write them; none are logged")
 			continue
 		}
+		if err := activity.CheckKinds(c.Name, w, c.Config.Activities.Log); err != nil {
+			return nil, err
+		}
 		t := &activity.Target{Name: c.Name, Writer: w, Log: slices.Clone(c.Config.Activities.Log)}
 		if c.Config.Activities.UnknownNumbers == policy.UnknownCreate {
 			t.Create = d.recordCreator(c, sched)
 		}
 		out = append(out, t)
 	}
-	return out
+	return out, nil
 }
 
 // NewActivityLogger returns the activity direction over the daemon's
@@ -99,9 +103,9 @@ func (d *Daemon) NewActivityLogger() (*activity.Logger, error) { return d.newAct
 // sched's triggers of their connector (its forward pass links the new
 // record).
 func (d *Daemon) newActivityLogger(sched *schedule) (*activity.Logger, error) {
-	targets := d.activityTargets(sched)
-	if len(targets) == 0 {
-		return nil, nil
+	targets, err := d.activityTargets(sched)
+	if err != nil || len(targets) == 0 {
+		return nil, err
 	}
 	return activity.New(activity.Options{Queue: d.store.Activities, Store: activity.StoreOf(d.store), Targets: targets,
 		Workspace: d.ws, WebhookURL: d.cfg.Webhooks.PublicURL, Log: logrus.NewEntry(d.log)})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/sqlkit"
@@ -104,6 +105,7 @@ func (c *ValidateCommand) checkSourceFields(ctx context.Context, cfg *config.Con
 			}
 			fmt.Fprintf(c.m.Stderr, "note: connectors[%s]: %s\n", cc.Name, note)
 		})
+		problems = append(problems, facts.activity...)
 		if errors.Is(err, connector.ErrSchema) {
 			problems = append(problems, fmt.Sprintf("connectors[%s].settings: %v", cc.Name, err))
 			continue
@@ -201,6 +203,8 @@ type sourceFacts struct {
 	names    map[string]string
 	writable []string
 	id       *sqlkit.IDColumn
+	// activity are the activities.log entries the source cannot log.
+	activity []string
 }
 
 // sourceFields opens the connector's source for a moment and lists its
@@ -221,6 +225,7 @@ func sourceFields(ctx context.Context, t connector.Type, cc config.ConnectorConf
 	}
 	if aw, ok := src.(connector.ActivityWriter); ok && cc.Activities.Enabled() {
 		note(activityNote(aw, cc))
+		f.activity = activity.KindProblems(cc.Name, aw, cc.Activities.Log)
 		if ac, ok := src.(activityTableChecker); ok {
 			if err := ac.CheckActivities(ctx); err != nil {
 				return f, err
