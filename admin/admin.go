@@ -73,6 +73,9 @@ type ResyncRequest struct {
 	// AllowMassDelete lets the resync delete more than the connector's
 	// massDeleteThreshold (syncd resync --allow-mass-delete).
 	AllowMassDelete bool `json:"allowMassDelete,omitempty"`
+	// AllowMassRekey lets a resync that looks like a change of the
+	// source's ids go on (syncd resync --allow-mass-rekey).
+	AllowMassRekey bool `json:"allowMassRekey,omitempty"`
 }
 
 // ResyncResponse is its answer.
@@ -230,7 +233,7 @@ func (s *Server) resync(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log().WithFields(logrus.Fields{logfield.Connector: req.Connector, logfield.DryRun: req.DryRun, logfield.Remote: r.RemoteAddr}).Info("resync requested")
 	var resp ResyncResponse
-	o := reconcile.ResyncOptions{DryRun: req.DryRun, AllowMassDelete: req.AllowMassDelete, Plan: func(e reconcile.PlanEntry) { resp.Plan = append(resp.Plan, e) }}
+	o := reconcile.ResyncOptions{DryRun: req.DryRun, AllowMassDelete: req.AllowMassDelete, AllowMassRekey: req.AllowMassRekey, Plan: func(e reconcile.PlanEntry) { resp.Plan = append(resp.Plan, e) }}
 	sums, err := s.Daemon.Resync(r.Context(), req.Connector, o)
 	resp.Summaries = sums
 	status := http.StatusOK

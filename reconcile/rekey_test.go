@@ -18,9 +18,14 @@ func TestMassRekeyGuard(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		match []string
+		// resync allows the re-key through ResyncOptions (syncd resync
+		// --allow-mass-rekey asking a running daemon) rather than the
+		// reconciler's options (syncd run --allow-mass-rekey).
+		resync bool
 	}{
-		{"no match setting: phone and e-mail", nil},
-		{"match by e-mail", []string{MatchEmail}},
+		{"no match setting: phone and e-mail", nil, false},
+		{"match by e-mail", []string{MatchEmail}, false},
+		{"allowed by the resync alone", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, 200, emulator.Options{})
@@ -49,12 +54,18 @@ func TestMassRekeyGuard(t *testing.T) {
 
 			before = e.emu.Stats()
 			r := e.reconciler()
-			r.opts.AllowMassRekey = true
-			sum, err = r.Run(context.Background())
+			if tc.resync {
+				sum, err = r.Resync(context.Background(), ResyncOptions{AllowMassRekey: true})
+			} else {
+				r.opts.AllowMassRekey = true
+				sum, err = r.Run(context.Background())
+			}
 			if err != nil {
 				t.Fatalf("allowed re-key: %v (%v)", err, sum)
 			}
-			if posts, _, deletes := e.writes(before); posts+deletes != 0 || sum.Relinked != 200 {
+			// A resync also re-links every contact it finds in its listing
+			// (and patches the new externalId), so it counts more relinks.
+			if posts, _, deletes := e.writes(before); posts+deletes != 0 || sum.Relinked < 200 || (!tc.resync && sum.Relinked != 200) {
 				t.Errorf("allowed re-key: %d POSTs %d DELETEs, %v; want every record to take over its contact", posts, deletes, sum)
 			}
 			e.assertNoDuplicates(200)

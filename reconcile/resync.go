@@ -29,6 +29,10 @@ type ResyncOptions struct {
 	// AllowMassDelete lifts the mass-delete threshold for this resync
 	// alone (syncd resync --allow-mass-delete through a running daemon).
 	AllowMassDelete bool
+	// AllowMassRekey lets this resync alone go on when it looks like a
+	// change of the source's ids (syncd resync --allow-mass-rekey through
+	// a running daemon).
+	AllowMassRekey bool
 }
 
 // Resync compares the whole source with every workspace contact of the
@@ -40,9 +44,10 @@ func (r *Reconciler) Resync(ctx context.Context, o ResyncOptions) (Summary, erro
 	if o.DryRun {
 		return r.dryRun(ctx, o)
 	}
-	if o.AllowMassDelete && !r.opts.AllowMassDelete {
+	if (o.AllowMassDelete && !r.opts.AllowMassDelete) || (o.AllowMassRekey && !r.opts.AllowMassRekey) {
 		allowed := &Reconciler{opts: r.opts, log: r.log}
-		allowed.opts.AllowMassDelete = true
+		allowed.opts.AllowMassDelete = r.opts.AllowMassDelete || o.AllowMassDelete
+		allowed.opts.AllowMassRekey = r.opts.AllowMassRekey || o.AllowMassRekey
 		return allowed.Resync(ctx, o)
 	}
 	defer r.holdGuard()()

@@ -96,8 +96,6 @@ type (
 // resyncAsk is a resync as the resync verb asks it.
 type resyncAsk struct {
 	admin.ResyncRequest
-	// AllowMassRekey is a run's option: only a resync on the file takes it.
-	AllowMassRekey bool
 	// Plan receives each write of the plan.
 	Plan func(reconcile.PlanEntry)
 	// Watch starts showing the passes from src, looked at every every,

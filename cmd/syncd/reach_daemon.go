@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -82,17 +81,9 @@ func (t *throughDaemon) SettleHeldDeletes(ctx context.Context, connector, action
 	return res.Approved + res.Dropped, err
 }
 
-// errRekeyThroughDaemon refuses --allow-mass-rekey through a daemon: the
-// admin API has no such option, and a resync without it is not what was
-// asked.
-var errRekeyThroughDaemon = errors.New("--allow-mass-rekey cannot be passed to a running daemon: stop it and resync, or run it with --allow-mass-rekey")
-
 // Resync asks the daemon to resync, showing its passes from its status
 // meanwhile; the plan comes with the answer.
 func (t *throughDaemon) Resync(ctx context.Context, r resyncAsk) ([]reconcile.Summary, error) {
-	if r.AllowMassRekey {
-		return nil, errRekeyThroughDaemon
-	}
 	fmt.Fprintf(t.notes, "syncd: a daemon holds %s; asking it at %s\n", t.path, t.at)
 	stop := r.Watch(newRemotePasses(ctx, t.cl), t.log, remoteEvery)
 	resp, err := t.cl.Resync(ctx, r.ResyncRequest)
