@@ -1,6 +1,11 @@
 package state
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 func TestCheckpoints(t *testing.T) {
 	s, clk := openTest(t)
@@ -67,5 +72,40 @@ func TestCheckpointsListsEveryCursor(t *testing.T) {
 	}
 	if got, err := s.Checkpoints.All("never-ran"); err != nil || len(got) != 0 {
 		t.Errorf("Checkpoints of a connector without any = %v, %v; want empty", got, err)
+	}
+}
+
+// TestDamagedCheckpoint flips a byte of a stored cursor, as the crash
+// suite's damaged state files did: the source got "2\xff26-11-27 ..." and
+// failed with a query error that did not name the state file (or a flip
+// to another digit would skip changes silently). A damaged checkpoint is
+// a damaged file, named with how to recover.
+func TestDamagedCheckpoint(t *testing.T) {
+	tests := []struct {
+		name string
+		at   func(raw []byte) int
+	}{
+		{"cursor byte", func([]byte) int { return 1 }},
+		{"checksum byte", func(raw []byte) int { return len(raw) - 1 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t)
+			must(t, s.Checkpoints.Set("pg", "", "2026-11-27 07:08:57.519996+00|42"))
+			must(t, s.Checkpoints.Set("pg", "archived", "7"))
+			must(t, s.db.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketCheckpoints).Bucket([]byte("pg"))
+				raw := bytes.Clone(b.Get(checkpointKey("")))
+				raw[tt.at(raw)] ^= 0x08
+				return b.Put(checkpointKey(""), raw)
+			}))
+			_, err := s.Checkpoints.Get("pg", "")
+			assertCorrupt(t, err, s.Path(), "checksum mismatch")
+			_, err = s.Checkpoints.All("pg")
+			assertCorrupt(t, err, s.Path(), "checksum mismatch")
+			if v, err := s.Checkpoints.Get("pg", "archived"); err != nil || v != "7" {
+				t.Fatalf("undamaged checkpoint = %q, %v", v, err)
+			}
+		})
 	}
 }

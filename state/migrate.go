@@ -56,6 +56,7 @@ var migrations = []migration{
 	}},
 	{version: 2, name: "compact links", up: compactLinks},
 	{version: 3, name: "trim link externalIDs", up: trimLinkIDs},
+	{version: 4, name: "checksum checkpoints", up: sealCheckpoints},
 }
 
 // CurrentSchemaVersion is the schema version this syncd writes.
