@@ -31,6 +31,11 @@ type Status struct {
 	FieldWarnings int `json:"fieldWarnings"`
 	// InboxPending counts webhook events accepted but not yet applied.
 	InboxPending int `json:"inboxPending"`
+	// ActivitiesPending counts call and message events not handled yet:
+	// one queue for every connector with activities (an event's
+	// connectors are known only once it is handled), so it is a total,
+	// not a connector's figure.
+	ActivitiesPending int `json:"activitiesPending"`
 	// Webhooks is the receiver's address, "" when none listens.
 	Webhooks string `json:"webhooks,omitempty"`
 	// Rates are the API rate limiters that met 429s (live daemons only):
@@ -148,9 +153,6 @@ type ActivityStatus struct {
 	Updated int64 `json:"updated"`
 	Skipped int64 `json:"skipped"`
 	Failed  int64 `json:"failed"`
-	// Pending counts call and message events not handled yet (one queue
-	// for every connector with activities).
-	Pending int `json:"pending"`
 }
 
 // RefusedDelete is a mass delete the guard refused (a TRUNCATE, a source

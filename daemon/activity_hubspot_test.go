@@ -260,7 +260,7 @@ func checkActivityOps(t *testing.T, e *activityEnv, logged int64) {
 		t.Fatal(err)
 	}
 	a := st.Connectors[0].Activities
-	if a == nil || a.Logged != logged || a.Failed != 0 || a.Pending != 0 {
+	if a == nil || a.Logged != logged || a.Failed != 0 || st.ActivitiesPending != 0 {
 		t.Errorf("status activities = %+v, want %d logged, none failed or waiting", a, logged)
 	}
 	rec := httptest.NewRecorder()

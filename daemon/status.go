@@ -50,6 +50,9 @@ func BuildStatus(cfg *config.Config, st *state.Store, version, configPath string
 	if out.InboxPending, err = st.Inbox.Count(); err != nil {
 		return out, err
 	}
+	if out.ActivitiesPending, err = st.Activities.CountPending(); err != nil {
+		return out, err
+	}
 	return out, nil
 }
 
@@ -88,11 +91,7 @@ func connectorStatus(st *state.Store, cc config.ConnectorConfig, configPath stri
 		if err != nil {
 			return cs, err
 		}
-		pending, err := st.Activities.CountPending()
-		if err != nil {
-			return cs, err
-		}
-		cs.Activities = &admin.ActivityStatus{Logged: c.Logged, Updated: c.Updated, Skipped: c.Skipped, Failed: c.Failed, Pending: pending}
+		cs.Activities = &admin.ActivityStatus{Logged: c.Logged, Updated: c.Updated, Skipped: c.Skipped, Failed: c.Failed}
 	}
 	return cs, nil
 }

@@ -72,7 +72,11 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 	if st.Webhooks != "" {
 		fmt.Fprintf(w, "webhook receiver on %s\n", st.Webhooks)
 	}
-	fmt.Fprintf(w, "dead letters %d, conflicts %d, webhook events waiting %d\n", st.DeadLetters, st.Conflicts, st.InboxPending)
+	fmt.Fprintf(w, "dead letters %d, conflicts %d, webhook events waiting %d", st.DeadLetters, st.Conflicts, st.InboxPending)
+	if logsActivities(st) {
+		fmt.Fprintf(w, ", call and text events waiting %d (all connectors)", st.ActivitiesPending)
+	}
+	fmt.Fprintln(w)
 	if st.FieldWarnings > 0 {
 		fmt.Fprintf(w, "field warnings %d: records synced without a value that did not map (syncd deadletters list shows them)\n", st.FieldWarnings)
 	}
@@ -123,8 +127,8 @@ func printStatus(w io.Writer, st admin.Status, ready *admin.Readiness, now time.
 			fmt.Fprintf(w, "\n%s: API %s: %s", cs.Name, q.Name, quotaLine(q))
 		}
 		if a := cs.Activities; a != nil {
-			fmt.Fprintf(w, "\n%s: calls and texts: %d logged, %d updated, %d skipped (no record has the number), %d failed, %d waiting",
-				cs.Name, a.Logged, a.Updated, a.Skipped, a.Failed, a.Pending)
+			fmt.Fprintf(w, "\n%s: calls and texts: %d logged, %d updated, %d skipped (no record has the number), %d failed",
+				cs.Name, a.Logged, a.Updated, a.Skipped, a.Failed)
 		}
 	}
 	for _, cs := range st.Connectors {
@@ -167,4 +171,14 @@ func ago(now, t time.Time) string {
 		return "in " + (-d).String()
 	}
 	return d.String() + " ago"
+}
+
+// logsActivities reports whether a connector of st logs calls and texts.
+func logsActivities(st admin.Status) bool {
+	for _, cs := range st.Connectors {
+		if cs.Activities != nil {
+			return true
+		}
+	}
+	return false
 }

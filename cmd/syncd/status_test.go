@@ -81,3 +81,29 @@ func TestPrintStatusNotice(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintStatusActivitiesPendingIsATotal: the activity queue is one for
+// every connector, so its figure is printed once as a total, not as each
+// connector's (two connectors showed the same "3 waiting").
+func TestPrintStatusActivitiesPendingIsATotal(t *testing.T) {
+	now := time.Now()
+	st := admin.Status{ActivitiesPending: 3, Connectors: []admin.ConnectorStatus{
+		{Name: "hs", Type: "hubspot", Activities: &admin.ActivityStatus{Logged: 5}},
+		{Name: "db", Type: "postgres", Activities: &admin.ActivityStatus{Logged: 2, Failed: 1}},
+	}}
+	var b strings.Builder
+	printStatus(&b, st, nil, now)
+	out := b.String()
+	for _, want := range []string{
+		"call and text events waiting 3 (all connectors)",
+		"hs: calls and texts: 5 logged, 0 updated, 0 skipped (no record has the number), 0 failed\n",
+		"db: calls and texts: 2 logged, 0 updated, 0 skipped (no record has the number), 1 failed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "waiting 3"); n != 1 {
+		t.Errorf("the shared queue's figure is printed %d times, want once:\n%s", n, out)
+	}
+}
