@@ -11,7 +11,7 @@ import (
 	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -41,7 +41,7 @@ func TestLaterEventsBeforeTheCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	hs := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 	t.Cleanup(hs.Close)
 	contact := hs.Add(map[string]string{"firstname": "Ada", "phone": "+15550001111"})
 	set := hubspot.NewSettings()
@@ -81,7 +81,7 @@ func TestLaterEventsBeforeTheCall(t *testing.T) {
 			if err := lg.Drain(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if n := len(hs.Engagements(hubspottest.ObjectCalls)); n != 0 {
+			if n := len(hs.Engagements(hubspotemu.ObjectCalls)); n != 0 {
 				t.Fatalf("%d calls written before the call was known", n)
 			}
 		}
@@ -89,7 +89,7 @@ func TestLaterEventsBeforeTheCall(t *testing.T) {
 	if err := lg.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	calls := hs.Engagements(hubspottest.ObjectCalls)
+	calls := hs.Engagements(hubspotemu.ObjectCalls)
 	if len(calls) != 1 || calls[0].Contacts[0] != contact {
 		t.Fatalf("calls = %+v, want one on contact %s", calls, contact)
 	}

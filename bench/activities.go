@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
@@ -229,7 +229,7 @@ func newActivityCRM(crm string, people int) (*activityCRM, error) {
 	}
 	switch crm {
 	case "hubspot":
-		hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+		hs := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 		for i, p := range c.phones {
 			hs.Add(map[string]string{"firstname": fmt.Sprint("First", i), "lastname": "Last", "phone": p})
 		}
@@ -240,7 +240,7 @@ func newActivityCRM(crm string, people int) (*activityCRM, error) {
 				"lastName": configfile.From("lastname"), "phoneNumbers.mobile": phone("phone")}}}
 		c.callIDs = func() []string {
 			var out []string
-			for _, g := range hs.Engagements(hubspottest.ObjectCalls) {
+			for _, g := range hs.Engagements(hubspotemu.ObjectCalls) {
 				if id, ok := callOfKey(g.Properties[hubspot.ActivityKeyProperty]); ok && len(g.Contacts) == 1 {
 					out = append(out, id)
 				}
@@ -248,7 +248,7 @@ func newActivityCRM(crm string, people int) (*activityCRM, error) {
 			return out
 		}
 	case "salesforce":
-		org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true})
+		org := salesforceemu.NewServer(salesforceemu.Options{RealClock: true})
 		for i, p := range c.phones {
 			org.Add("Contact", map[string]any{"FirstName": fmt.Sprint("First", i), "LastName": "Last", "Phone": p})
 		}
@@ -272,9 +272,9 @@ func newActivityCRM(crm string, people int) (*activityCRM, error) {
 			return out
 		}
 	case "pipedrive":
-		pd := pipedrivetest.NewServer(pipedrivetest.Options{})
+		pd := pipedriveemu.NewServer(pipedriveemu.Options{})
 		for i, p := range c.phones {
-			pd.Add(pipedrivetest.Person{Name: fmt.Sprint("First", i, " Last"), Phones: []pipedrivetest.Item{{Value: p, Label: "mobile", Primary: true}}})
+			pd.Add(pipedriveemu.Person{Name: fmt.Sprint("First", i, " Last"), Phones: []pipedriveemu.Item{{Value: p, Label: "mobile", Primary: true}}})
 		}
 		c.close = pd.Close
 		c.connector = configfile.Connector{Type: "pipedrive",

@@ -14,7 +14,7 @@ import (
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/policy"
@@ -29,7 +29,7 @@ import (
 // state and listener.
 type activityEnv struct {
 	emu    *emulator.Server
-	hs     *hubspottest.Server
+	hs     *hubspotemu.Server
 	app    emulator.App
 	cfg    *config.Config
 	phones []string
@@ -50,7 +50,7 @@ func startActivityEnvWith(t *testing.T, n int, opts emulator.Options, edit func(
 	t.Helper()
 	emu := emulator.NewServer(opts)
 	t.Cleanup(emu.Close)
-	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	hs := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 	t.Cleanup(hs.Close)
 	e := &activityEnv{emu: emu, hs: hs, app: emulator.App{BaseURL: emu.URL}}
 	e.owner = hs.AddOwner("agent@example.com")
@@ -117,9 +117,9 @@ func (e *activityEnv) start(t *testing.T) {
 
 // byKey returns the engagements of objectType by syncd's key, failing
 // on a key logged twice.
-func (e *activityEnv) byKey(t *testing.T, objectType string) map[string]hubspottest.Engagement {
+func (e *activityEnv) byKey(t *testing.T, objectType string) map[string]hubspotemu.Engagement {
 	t.Helper()
-	out := map[string]hubspottest.Engagement{}
+	out := map[string]hubspotemu.Engagement{}
 	for _, g := range e.hs.Engagements(objectType) {
 		k := g.Properties[hubspot.ActivityKeyProperty]
 		if _, dup := out[k]; dup {
@@ -159,7 +159,7 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 		}
 	}
 	waitUntil(t, 20*time.Second, "a call and a text on each contact", func() bool {
-		return len(e.hs.Engagements(hubspottest.ObjectCalls)) == n && len(e.hs.Engagements(hubspottest.ObjectCommunications)) == n
+		return len(e.hs.Engagements(hubspotemu.ObjectCalls)) == n && len(e.hs.Engagements(hubspotemu.ObjectCommunications)) == n
 	})
 
 	// Stopped: calls made meanwhile, and the first call's summary,
@@ -190,7 +190,7 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 	e.start(t)
 	key := "call:" + first + ":" + e.ids[0]
 	waitUntil(t, 30*time.Second, "every call logged, the first one complete", func() bool {
-		got := e.hs.Engagements(hubspottest.ObjectCalls)
+		got := e.hs.Engagements(hubspotemu.ObjectCalls)
 		if len(got) != n+3 {
 			return false
 		}
@@ -204,7 +204,7 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 	})
 	// Let the duplicates still in flight arrive, then check.
 	time.Sleep(300 * time.Millisecond)
-	got := e.byKey(t, hubspottest.ObjectCalls)
+	got := e.byKey(t, hubspotemu.ObjectCalls)
 	if len(got) != n+3 {
 		t.Fatalf("%d calls logged, want %d", len(got), n+3)
 	}
@@ -225,7 +225,7 @@ func TestHubSpotActivitiesEndToEnd(t *testing.T) {
 			t.Errorf("call %s of contact %d has owner %q, want %q", id, i, g.Properties["hubspot_owner_id"], wantOwner)
 		}
 	}
-	texts := e.byKey(t, hubspottest.ObjectCommunications)
+	texts := e.byKey(t, hubspotemu.ObjectCommunications)
 	if len(texts) != n {
 		t.Fatalf("%d texts logged, want %d", len(texts), n)
 	}
@@ -282,7 +282,7 @@ func checkActivityOps(t *testing.T, e *activityEnv, logged int64) {
 // on the contact, found by search, not two.
 func TestHubSpotActivityLostAnswerLoggedOnce(t *testing.T) {
 	e := startActivityEnv(t, 1, 0)
-	e.hs.Inject(hubspottest.RouteEngagementCreate, hubspottest.Fault{Status: 502, AfterApply: true})
+	e.hs.Inject(hubspotemu.RouteEngagementCreate, hubspotemu.Fault{Status: 502, AfterApply: true})
 	id, err := e.app.Call(context.Background(), emulator.CallIn{Participants: []string{e.phones[0]}, Direction: workspace.Incoming, Duration: 12})
 	if err != nil {
 		t.Fatal(err)
@@ -292,10 +292,10 @@ func TestHubSpotActivityLostAnswerLoggedOnce(t *testing.T) {
 		w, ok, err := e.d.Store().Activities.Written("crm", key)
 		return err == nil && ok && w.ActivityID != ""
 	})
-	if got := e.byKey(t, hubspottest.ObjectCalls); len(got) != 1 {
+	if got := e.byKey(t, hubspotemu.ObjectCalls); len(got) != 1 {
 		t.Fatalf("%d calls logged, want 1", len(got))
 	}
-	if n := e.hs.Stats().Requests[hubspottest.RouteEngagementSearch]; n != 1 {
+	if n := e.hs.Stats().Requests[hubspotemu.RouteEngagementSearch]; n != 1 {
 		t.Errorf("%d searches, want 1 (only after the lost answer)", n)
 	}
 }
@@ -317,7 +317,7 @@ func TestHubSpotActivitiesCaughtUp(t *testing.T) {
 	}
 	call(0)
 	call(1)
-	waitUntil(t, 20*time.Second, "the first calls", func() bool { return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 2 })
+	waitUntil(t, 20*time.Second, "the first calls", func() bool { return len(e.hs.Engagements(hubspotemu.ObjectCalls)) == 2 })
 	e.stop()
 	missed := []string{call(0), call(0), call(1)}
 	if err := e.app.Summarize(ctx, missed[0], []string{"Called while syncd was down"}, nil); err != nil {
@@ -343,9 +343,9 @@ func TestHubSpotActivitiesCaughtUp(t *testing.T) {
 	})
 	e.start(t)
 	waitUntil(t, 30*time.Second, "the missed calls and text", func() bool {
-		return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 6 && len(e.hs.Engagements(hubspottest.ObjectCommunications)) == 1
+		return len(e.hs.Engagements(hubspotemu.ObjectCalls)) == 6 && len(e.hs.Engagements(hubspotemu.ObjectCommunications)) == 1
 	})
-	got := e.byKey(t, hubspottest.ObjectCalls)
+	got := e.byKey(t, hubspotemu.ObjectCalls)
 	for i, id := range append(missed, fresh) {
 		idx := []int{0, 0, 1, 2}[i]
 		if _, ok := got["call:"+id+":"+e.ids[idx]]; !ok {
@@ -353,7 +353,7 @@ func TestHubSpotActivitiesCaughtUp(t *testing.T) {
 		}
 	}
 	waitUntil(t, 10*time.Second, "the missed summary", func() bool {
-		return strings.Contains(e.byKey(t, hubspottest.ObjectCalls)["call:"+missed[0]+":"+e.ids[0]].Properties["hs_call_body"], "while syncd was down")
+		return strings.Contains(e.byKey(t, hubspotemu.ObjectCalls)["call:"+missed[0]+":"+e.ids[0]].Properties["hs_call_body"], "while syncd was down")
 	})
 }
 
@@ -375,8 +375,8 @@ func TestHubSpotActivityUnknownNumberCreates(t *testing.T) {
 		}
 		calls = append(calls, id)
 	}
-	waitUntil(t, 30*time.Second, "both calls logged", func() bool { return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 2 })
-	var made []hubspottest.Contact
+	waitUntil(t, 30*time.Second, "both calls logged", func() bool { return len(e.hs.Engagements(hubspotemu.ObjectCalls)) == 2 })
+	var made []hubspotemu.Contact
 	for _, c := range e.hs.Contacts() {
 		if c.Properties["phone"] == stranger {
 			made = append(made, c)
@@ -385,7 +385,7 @@ func TestHubSpotActivityUnknownNumberCreates(t *testing.T) {
 	if len(made) != 1 {
 		t.Fatalf("%d HubSpot contacts with the number, want 1", len(made))
 	}
-	got := e.byKey(t, hubspottest.ObjectCalls)
+	got := e.byKey(t, hubspotemu.ObjectCalls)
 	for _, id := range calls {
 		g, ok := got["call:"+id+":"+made[0].ID]
 		if !ok || len(g.Contacts) != 1 || g.Contacts[0] != made[0].ID {
@@ -410,7 +410,7 @@ func TestHubSpotActivityUnknownNumberCreates(t *testing.T) {
 // the queue, and the letter is not retried by hand.
 func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 	e := startActivityEnv(t, 1, 0)
-	e.hs.Inject(hubspottest.RouteEngagementCreate, hubspottest.Fault{Status: 400})
+	e.hs.Inject(hubspotemu.RouteEngagementCreate, hubspotemu.Fault{Status: 400})
 	if _, err := e.app.Message(context.Background(), emulator.MessageIn{From: e.phones[0], To: []string{emulator.PhoneNumber},
 		Text: "my pin is 4321", Direction: workspace.Incoming}); err != nil {
 		t.Fatal(err)
@@ -434,7 +434,7 @@ func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 	if c, _ := e.d.Store().Activities.Counts("crm"); c.Failed != 1 || c.Logged != 0 {
 		t.Errorf("counts = %+v, want 1 failed", c)
 	}
-	if n := len(e.hs.Engagements(hubspottest.ObjectCommunications)); n != 0 {
+	if n := len(e.hs.Engagements(hubspotemu.ObjectCommunications)); n != 0 {
 		t.Errorf("%d texts logged", n)
 	}
 }
@@ -447,7 +447,7 @@ func TestHubSpotActivitiesOnce(t *testing.T) {
 	if _, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[0]}, Direction: workspace.Incoming, Duration: 3}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 20*time.Second, "the first call", func() bool { return len(e.hs.Engagements(hubspottest.ObjectCalls)) == 1 })
+	waitUntil(t, 20*time.Second, "the first call", func() bool { return len(e.hs.Engagements(hubspotemu.ObjectCalls)) == 1 })
 	e.stop()
 	if _, err := e.app.Call(ctx, emulator.CallIn{Participants: []string{e.phones[0]}, Direction: workspace.Outgoing, Duration: 4}); err != nil {
 		t.Fatal(err)
@@ -461,7 +461,7 @@ func TestHubSpotActivitiesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(e.hs.Engagements(hubspottest.ObjectCalls)); n != 2 || st.Written != 1 {
+	if n := len(e.hs.Engagements(hubspotemu.ObjectCalls)); n != 2 || st.Written != 1 {
 		t.Errorf("after run --once: %d calls logged (want 2), %d written (want 1)", n, st.Written)
 	}
 }

@@ -12,9 +12,9 @@ import (
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	_ "github.com/syncd-io/syncd/connector/pipedrive" // the connector of the pipedrive case
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -43,7 +43,7 @@ const hookSecret = "app-client-secret-0123456789"
 
 var crmCases = []crmCase{
 	{name: "hubspot", start: func(t *testing.T, n int, url string) (configfile.Connector, *crmHook) {
-		srv := hubspottest.NewServer(hubspottest.Options{RateLimit: 100}) // Free and Starter: 100 per 10 s, search 5 per second
+		srv := hubspotemu.NewServer(hubspotemu.Options{RateLimit: 100}) // Free and Starter: 100 per 10 s, search 5 per second
 		t.Cleanup(srv.Close)
 		ids := make([]string, n)
 		for i := range n {
@@ -52,9 +52,9 @@ var crmCases = []crmCase{
 		// The target URL as an admin may enter it, with a query string
 		// (the signature covers it).
 		target := url + "?portal=9&app=7"
-		srv.SetWebhooks(&hubspottest.WebhookTarget{URL: target, ClientSecret: hookSecret, AppID: 7, PortalID: 9, RetryScale: 0.001})
+		srv.SetWebhooks(&hubspotemu.WebhookTarget{URL: target, ClientSecret: hookSecret, AppID: 7, PortalID: 9, RetryScale: 0.001})
 		sign := func(u, ts string, body []byte) string {
-			return hubspottest.SignatureV3(hookSecret, http.MethodPost, u, body, ts)
+			return hubspotemu.SignatureV3(hookSecret, http.MethodPost, u, body, ts)
 		}
 		body := []byte(`[{"objectId":1,"subscriptionType":"contact.propertyChange","propertyName":"lastname","propertyValue":"Forged"}]`)
 		req := func(u, sig, ts string) *http.Request {
@@ -82,14 +82,14 @@ var crmCases = []crmCase{
 					"no signature": func(u string) *http.Request { return req(u, "", now(0)) },
 					"wrong secret": func(u string) *http.Request {
 						ts := now(0)
-						return req(u, hubspottest.SignatureV3("other", http.MethodPost, u, body, ts), ts)
+						return req(u, hubspotemu.SignatureV3("other", http.MethodPost, u, body, ts), ts)
 					},
 					"stale (6 minutes)": func(u string) *http.Request { ts := now(-6 * time.Minute); return req(u, sign(u, ts, body), ts) },
 					"other body":        func(u string) *http.Request { ts := now(0); return req(u, sign(u, ts, []byte("[]")), ts) },
 					"v1 of another secret": func(u string) *http.Request {
 						r := req(u, "", now(0))
 						r.Header.Set(hubspot.SignatureVersionHeader, "v1")
-						r.Header.Set(hubspot.OlderSignatureHeader, hubspottest.SignatureV1("other", body))
+						r.Header.Set(hubspot.OlderSignatureHeader, hubspotemu.SignatureV1("other", body))
 						return r
 					},
 				},
@@ -102,11 +102,11 @@ var crmCases = []crmCase{
 // the daemon starts.
 func pipedriveCase(age time.Duration) crmCase {
 	return crmCase{name: "pipedrive", start: func(t *testing.T, n int, url string) (configfile.Connector, *crmHook) {
-		srv := pipedrivetest.NewServer(pipedrivetest.Options{WebhookRetryScale: 0.001})
+		srv := pipedriveemu.NewServer(pipedriveemu.Options{WebhookRetryScale: 0.001})
 		t.Cleanup(srv.Close)
 		ids := make([]string, n)
 		for i := range n {
-			ids[i] = srv.Add(pipedrivetest.Person{Name: "First Before", UpdateTime: time.Now().Add(-age).Truncate(time.Millisecond), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Primary: true, Label: "work"}}})
+			ids[i] = srv.Add(pipedriveemu.Person{Name: "First Before", UpdateTime: time.Now().Add(-age).Truncate(time.Millisecond), Emails: []pipedriveemu.Item{{Value: fmt.Sprintf("p%d@example.com", i), Primary: true, Label: "work"}}})
 		}
 		req := func(u, user, pass string) *http.Request {
 			r, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader([]byte(`{"meta":{"action":"change","entity":"person","entity_id":"1"},"data":{"id":1,"name":"Forged"}}`)))
@@ -122,7 +122,7 @@ func pipedriveCase(age time.Duration) crmCase {
 					"firstName": configfile.From("first_name"), "lastName": configfile.From("last_name"), "emails.work": configfile.From("emails.work")}}},
 			&crmHook{
 				edit: func(i int, v string) {
-					if err := srv.Edit(ids[i], func(p *pipedrivetest.Person) { p.Name = "First " + v }); err != nil {
+					if err := srv.Edit(ids[i], func(p *pipedriveemu.Person) { p.Name = "First " + v }); err != nil {
 						t.Error(err)
 					}
 				},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/syncd-io/syncd/admin"
 	_ "github.com/syncd-io/syncd/connector/salesforce"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -25,7 +25,7 @@ import (
 // record is read twice.
 func TestSalesforcePassStopsAtDailyBudget(t *testing.T) {
 	const contacts, page = 1000, 200 // 4 pages within the budget, one after
-	org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true, DailyLimit: 1000, Used: 495})
+	org := salesforceemu.NewServer(salesforceemu.Options{RealClock: true, DailyLimit: 1000, Used: 495})
 	t.Cleanup(org.Close)
 	for i := range contacts {
 		org.Add("Contact", map[string]any{"FirstName": fmt.Sprint("Ada", i), "LastName": fmt.Sprint("Lovelace", i)})

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -42,7 +42,7 @@ func callAndTextOn(ctx context.Context, emu *demoEmulator, logged func() bool) (
 
 // salesforceLogged reports whether the org holds the demo's call, with
 // its summary, and text as Tasks on a Contact.
-func salesforceLogged(org *salesforcetest.Server) func() bool {
+func salesforceLogged(org *salesforceemu.Server) func() bool {
 	return func() bool {
 		var calls, texts int
 		for _, r := range org.Records("Task") {
@@ -65,7 +65,7 @@ func salesforceLogged(org *salesforcetest.Server) func() bool {
 
 // pipedriveLogged reports whether the server holds the demo's call, with
 // its summary, and text as done activities on a person.
-func pipedriveLogged(pd *pipedrivetest.Server) func() bool {
+func pipedriveLogged(pd *pipedriveemu.Server) func() bool {
 	return func() bool {
 		var calls, texts int
 		for _, a := range pd.Activities() {

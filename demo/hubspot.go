@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -20,7 +20,7 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 		return err
 	}
 	defer emu.Close()
-	hs := hubspottest.NewServer(hubspottest.Options{Seed: 1, KeepBatchOrder: true})
+	hs := hubspotemu.NewServer(hubspotemu.Options{Seed: 1, KeepBatchOrder: true})
 	defer hs.Close()
 	for _, p := range SamplePeople(rows) {
 		hs.Add(map[string]string{"firstname": p[1], "lastname": p[2], "email": p[3], "phone": p[4], "company": p[5]})
@@ -59,7 +59,7 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 	})
 	after := hs.Stats()
 	fmt.Fprintf(out, "4. Three edits made in the workspace app reached HubSpot: %v, after %s, in %d batch/update call(s)\n",
-		reached, time.Since(start).Round(time.Millisecond), after.Requests[hubspottest.RouteBatchUpdate]-before.Requests[hubspottest.RouteBatchUpdate])
+		reached, time.Since(start).Round(time.Millisecond), after.Requests[hubspotemu.RouteBatchUpdate]-before.Requests[hubspotemu.RouteBatchUpdate])
 
 	wsBefore := emu.Stats()
 	if sums, err = d.RunOnce(ctx); err != nil {
@@ -86,7 +86,7 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 	after, wsAfter = hs.Stats(), emu.Stats()
 	fmt.Fprintf(out, "6. An edit made in HubSpot: %d PATCH to the workspace; its webhook came back as an echo and was dropped: %d HubSpot writes\n   %s\n",
 		wsAfter.Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact],
-		after.Requests[hubspottest.RouteBatchUpdate]-before.Requests[hubspottest.RouteBatchUpdate], sums[0])
+		after.Requests[hubspotemu.RouteBatchUpdate]-before.Requests[hubspotemu.RouteBatchUpdate], sums[0])
 	logged, err := callAndText(ctx, emu, hs)
 	if err != nil {
 		return err
@@ -99,11 +99,11 @@ func (c *runner) hubspotDemo(ctx context.Context, dir string, rows int, serve bo
 // callAndText has a linked contact call in and text the workspace, and
 // reports whether both reach the HubSpot contact, the call with its
 // summary.
-func callAndText(ctx context.Context, emu *demoEmulator, hs *hubspottest.Server) (bool, error) {
+func callAndText(ctx context.Context, emu *demoEmulator, hs *hubspotemu.Server) (bool, error) {
 	return callAndTextOn(ctx, emu, func() bool {
-		calls := hs.Engagements(hubspottest.ObjectCalls)
+		calls := hs.Engagements(hubspotemu.ObjectCalls)
 		return len(calls) == 1 && strings.Contains(calls[0].Properties["hs_call_body"], "annual plan") &&
-			len(hs.Engagements(hubspottest.ObjectCommunications)) == 1
+			len(hs.Engagements(hubspotemu.ObjectCommunications)) == 1
 	})
 }
 

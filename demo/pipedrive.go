@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/daemon"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -24,7 +24,7 @@ func (c *runner) pipedriveDemo(ctx context.Context, dir string, rows int, serve 
 		return err
 	}
 	defer emu.Close()
-	pd := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 20})
+	pd := pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 20})
 	defer pd.Close()
 	ids := addDemoPersons(pd, rows)
 	fmt.Fprintf(out, "1. Started a workspace emulator at %s and a Pipedrive test server at %s with %d persons (work and home e-mail each)\n", emu.URL, pd.URL, rows)
@@ -78,19 +78,19 @@ func (c *runner) pipedriveDemo(ctx context.Context, dir string, rows int, serve 
 
 // addDemoPersons stores the demo's people as persons with a work and a
 // home e-mail address, a mobile number and an organization.
-func addDemoPersons(pd *pipedrivetest.Server, rows int) []string {
+func addDemoPersons(pd *pipedriveemu.Server, rows int) []string {
 	ids := make([]string, 0, rows)
 	for i, p := range SamplePeople(rows) {
-		ids = append(ids, pd.Add(pipedrivetest.Person{Name: p[1] + " " + p[2], OrgID: pd.AddOrg(p[5]),
-			Emails: []pipedrivetest.Item{{Value: p[3], Label: "work"}, {Value: fmt.Sprintf("home%d@example.net", i+1), Label: "home"}},
-			Phones: []pipedrivetest.Item{{Value: p[4], Label: "mobile"}}}))
+		ids = append(ids, pd.Add(pipedriveemu.Person{Name: p[1] + " " + p[2], OrgID: pd.AddOrg(p[5]),
+			Emails: []pipedriveemu.Item{{Value: p[3], Label: "work"}, {Value: fmt.Sprintf("home%d@example.net", i+1), Label: "home"}},
+			Phones: []pipedriveemu.Item{{Value: p[4], Label: "mobile"}}}))
 	}
 	return ids
 }
 
 // demoEmailEdits edits three work e-mail addresses in the workspace's
 // app and reports how they reached Pipedrive.
-func demoEmailEdits(ctx context.Context, out io.Writer, emu *demoEmulator, pd *pipedrivetest.Server) error {
+func demoEmailEdits(ctx context.Context, out io.Writer, emu *demoEmulator, pd *pipedriveemu.Server) error {
 	before := pd.Stats()
 	start := time.Now()
 	contacts := emu.Contacts()
@@ -110,13 +110,13 @@ func demoEmailEdits(ctx context.Context, out io.Writer, emu *demoEmulator, pd *p
 		kept = kept && len(p.Emails) == 2
 	}
 	fmt.Fprintf(out, "4. Three e-mail edits made in the workspace app reached Pipedrive: %v, after %s, in %d PATCH; every unmapped home address kept: %v\n",
-		reached, time.Since(start).Round(time.Millisecond), pd.Stats().Requests[pipedrivetest.RouteUpdatePerson]-before.Requests[pipedrivetest.RouteUpdatePerson], kept)
+		reached, time.Since(start).Round(time.Millisecond), pd.Stats().Requests[pipedriveemu.RouteUpdatePerson]-before.Requests[pipedriveemu.RouteUpdatePerson], kept)
 	return nil
 }
 
 // deleteAndMerge deletes the last person and merges the one before into
 // the one before that, as users do in Pipedrive.
-func deleteAndMerge(pd *pipedrivetest.Server, ids []string) error {
+func deleteAndMerge(pd *pipedriveemu.Server, ids []string) error {
 	if len(ids) < 3 {
 		return nil
 	}
@@ -127,7 +127,7 @@ func deleteAndMerge(pd *pipedrivetest.Server, ids []string) error {
 }
 
 // demoQuotas prints what Pipedrive saw and the quotas /status shows.
-func demoQuotas(ctx context.Context, out io.Writer, d *daemon.Daemon, pd *pipedrivetest.Server) error {
+func demoQuotas(ctx context.Context, out io.Writer, d *daemon.Daemon, pd *pipedriveemu.Server) error {
 	st, err := d.Status(ctx)
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func demoQuotas(ctx context.Context, out io.Writer, d *daemon.Daemon, pd *pipedr
 	return nil
 }
 
-func countNewWork(pd *pipedrivetest.Server) int {
+func countNewWork(pd *pipedriveemu.Server) int {
 	n := 0
 	for _, p := range pd.Persons() {
 		for _, e := range p.Emails {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -22,7 +22,7 @@ func (c *runner) salesforceDemo(ctx context.Context, dir string, rows int, serve
 		return err
 	}
 	defer emu.Close()
-	org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true, Used: 1200, DailyLimit: 15000})
+	org := salesforceemu.NewServer(salesforceemu.Options{RealClock: true, Used: 1200, DailyLimit: 15000})
 	defer org.Close()
 	var ids []string
 	for _, p := range SamplePeople(rows) {
@@ -68,7 +68,7 @@ func (c *runner) salesforceDemo(ctx context.Context, dir string, rows int, serve
 	})
 	after := org.Stats()
 	fmt.Fprintf(out, "4. Three edits made in the workspace app reached Salesforce: %v, in %d sObject Collections update call(s)\n",
-		reached, after.Requests[salesforcetest.RouteUpdate]-before.Requests[salesforcetest.RouteUpdate])
+		reached, after.Requests[salesforceemu.RouteUpdate]-before.Requests[salesforceemu.RouteUpdate])
 
 	settle()
 	wsBefore := emu.Stats()
@@ -94,7 +94,7 @@ func (c *runner) salesforceDemo(ctx context.Context, dir string, rows int, serve
 	after = org.Stats()
 	fmt.Fprintf(out, "6. An edit made in Salesforce: %d PATCH to the workspace; its webhook came back as an echo and was dropped: %d Salesforce writes\n   %s\n",
 		emu.Stats().Requests[workspace.RouteUpdateContact]-wsBefore.Requests[workspace.RouteUpdateContact],
-		after.Requests[salesforcetest.RouteUpdate]-before.Requests[salesforcetest.RouteUpdate], sums[0])
+		after.Requests[salesforceemu.RouteUpdate]-before.Requests[salesforceemu.RouteUpdate], sums[0])
 
 	// Someone merges a duplicate in Salesforce: the second Contact into a
 	// new one.
@@ -139,7 +139,7 @@ func derefStr(s *string) string {
 	return *s
 }
 
-func salesforceDemoConnectors(org *salesforcetest.Server) string {
+func salesforceDemoConnectors(org *salesforceemu.Server) string {
 	return fmt.Sprintf(`  - name: sf
     type: salesforce
     source: custom-salesforce

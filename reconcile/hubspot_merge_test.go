@@ -7,7 +7,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
@@ -19,14 +19,14 @@ const hsSource = "custom-hubspot"
 // hsEnv is a HubSpot test portal, a workspace emulator and a state file.
 type hsEnv struct {
 	*env
-	crm    *hubspottest.Server
+	crm    *hubspotemu.Server
 	policy policy.Delete
 }
 
-func newHSEnv(t *testing.T, opts hubspottest.Options) *hsEnv {
+func newHSEnv(t *testing.T, opts hubspotemu.Options) *hsEnv {
 	e := newEnv(t, 0, emulator.Options{})
 	opts.SearchPerSecond = -1
-	crm := hubspottest.NewServer(opts)
+	crm := hubspotemu.NewServer(opts)
 	t.Cleanup(crm.Close)
 	return &hsEnv{env: e, crm: crm, policy: policy.DeleteIgnore}
 }
@@ -97,7 +97,7 @@ func TestHubSpotMergeRelinksContact(t *testing.T) {
 		{name: "new id listed archived before search shows it, delete", onDelete: policy.DeleteRemove, archived: true, lag: 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newHSEnv(t, hubspottest.Options{Seed: 5, LegacyMerge: tc.legacy, ArchiveMerged: tc.archived, SearchLag: tc.lag})
+			e := newHSEnv(t, hubspotemu.Options{Seed: 5, LegacyMerge: tc.legacy, ArchiveMerged: tc.archived, SearchLag: tc.lag})
 			e.policy = tc.onDelete
 			a := e.crm.Add(map[string]string{"firstname": "Ada", "lastname": "Lovelace", "email": "ada@example.com"})
 			b := e.crm.Add(map[string]string{"firstname": "Ada", "lastname": "King", "email": "ada.king@example.com"})

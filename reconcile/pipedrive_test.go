@@ -11,7 +11,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/pipedrive"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
@@ -22,15 +22,15 @@ import (
 // pipedriveEnv syncs a Pipedrive test server into an emulated workspace.
 type pipedriveEnv struct {
 	*env
-	srv *pipedrivetest.Server
+	srv *pipedriveemu.Server
 	src connector.Source
 	m   *mapping.Mapper
 }
 
-func newPipedriveEnv(t *testing.T, pageSize int, opts pipedrivetest.Options, edits ...func(*pipedrive.Settings)) *pipedriveEnv {
+func newPipedriveEnv(t *testing.T, pageSize int, opts pipedriveemu.Options, edits ...func(*pipedrive.Settings)) *pipedriveEnv {
 	t.Helper()
 	e := &pipedriveEnv{env: newEnv(t, 0, emulator.Options{})}
-	e.srv = pipedrivetest.NewServer(opts)
+	e.srv = pipedriveemu.NewServer(opts)
 	t.Cleanup(e.srv.Close)
 	e.srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	m, err := mapping.Compile(mapping.Spec{Fields: map[string]mapping.FieldSpec{
@@ -92,11 +92,11 @@ func (e *pipedriveEnv) contactsByExt() map[string][]workspace.Contact {
 	return out
 }
 
-func person(i int) pipedrivetest.Person {
-	return pipedrivetest.Person{
+func person(i int) pipedriveemu.Person {
+	return pipedriveemu.Person{
 		Name:   fmt.Sprintf("First%d Last%d", i, i),
-		Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}},
-		Phones: []pipedrivetest.Item{{Value: fmt.Sprintf("+1415%07d", 2000000+i), Label: "mobile"}},
+		Emails: []pipedriveemu.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}},
+		Phones: []pipedriveemu.Item{{Value: fmt.Sprintf("+1415%07d", 2000000+i), Label: "mobile"}},
 	}
 }
 
@@ -114,7 +114,7 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 		total = n
 	}
 	shared, from, pageSize := 3*total/20, total*87/200, min(pipedrive.MaxPageSize, total/20)
-	e := newPipedriveEnv(t, pageSize, pipedrivetest.Options{})
+	e := newPipedriveEnv(t, pageSize, pipedriveemu.Options{})
 	for i := range total {
 		if i < from || i >= from+shared {
 			e.srv.Advance(time.Second)
@@ -127,7 +127,7 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 		t.Fatalf("first pass %v, want %d created", sum, total)
 	}
 	t.Logf("%d persons (%d on one update_time, pages of %d): first pass %s, %d list calls", total, shared, pageSize,
-		time.Since(start).Round(time.Millisecond), e.srv.Stats().Requests[pipedrivetest.RouteListPersons])
+		time.Since(start).Round(time.Millisecond), e.srv.Stats().Requests[pipedriveemu.RouteListPersons])
 	byExt := e.contactsByExt()
 	if len(byExt) != total {
 		t.Errorf("%d externalIds in the workspace, want %d", len(byExt), total)
@@ -152,7 +152,7 @@ func TestPipedriveSharedUpdateTimeAllLinked(t *testing.T) {
 // survivor's), and one merged into a person with a contact is a
 // duplicate, deleted.
 func TestPipedriveDeleteAndMerge(t *testing.T) {
-	e := newPipedriveEnv(t, 10, pipedrivetest.Options{})
+	e := newPipedriveEnv(t, 10, pipedriveemu.Options{})
 	e.policy = policy.DeleteRemove
 	ids := make([]string, 4)
 	for i := range ids {
@@ -203,7 +203,7 @@ func TestPipedriveDeleteAndMerge(t *testing.T) {
 func TestPipedriveDailyBudget(t *testing.T) {
 	const total = 500
 	// 20 tokens a list page: 4 pages of 100 fit in 80.
-	e := newPipedriveEnv(t, 100, pipedrivetest.Options{DailyTokens: 80, BurstLimit: 1000})
+	e := newPipedriveEnv(t, 100, pipedriveemu.Options{DailyTokens: 80, BurstLimit: 1000})
 	for i := range total {
 		e.srv.Advance(time.Second)
 		e.srv.Add(person(i))
@@ -217,11 +217,11 @@ func TestPipedriveDailyBudget(t *testing.T) {
 		t.Errorf("first pass created %d, want the 400 of the pages read", sum.Created)
 	}
 	e.srv.NewDay()
-	reads := e.srv.Stats().Requests[pipedrivetest.RouteListPersons]
+	reads := e.srv.Stats().Requests[pipedriveemu.RouteListPersons]
 	if sum := e.run(); sum.Created != total-400 || sum.Stopped != "" {
 		t.Errorf("next day's pass %v, want %d created", sum, total-400)
 	}
-	if got := e.srv.Stats().Requests[pipedrivetest.RouteListPersons] - reads; got != 1 {
+	if got := e.srv.Stats().Requests[pipedriveemu.RouteListPersons] - reads; got != 1 {
 		t.Errorf("the next day's pass made %d list calls, want 1 (the one page left)", got)
 	}
 	byExt := e.contactsByExt()
@@ -236,7 +236,7 @@ func TestPipedriveDailyBudget(t *testing.T) {
 // deleted in Pipedrive loses its contact, and a person merged into one
 // that has a contact leaves that one contact for the survivor.
 func TestPipedriveDeletionsWithoutRecents(t *testing.T) {
-	e := newPipedriveEnv(t, 10, pipedrivetest.Options{RecentsOmitDeleted: true}, func(s *pipedrive.Settings) { s.IDScanInterval = 0 })
+	e := newPipedriveEnv(t, 10, pipedriveemu.Options{RecentsOmitDeleted: true}, func(s *pipedrive.Settings) { s.IDScanInterval = 0 })
 	e.policy = policy.DeleteRemove
 	ids := make([]string, 4)
 	for i := range ids {
@@ -256,7 +256,7 @@ func TestPipedriveDeletionsWithoutRecents(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.srv.Advance(time.Second)
-	if err := e.srv.Edit(ids[2], func(p *pipedrivetest.Person) { p.OwnerID = 7 }); err != nil { // the edit clears merge_what_id
+	if err := e.srv.Edit(ids[2], func(p *pipedriveemu.Person) { p.OwnerID = 7 }); err != nil { // the edit clears merge_what_id
 		t.Fatal(err)
 	}
 	e.srv.Advance(time.Second)
@@ -282,10 +282,10 @@ func TestPipedriveDeletionsWithoutRecents(t *testing.T) {
 func TestPipedriveMergeWithoutTrace(t *testing.T) {
 	tests := []struct {
 		name string
-		opts pipedrivetest.Options
+		opts pipedriveemu.Options
 	}{
 		{name: "the feed shows the merged person inactive"},
-		{name: "the feed shows nothing: the id scan", opts: pipedrivetest.Options{RecentsOmitDeleted: true}},
+		{name: "the feed shows nothing: the id scan", opts: pipedriveemu.Options{RecentsOmitDeleted: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -300,12 +300,12 @@ func TestPipedriveMergeWithoutTrace(t *testing.T) {
 			}
 			contact := e.contactsByExt()[loser][0].ID
 			e.srv.Advance(time.Second)
-			survivor := e.srv.Add(pipedrivetest.Person{Name: "First1 Married"}) // made after the pass: no contact
+			survivor := e.srv.Add(pipedriveemu.Person{Name: "First1 Married"}) // made after the pass: no contact
 			if err := e.srv.Merge(loser, survivor); err != nil {
 				t.Fatal(err)
 			}
 			e.srv.Advance(time.Second)
-			if err := e.srv.Edit(survivor, func(p *pipedrivetest.Person) { p.OwnerID = 7 }); err != nil { // clears merge_what_id
+			if err := e.srv.Edit(survivor, func(p *pipedriveemu.Person) { p.OwnerID = 7 }); err != nil { // clears merge_what_id
 				t.Fatal(err)
 			}
 			e.srv.Advance(time.Second)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 // TestSalesforceRefusedDeletionScanDoesNotFreezeTheWindow is issue 22's
@@ -22,15 +22,15 @@ import (
 func TestSalesforceRefusedDeletionScanDoesNotFreezeTheWindow(t *testing.T) {
 	cases := []struct {
 		name   string
-		refuse func(org *salesforcetest.Server)
+		refuse func(org *salesforceemu.Server)
 	}{
-		{"the delete log was purged past the scan's start", func(org *salesforcetest.Server) {
+		{"the delete log was purged past the scan's start", func(org *salesforceemu.Server) {
 			id := org.Add("Contact", map[string]any{"LastName": "Gone"})
 			_ = org.Delete(id)
 			org.EmptyRecycleBin(org.Now().Add(time.Millisecond), true)
 		}},
-		{"getDeleted refused once", func(org *salesforcetest.Server) {
-			org.Fail(salesforcetest.RouteDeleted, 1, http.StatusBadRequest, "INVALID_REPLICATION_DATE",
+		{"getDeleted refused once", func(org *salesforceemu.Server) {
+			org.Fail(salesforceemu.RouteDeleted, 1, http.StatusBadRequest, "INVALID_REPLICATION_DATE",
 				"startDate must chronologically precede endDate by more than one minute")
 		}},
 	}
@@ -91,10 +91,10 @@ func TestSalesforceRefusedDeletionScanDoesNotFreezeTheWindow(t *testing.T) {
 				}
 			}
 			st := e.org.Stats()
-			if refused := st.Responses[salesforcetest.RouteDeleted][http.StatusBadRequest]; refused != 1 {
+			if refused := st.Responses[salesforceemu.RouteDeleted][http.StatusBadRequest]; refused != 1 {
 				t.Errorf("getDeleted refused %d times, want once (the refused range is never asked again)", refused)
 			}
-			if ok := st.Responses[salesforcetest.RouteDeleted][http.StatusOK]; ok < 2 {
+			if ok := st.Responses[salesforceemu.RouteDeleted][http.StatusOK]; ok < 2 {
 				t.Errorf("%d getDeleted calls answered after the refusal, want the later windows to scan", ok)
 			}
 		})

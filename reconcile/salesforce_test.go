@@ -11,7 +11,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/salesforce"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
@@ -25,7 +25,7 @@ type sfEnv struct {
 	*env
 	// ws, when set, replaces the workspace client the reconciler gets.
 	wsWrap   func(Workspace) Workspace
-	org      *salesforcetest.Server
+	org      *salesforceemu.Server
 	policy   policy.Delete
 	pageSize int // query batch size; 0: the connector's default
 }
@@ -38,7 +38,7 @@ func newSFEnv(t *testing.T) *sfEnv {
 		t.Fatal(err)
 	}
 	e.ws = ws
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	return &sfEnv{env: e, org: org, policy: policy.DeleteIgnore}
 }
@@ -176,7 +176,7 @@ func TestSalesforceSharedModstampReadOnce(t *testing.T) {
 	}
 	st := e.org.Stats()
 	t.Logf("resumed run: %v; %d records read, %d query calls, %d queryMore calls", sum, len(reads),
-		st.Requests[salesforcetest.RouteQueryAll], st.Requests[salesforcetest.RouteQueryMore])
+		st.Requests[salesforceemu.RouteQueryAll], st.Requests[salesforceemu.RouteQueryMore])
 	// The pages read every record once. At the size the records
 	// after the 10,000th share their phones with linked ones, so the
 	// mass re-key guard asks the org for up to maxSharers of those linked

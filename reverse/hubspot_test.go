@@ -9,7 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -20,7 +20,7 @@ import (
 // the workspace.
 func TestHubSpotEditsGoInBatchCalls(t *testing.T) {
 	const n = 150
-	srv := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	srv := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 	t.Cleanup(srv.Close)
 	for i := range n {
 		srv.Add(map[string]string{"email": fmt.Sprintf("c%d@example.com", i), "firstname": fmt.Sprint("First", i), "lastname": fmt.Sprint("Last", i)})
@@ -56,8 +56,8 @@ func TestHubSpotEditsGoInBatchCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := srv.Stats()
-	updates := after.Requests[hubspottest.RouteBatchUpdate] - before.Requests[hubspottest.RouteBatchUpdate]
-	reads := after.Requests[hubspottest.RouteBatchRead] - before.Requests[hubspottest.RouteBatchRead]
+	updates := after.Requests[hubspotemu.RouteBatchUpdate] - before.Requests[hubspotemu.RouteBatchUpdate]
+	reads := after.Requests[hubspotemu.RouteBatchRead] - before.Requests[hubspotemu.RouteBatchRead]
 	if updates != 2 || reads != 2 {
 		t.Fatalf("%d batch update and %d batch read calls for %d edits, want 2 and 2", updates, reads, n)
 	}
@@ -86,17 +86,17 @@ func TestHubSpotWriteBackFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		role    string // the to-crm property the workspace's role goes to
-		faults  []hubspottest.Fault
+		faults  []hubspotemu.Fault
 		calls   int // batch update calls
 		written bool
 		reason  []string
 	}{
 		{name: "validation error", role: "tier", calls: 1,
 			reason: []string{"field tier refused (code VALIDATION_ERROR)", `Property "tier" does not exist`}},
-		{name: "502, then written", role: "jobtitle", faults: []hubspottest.Fault{{Status: 502}}, calls: 2, written: true},
+		{name: "502, then written", role: "jobtitle", faults: []hubspotemu.Fault{{Status: 502}}, calls: 2, written: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+			srv := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 			t.Cleanup(srv.Close)
 			for i := range 2 {
 				srv.Add(map[string]string{"email": fmt.Sprintf("c%d@example.com", i), "firstname": fmt.Sprint("First", i), "lastname": fmt.Sprint("Last", i)})
@@ -128,14 +128,14 @@ func TestHubSpotWriteBackFailures(t *testing.T) {
 			if q, err := a.CatchUp(context.Background(), "crm"); err != nil || q != 1 {
 				t.Fatalf("catch-up queued %d, %v", q, err)
 			}
-			srv.Inject(hubspottest.RouteBatchUpdate, tc.faults...)
+			srv.Inject(hubspotemu.RouteBatchUpdate, tc.faults...)
 			before := srv.Stats()
 			for range DefaultMaxAttempts + 2 {
 				if _, err := a.Round(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if calls := srv.Stats().Requests[hubspottest.RouteBatchUpdate] - before.Requests[hubspottest.RouteBatchUpdate]; calls != tc.calls {
+			if calls := srv.Stats().Requests[hubspotemu.RouteBatchUpdate] - before.Requests[hubspotemu.RouteBatchUpdate]; calls != tc.calls {
 				t.Errorf("%d batch update calls, want %d", calls, tc.calls)
 			}
 			dls, err := e.store.DeadLetters.List("crm")

@@ -9,9 +9,9 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/connector/pipedrive"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -24,7 +24,7 @@ import (
 // and later workspace edits (of another field, or of the phone itself)
 // never write over the phone's text in HubSpot.
 func TestHubSpotBadPhonesSyncWithoutThemAndStayAtTheSource(t *testing.T) {
-	srv := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	srv := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 	t.Cleanup(srv.Close)
 	people := []struct {
 		name, phone string
@@ -182,11 +182,11 @@ func deref(s *string) string {
 // stays as typed, in the phones list Pipedrive takes whole, even when a
 // mobile number is typed into the app.
 func TestPipedriveBadPhoneItemStaysWhileAnotherIsWritten(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Emails: []pipedrivetest.Item{{Value: "ada@example.com", Label: "work"}},
-		Phones: []pipedrivetest.Item{{Value: "n/a", Label: "mobile", Primary: true}, {Value: "+1 415 555 0100", Label: "work"}}})
+	id := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace", Emails: []pipedriveemu.Item{{Value: "ada@example.com", Label: "work"}},
+		Phones: []pipedriveemu.Item{{Value: "n/a", Label: "mobile", Primary: true}, {Value: "+1 415 555 0100", Label: "work"}}})
 	srv.Advance(time.Second)
 
 	e := newEnv(t, nil)

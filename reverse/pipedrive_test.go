@@ -10,7 +10,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/pipedrive"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -22,11 +22,11 @@ import (
 // that follows recognises its own writes.
 func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 	const n = 30
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	for i := range n {
-		srv.Add(pipedrivetest.Person{Name: fmt.Sprintf("First%d Last%d", i, i), Emails: []pipedrivetest.Item{
+		srv.Add(pipedriveemu.Person{Name: fmt.Sprintf("First%d Last%d", i, i), Emails: []pipedriveemu.Item{
 			{Value: fmt.Sprintf("p%d@work.example", i), Label: "work"}, {Value: fmt.Sprintf("p%d@home.example", i), Label: "home"},
 		}})
 	}
@@ -62,8 +62,8 @@ func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := srv.Stats()
-	patches := after.Requests[pipedrivetest.RouteUpdatePerson] - before.Requests[pipedrivetest.RouteUpdatePerson]
-	reads := after.Requests[pipedrivetest.RouteListPersons] - before.Requests[pipedrivetest.RouteListPersons]
+	patches := after.Requests[pipedriveemu.RouteUpdatePerson] - before.Requests[pipedriveemu.RouteUpdatePerson]
+	reads := after.Requests[pipedriveemu.RouteListPersons] - before.Requests[pipedriveemu.RouteListPersons]
 	if patches != n || reads > 2 {
 		t.Errorf("%d PATCH and %d list calls for %d edits, want %d and at most 2", patches, reads, n, n)
 	}
@@ -87,11 +87,11 @@ func TestPipedriveEditsKeepUnmappedItems(t *testing.T) {
 // read" and put off forever.
 func TestPipedriveWriteBackMilliseconds(t *testing.T) {
 	const n = 5
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 400e6, time.UTC))
 	for i := range n {
-		srv.Add(pipedrivetest.Person{Name: fmt.Sprintf("First%d Last%d", i, i), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@work.example", i), Label: "work"}}})
+		srv.Add(pipedriveemu.Person{Name: fmt.Sprintf("First%d Last%d", i, i), Emails: []pipedriveemu.Item{{Value: fmt.Sprintf("p%d@work.example", i), Label: "work"}}})
 	}
 	srv.Advance(time.Second)
 
@@ -120,7 +120,7 @@ func TestPipedriveWriteBackMilliseconds(t *testing.T) {
 	if err := crm.applier.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson]; got != n {
+	if got := srv.Stats().Requests[pipedriveemu.RouteUpdatePerson]; got != n {
 		t.Errorf("%d PATCHes after one drain, want %d", got, n)
 	}
 	for _, p := range srv.Persons() {
@@ -137,12 +137,12 @@ func TestPipedriveWriteBackMilliseconds(t *testing.T) {
 // one), not refused as a bare number; the forward pass that follows sees
 // its own writes, so a resync never brings the old amount back.
 func TestPipedriveMonetaryRoundTrip(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{CustomFields: []pipedrivetest.CustomField{{Name: "Seats budget", Type: "monetary"}}})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{CustomFields: []pipedriveemu.CustomField{{Name: "Seats budget", Type: "monetary"}}})
 	t.Cleanup(srv.Close)
 	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	key := srv.CustomFields()[0].Key
-	usd := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Custom: map[string]any{key: pipedrivetest.Money{Value: 1200, Currency: "USD"}}})
-	none := srv.Add(pipedrivetest.Person{Name: "Alan Turing"})
+	usd := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace", Custom: map[string]any{key: pipedriveemu.Money{Value: 1200, Currency: "USD"}}})
+	none := srv.Add(pipedriveemu.Person{Name: "Alan Turing"})
 	srv.Advance(time.Second)
 
 	e := newEnv(t, nil)
@@ -189,10 +189,10 @@ func TestPipedriveMonetaryRoundTrip(t *testing.T) {
 	if err := crm.applier.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.Stats().Responses[pipedrivetest.RouteUpdatePerson][400]; n != 0 {
+	if n := srv.Stats().Responses[pipedriveemu.RouteUpdatePerson][400]; n != 0 {
 		t.Errorf("%d PATCHes refused", n)
 	}
-	for id, want := range map[string]pipedrivetest.Money{usd: {Value: 4321, Currency: "USD"}, none: {Value: 4321, Currency: "GBP"}} {
+	for id, want := range map[string]pipedriveemu.Money{usd: {Value: 4321, Currency: "USD"}, none: {Value: 4321, Currency: "GBP"}} {
 		if p, _ := srv.Get(id); p.Custom[key] != want {
 			t.Errorf("person %s's budget %#v, want %#v", id, p.Custom[key], want)
 		}
@@ -210,10 +210,10 @@ func TestPipedriveMonetaryRoundTrip(t *testing.T) {
 // that Pipedrive refuses with a definite answer (a 400) is sent once and
 // becomes one dead letter naming Pipedrive's message, not retried.
 func TestPipedriveRefusedCreateIsOneDeadLetter(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
-	srv.Add(pipedrivetest.Person{Name: "Ada Lovelace"})
+	srv.Add(pipedriveemu.Person{Name: "Ada Lovelace"})
 	srv.Advance(time.Second)
 	e := newEnv(t, nil)
 	m := twoWayMapping(t, map[string]mapping.FieldSpec{
@@ -229,13 +229,13 @@ func TestPipedriveRefusedCreateIsOneDeadLetter(t *testing.T) {
 	t.Cleanup(func() { src.Close() })
 	crm := e.syncCRM(t, pipedrive.TypeName, src, &Target{
 		Name: "pd", Source: "custom-pipedrive", Mapper: m, Writer: src, Direction: mapping.Both, OnWorkspaceCreate: "create"}, 1)
-	srv.Inject(pipedrivetest.RouteAddPerson, pipedrivetest.Fault{Status: http.StatusBadRequest})
+	srv.Inject(pipedriveemu.RouteAddPerson, pipedriveemu.Fault{Status: http.StatusBadRequest})
 	c := e.appCreate("Nora", "New", "nora@example.com")
 	e.event("ev-nora", workspace.EventContactUpdated, c)
 	if err := crm.applier.Drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.Stats().Requests[pipedrivetest.RouteAddPerson]; n != 1 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteAddPerson]; n != 1 {
 		t.Errorf("%d POSTs, want the refused create sent once", n)
 	}
 	dls, _ := e.store.DeadLetters.List("pd")
@@ -254,11 +254,11 @@ func TestPipedriveRefusedCreateIsOneDeadLetter(t *testing.T) {
 // searches wait for their window, and nothing stops for the day.
 func TestPipedriveBurstySearchesAreNotTheDailyBudget(t *testing.T) {
 	const n = 12
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 100, DailyTokens: 1 << 20})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 100, DailyTokens: 1 << 20})
 	t.Cleanup(srv.Close)
 	srv.SetClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	for i := range n {
-		srv.Add(pipedrivetest.Person{Name: fmt.Sprintf("First%d Last%d", i, i)})
+		srv.Add(pipedriveemu.Person{Name: fmt.Sprintf("First%d Last%d", i, i)})
 	}
 	srv.Advance(time.Second)
 	e := newEnv(t, nil)
@@ -282,7 +282,7 @@ func TestPipedriveBurstySearchesAreNotTheDailyBudget(t *testing.T) {
 	if q, err := crm.applier.CatchUp(context.Background(), "pd"); err != nil || q != n {
 		t.Fatalf("catch-up queued %d, %v", q, err)
 	}
-	for range pipedrivetest.DefaultSearchLimit { // another integration spends the search window
+	for range pipedriveemu.DefaultSearchLimit { // another integration spends the search window
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/v2/organizations/search?term=x&exact_match=true", nil)
 		req.Header.Set("x-api-token", srv.Token())
 		if res, err := http.DefaultClient.Do(req); err == nil {
@@ -294,7 +294,7 @@ func TestPipedriveBurstySearchesAreNotTheDailyBudget(t *testing.T) {
 		t.Fatalf("drain: %v", err)
 	}
 	st := srv.Stats()
-	t.Logf("%d company edits in %s, %d searches answered 429", n, time.Since(start).Round(time.Millisecond), st.Responses[pipedrivetest.RouteSearchOrgs][http.StatusTooManyRequests])
+	t.Logf("%d company edits in %s, %d searches answered 429", n, time.Since(start).Round(time.Millisecond), st.Responses[pipedriveemu.RouteSearchOrgs][http.StatusTooManyRequests])
 	for _, p := range srv.Persons() {
 		if p.OrgID == 0 {
 			t.Errorf("person %s has no organization: its edit was not written", p.ID)

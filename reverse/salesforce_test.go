@@ -9,7 +9,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/salesforce"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/mapping"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/reconcile"
@@ -20,19 +20,19 @@ import (
 // emulator, with an applier writing workspace edits back.
 type sfWorld struct {
 	e       *env
-	org     *salesforcetest.Server
+	org     *salesforceemu.Server
 	src     *salesforce.Source
 	applier *Applier
 	forward func() reconcile.Summary
 }
 
-func newSFWorld(t *testing.T, n int, opts salesforcetest.Options) *sfWorld {
+func newSFWorld(t *testing.T, n int, opts salesforceemu.Options) *sfWorld {
 	return newSFWorldMapped(t, n, opts, mapping.FieldSpec{From: "LastName"}, "ignore")
 }
 
-func newSFWorldMapped(t *testing.T, n int, opts salesforcetest.Options, lastName mapping.FieldSpec, onCreate policy.Create) *sfWorld {
+func newSFWorldMapped(t *testing.T, n int, opts salesforceemu.Options, lastName mapping.FieldSpec, onCreate policy.Create) *sfWorld {
 	t.Helper()
-	org := salesforcetest.NewServer(opts)
+	org := salesforceemu.NewServer(opts)
 	t.Cleanup(org.Close)
 	org.Advance(time.Second)
 	for i := range n {
@@ -85,12 +85,12 @@ func (w *sfWorld) editAll(t *testing.T, refuse map[string]bool) {
 // nothing to the workspace (syncd's own writes moved SystemModstamp).
 func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 	const n = 250
-	rule := salesforcetest.ValidationRule{Name: "No_Refused", Field: "LastName", Message: "Last name may not start with Refused",
+	rule := salesforceemu.ValidationRule{Name: "No_Refused", Field: "LastName", Message: "Last name may not start with Refused",
 		Refuse: func(rec map[string]any) bool {
 			s, _ := rec["LastName"].(string)
 			return strings.HasPrefix(s, "Refused")
 		}}
-	w := newSFWorld(t, n, salesforcetest.Options{ValidationRules: []salesforcetest.ValidationRule{rule}})
+	w := newSFWorld(t, n, salesforceemu.Options{ValidationRules: []salesforceemu.ValidationRule{rule}})
 	refused := w.org.Records("Contact")[77].ID
 	w.org.Advance(time.Second)
 	w.editAll(t, map[string]bool{refused: true})
@@ -100,9 +100,9 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := w.org.Stats()
-	updates := after.Requests[salesforcetest.RouteUpdate] - before.Requests[salesforcetest.RouteUpdate]
+	updates := after.Requests[salesforceemu.RouteUpdate] - before.Requests[salesforceemu.RouteUpdate]
 	t.Logf("%d edits: %d composite update calls, %d queries; applier %+v", n, updates,
-		after.Requests[salesforcetest.RouteQueryAll]-before.Requests[salesforcetest.RouteQueryAll], w.applier.Stats())
+		after.Requests[salesforceemu.RouteQueryAll]-before.Requests[salesforceemu.RouteQueryAll], w.applier.Stats())
 	if updates > 2 {
 		t.Errorf("%d composite update calls for %d edits, want at most 2", updates, n)
 	}
@@ -125,7 +125,7 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	retries := w.org.Stats().Requests[salesforcetest.RouteUpdate] - after.Requests[salesforcetest.RouteUpdate]
+	retries := w.org.Stats().Requests[salesforceemu.RouteUpdate] - after.Requests[salesforceemu.RouteUpdate]
 	t.Logf("the refused record was sent again in %d calls before it was set aside", retries)
 	dls, err := w.e.store.DeadLetters.List("sf")
 	if err != nil {
@@ -150,7 +150,7 @@ func TestSalesforceEditsGoInCompositeCalls(t *testing.T) {
 // refused call is repeated, and every edit is written exactly once.
 func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
 	const n = 450 // three composite calls
-	w := newSFWorld(t, n, salesforcetest.Options{})
+	w := newSFWorld(t, n, salesforceemu.Options{})
 	w.org.Advance(time.Second)
 	w.editAll(t, nil)
 
@@ -165,7 +165,7 @@ func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
 		t.Errorf("%d token calls after the session expired, want 1", got)
 	}
 	refusedCalls := 0
-	for _, r := range []salesforcetest.Route{salesforcetest.RouteUpdate, salesforcetest.RouteQueryAll} {
+	for _, r := range []salesforceemu.Route{salesforceemu.RouteUpdate, salesforceemu.RouteQueryAll} {
 		refusedCalls += after.Responses[r][401] - before.Responses[r][401]
 	}
 	if refusedCalls != 1 {
@@ -179,7 +179,7 @@ func TestSalesforceSessionExpiryMidWrite(t *testing.T) {
 	if st := w.applier.Stats(); st.Written != n || st.Failed != 0 {
 		t.Errorf("applier %+v, want %d written", st, n)
 	}
-	if ok := after.Responses[salesforcetest.RouteUpdate][200] - before.Responses[salesforcetest.RouteUpdate][200]; ok != 3 {
+	if ok := after.Responses[salesforceemu.RouteUpdate][200] - before.Responses[salesforceemu.RouteUpdate][200]; ok != 3 {
 		t.Errorf("%d composite updates applied, want 3 (no write repeated)", ok)
 	}
 }
@@ -198,14 +198,14 @@ func TestSalesforceLastNameFallback(t *testing.T) {
 		{"fallback", mapping.FieldSpec{From: "LastName", Fallback: "(no last name)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newSFWorldMapped(t, 1, salesforcetest.Options{}, tc.lastName, "create")
+			w := newSFWorldMapped(t, 1, salesforceemu.Options{}, tc.lastName, "create")
 			c := w.e.appCreate("Nora", "", "nora@example.com")
 			w.e.event("ev-nora", workspace.EventContactUpdated, c)
 			before := w.org.Stats()
 			if err := w.applier.Drain(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			creates := w.org.Stats().Requests[salesforcetest.RouteCreate] - before.Requests[salesforcetest.RouteCreate]
+			creates := w.org.Stats().Requests[salesforceemu.RouteCreate] - before.Requests[salesforceemu.RouteCreate]
 			dls, _ := w.e.store.DeadLetters.List("sf")
 			recs := w.org.Records("Contact")
 			if tc.lastName.Fallback == "" {
@@ -236,11 +236,11 @@ func TestSalesforceLastNameFallback(t *testing.T) {
 // written.
 func TestSalesforceWholeCallRefusalIsOneDeadLetter(t *testing.T) {
 	const n = 8
-	w := newSFWorld(t, n, salesforcetest.Options{})
+	w := newSFWorld(t, n, salesforceemu.Options{})
 	w.org.Advance(time.Second)
 	w.editAll(t, nil)
 	// The call of 8, then the halves holding the first record (4, 2, 1).
-	w.org.Fail(salesforcetest.RouteUpdate, 4, 400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", "Last name is locked for this account", "LastName")
+	w.org.Fail(salesforceemu.RouteUpdate, 4, 400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", "Last name is locked for this account", "LastName")
 	before := w.org.Stats()
 	if err := w.applier.Drain(context.Background()); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestSalesforceWholeCallRefusalIsOneDeadLetter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := w.org.Stats().Requests[salesforcetest.RouteUpdate] - before.Requests[salesforcetest.RouteUpdate]
+	calls := w.org.Stats().Requests[salesforceemu.RouteUpdate] - before.Requests[salesforceemu.RouteUpdate]
 	dls, err := w.e.store.DeadLetters.List("sf")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 // TestValidateChecksSalesforceFields checks the mapping against the
@@ -11,7 +11,7 @@ import (
 // field flowing back into one Salesforce keeps read-only; a field in
 // another case is the same API name.
 func TestValidateChecksSalesforceFields(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	defer org.Close()
 	yaml := `workspace:
   baseURL: http://127.0.0.1:1
@@ -36,7 +36,7 @@ connectors:
 		`connectors[sf].mapping.fields.emails.work: unknown source field "Emial"; the source has: `,
 		`connectors[sf].mapping.fields.role: source field "Name" cannot be written, and this field flows back; set direction: to-workspace on it`,
 	)
-	if st := org.Stats(); st.Requests[salesforcetest.RouteDescribe] != 1 || org.TokenCalls() != 1 {
-		t.Errorf("validate made %d describe and %d token calls, want 1 and 1", st.Requests[salesforcetest.RouteDescribe], org.TokenCalls())
+	if st := org.Stats(); st.Requests[salesforceemu.RouteDescribe] != 1 || org.TokenCalls() != 1 {
+		t.Errorf("validate made %d describe and %d token calls, want 1 and 1", st.Requests[salesforceemu.RouteDescribe], org.TokenCalls())
 	}
 }

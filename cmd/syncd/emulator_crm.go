@@ -11,9 +11,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/demo"
 	"github.com/syncd-io/syncd/internal/logfield"
 )
@@ -191,7 +191,7 @@ func startHubSpot(o crmOptions) (*crmStandIn, error) {
 	// as a portal with those custom properties would.
 	var custom []string
 	seen := map[string]bool{}
-	for _, p := range hubspottest.StandardProperties {
+	for _, p := range hubspotemu.StandardProperties {
 		seen[p] = true
 	}
 	for _, r := range recs {
@@ -206,7 +206,7 @@ func startHubSpot(o crmOptions) (*crmStandIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs := hubspottest.NewServer(hubspottest.Options{Listener: ln, Seed: o.seed, RateLimit: o.rateLimit, Properties: custom})
+	hs := hubspotemu.NewServer(hubspotemu.Options{Listener: ln, Seed: o.seed, RateLimit: o.rateLimit, Properties: custom})
 	for i, r := range recs {
 		if _, err := hs.Seed(r.Properties); err != nil {
 			hs.Close()
@@ -218,7 +218,7 @@ func startHubSpot(o crmOptions) (*crmStandIn, error) {
 	}
 	hooks := ""
 	if o.webhookURL != "" {
-		hs.SetWebhooks(&hubspottest.WebhookTarget{URL: o.webhookURL, ClientSecret: o.webhookSecret, AppID: 1, PortalID: 1})
+		hs.SetWebhooks(&hubspotemu.WebhookTarget{URL: o.webhookURL, ClientSecret: o.webhookSecret, AppID: 1, PortalID: 1})
 		hooks = fmt.Sprintf("      webhooks: { url: %q, clientSecret: %q }\n", o.webhookURL, o.webhookSecret)
 	}
 	return &crmStandIn{urls: []string{hs.URL}, records: len(recs) + o.sample, close: hs.Close, config: fmt.Sprintf(`connectors:
@@ -263,7 +263,7 @@ func startSalesforce(o crmOptions) (*crmStandIn, error) {
 		_ = login.Close()
 		return nil, err
 	}
-	org := salesforcetest.NewServer(salesforcetest.Options{LoginListener: login, InstanceListener: inst,
+	org := salesforceemu.NewServer(salesforceemu.Options{LoginListener: login, InstanceListener: inst,
 		RealClock: true, DailyLimit: int64(o.rateLimit), CustomFields: custom})
 	for i, r := range recs {
 		if _, err := org.Seed("Contact", r); err != nil {
@@ -297,10 +297,10 @@ func startSalesforce(o crmOptions) (*crmStandIn, error) {
 // pipedriveRecord is a record of --records for Pipedrive: the person
 // create body of API v2, with the organization by name.
 type pipedriveRecord struct {
-	Name    string               `json:"name"`
-	Emails  []pipedrivetest.Item `json:"emails"`
-	Phones  []pipedrivetest.Item `json:"phones"`
-	OrgName string               `json:"org_name"`
+	Name    string              `json:"name"`
+	Emails  []pipedriveemu.Item `json:"emails"`
+	Phones  []pipedriveemu.Item `json:"phones"`
+	OrgName string              `json:"org_name"`
 }
 
 func startPipedrive(o crmOptions) (*crmStandIn, error) {
@@ -317,7 +317,7 @@ func startPipedrive(o crmOptions) (*crmStandIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	pd := pipedrivetest.NewServer(pipedrivetest.Options{Listener: ln, BurstLimit: o.rateLimit})
+	pd := pipedriveemu.NewServer(pipedriveemu.Options{Listener: ln, BurstLimit: o.rateLimit})
 	orgs := map[string]int64{}
 	org := func(name string) int64 {
 		if name == "" {
@@ -329,12 +329,12 @@ func startPipedrive(o crmOptions) (*crmStandIn, error) {
 		return orgs[name]
 	}
 	for _, r := range recs {
-		pd.Add(pipedrivetest.Person{Name: r.Name, Emails: r.Emails, Phones: r.Phones, OrgID: org(r.OrgName)})
+		pd.Add(pipedriveemu.Person{Name: r.Name, Emails: r.Emails, Phones: r.Phones, OrgID: org(r.OrgName)})
 	}
 	for _, p := range demo.SamplePeople(o.sample) {
-		pd.Add(pipedrivetest.Person{Name: p[1] + " " + p[2], OrgID: org(p[5]),
-			Emails: []pipedrivetest.Item{{Value: p[3], Label: "work", Primary: true}},
-			Phones: []pipedrivetest.Item{{Value: p[4], Label: "mobile", Primary: true}}})
+		pd.Add(pipedriveemu.Person{Name: p[1] + " " + p[2], OrgID: org(p[5]),
+			Emails: []pipedriveemu.Item{{Value: p[3], Label: "work", Primary: true}},
+			Phones: []pipedriveemu.Item{{Value: p[4], Label: "mobile", Primary: true}}})
 	}
 	return &crmStandIn{urls: []string{pd.URL}, records: len(recs) + o.sample, close: pd.Close, config: fmt.Sprintf(`connectors:
   - name: pipedrive

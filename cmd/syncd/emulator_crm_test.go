@@ -157,7 +157,7 @@ func TestEmulatorCRMHubSpotWebhooks(t *testing.T) {
 		t.Fatalf("no baseURL printed: %s", e.stdout.String())
 	}
 	req, _ := http.NewRequest("POST", base[1]+"/crm/v3/objects/contacts/batch/create", strings.NewReader(`{"inputs":[{"properties":{"email":"new@example.com"}}]}`))
-	req.Header.Set("Authorization", "Bearer hubspottest-token")
+	req.Header.Set("Authorization", "Bearer hubspotemu-token")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestEmulatorCRMWebhooksStartAPass(t *testing.T) {
 			},
 			config: func(printed, _ string) string { return printed },
 			edit: func(t *testing.T, base, id string) {
-				call(t, "POST", base+"/crm/v3/objects/contacts/batch/update", "Authorization", "Bearer hubspottest-token",
+				call(t, "POST", base+"/crm/v3/objects/contacts/batch/update", "Authorization", "Bearer hubspotemu-token",
 					`{"inputs":[{"id":"`+id+`","properties":{"lastname":"Byron"}}]}`)
 			},
 			want: "Byron",
@@ -64,7 +64,7 @@ func TestEmulatorCRMWebhooksStartAPass(t *testing.T) {
 			},
 			register: true,
 			edit: func(t *testing.T, base, id string) {
-				call(t, "PATCH", base+"/api/v2/persons/"+id, "x-api-token", "pipedrivetest-token", `{"name":"Ada Byron"}`)
+				call(t, "PATCH", base+"/api/v2/persons/"+id, "x-api-token", "pipedriveemu-token", `{"name":"Ada Byron"}`)
 			},
 			want: "Byron",
 		},

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -29,7 +29,7 @@ func TestInitCRMs(t *testing.T) {
 		{
 			name: "hubspot",
 			start: func(t *testing.T) ([]string, string) {
-				hs := hubspottest.NewServer(hubspottest.Options{Seed: 1})
+				hs := hubspotemu.NewServer(hubspotemu.Options{Seed: 1})
 				t.Cleanup(hs.Close)
 				hs.Add(map[string]string{"firstname": "Ada", "lastname": "Lovelace", "email": "ada@example.com", "phone": "+1 415 555 0100", "company": "Engines", "jobtitle": "Programmer"})
 				return []string{"--type", "hubspot", "--set", "token=" + hs.Token(), "--set", "baseURL=" + hs.URL}, hs.Token()
@@ -40,13 +40,13 @@ func TestInitCRMs(t *testing.T) {
 		{
 			name: "pipedrive",
 			start: func(t *testing.T) ([]string, string) {
-				pd := pipedrivetest.NewServer(pipedrivetest.Options{CustomFields: []pipedrivetest.CustomField{{Name: "Loyalty tier", Type: "varchar"}}})
+				pd := pipedriveemu.NewServer(pipedriveemu.Options{CustomFields: []pipedriveemu.CustomField{{Name: "Loyalty tier", Type: "varchar"}}})
 				t.Cleanup(pd.Close)
 				pd.SetClock(time.Now().Add(-time.Minute)) // a person edited a minute ago, past the connector's lookback
 				tier := pd.CustomFields()[0].Key
 				org := pd.AddOrg("Engines")
-				pd.Add(pipedrivetest.Person{Name: "Ada Lovelace", OrgID: org, Emails: []pipedrivetest.Item{{Value: "ada@example.com", Primary: true, Label: "work"}},
-					Phones: []pipedrivetest.Item{{Value: "020 7946 0018", Primary: true, Label: "mobile"}}, Custom: map[string]any{tier: "gold"}})
+				pd.Add(pipedriveemu.Person{Name: "Ada Lovelace", OrgID: org, Emails: []pipedriveemu.Item{{Value: "ada@example.com", Primary: true, Label: "work"}},
+					Phones: []pipedriveemu.Item{{Value: "020 7946 0018", Primary: true, Label: "mobile"}}, Custom: map[string]any{tier: "gold"}})
 				return []string{"--type", "pipedrive", "--set", "apiToken=" + pd.Token(), "--set", "baseURL=" + pd.URL}, pd.Token()
 			},
 			want:    []string{"apiToken: ${PIPEDRIVE_API_TOKEN}", "firstName: first_name", "lastName: last_name", "company: org_name", "emails.work: emails.work", "emails.home: emails.home", "emails.primary: the primary e-mail address", "phoneNumbers.mobile: {from: phones.mobile, transform: [e164], region: GB}", `matches the workspace's custom field "Loyalty tier"`},
@@ -55,7 +55,7 @@ func TestInitCRMs(t *testing.T) {
 		{
 			name: "salesforce",
 			start: func(t *testing.T) ([]string, string) {
-				org := salesforcetest.NewServer(salesforcetest.Options{RealClock: true})
+				org := salesforceemu.NewServer(salesforceemu.Options{RealClock: true})
 				t.Cleanup(org.Close)
 				org.Add("Contact", map[string]any{"FirstName": "Ada", "LastName": "Lovelace", "Email": "ada@example.com", "MobilePhone": "+1 415 555 0100", "Title": "Programmer"})
 				time.Sleep(2100 * time.Millisecond) // SystemModstamp has whole seconds and settle is 1s: let the read window pass it

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 // TestValidateShowsPipedriveCustomFieldNames: validate lists each custom
 // field's name next to its 40-character key, says which mapping path
 // uses it, and names them in the list of a mapped field it cannot find.
 func TestValidateShowsPipedriveCustomFieldNames(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{CustomFields: []pipedrivetest.CustomField{
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{CustomFields: []pipedriveemu.CustomField{
 		{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}, {Name: "Lead score", Type: "double"},
 	}})
 	t.Cleanup(srv.Close)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -17,9 +17,9 @@ import (
 func TestWebhooksRegisterConnectors(t *testing.T) {
 	emu := emulator.NewServer(emulator.Options{Rate: -1})
 	t.Cleanup(emu.Close)
-	pd := pipedrivetest.NewServer(pipedrivetest.Options{})
+	pd := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(pd.Close)
-	hs := hubspottest.NewServer(hubspottest.Options{})
+	hs := hubspotemu.NewServer(hubspotemu.Options{})
 	t.Cleanup(hs.Close)
 	const pdURL, hsURL = "https://syncd.example.com/webhooks/connectors/pd", "https://syncd.example.com/webhooks/connectors/hs"
 	dir := t.TempDir()
@@ -81,7 +81,7 @@ func TestWebhooksRegisterConnectors(t *testing.T) {
 func TestValidateNotesConnectorWebhooks(t *testing.T) {
 	emu := emulator.NewServer(emulator.Options{Rate: -1})
 	t.Cleanup(emu.Close)
-	hs := hubspottest.NewServer(hubspottest.Options{})
+	hs := hubspotemu.NewServer(hubspotemu.Options{})
 	t.Cleanup(hs.Close)
 	for _, tc := range []struct {
 		name   string

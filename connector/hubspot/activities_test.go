@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // TestActivitiesAsDocumented: a call becomes a calls object associated
@@ -17,7 +17,7 @@ import (
 // FindActivity finds them by key; a later write replaces the call's
 // properties; refusals and missing objects are classified.
 func TestActivitiesAsDocumented(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{}, nil)
+	f := newFixture(t, hubspotemu.Options{}, nil)
 	ctx := context.Background()
 	contact := f.srv.Add(map[string]string{"firstname": "Ada", "phone": "+15550001111"})
 	f.srv.AddOwner("agent@example.com")
@@ -41,7 +41,7 @@ func TestActivitiesAsDocumented(t *testing.T) {
 	if got, err := f.src.WriteActivity(ctx, id, call); err != nil || got != id {
 		t.Fatalf("update = %q, %v", got, err)
 	}
-	calls := f.srv.Engagements(hubspottest.ObjectCalls)
+	calls := f.srv.Engagements(hubspotemu.ObjectCalls)
 	if len(calls) != 1 {
 		t.Fatalf("%d calls, want 1", len(calls))
 	}
@@ -66,7 +66,7 @@ func TestActivitiesAsDocumented(t *testing.T) {
 	if _, err := f.src.WriteActivity(ctx, "", text); err != nil {
 		t.Fatal(err)
 	}
-	comms := f.srv.Engagements(hubspottest.ObjectCommunications)
+	comms := f.srv.Engagements(hubspotemu.ObjectCommunications)
 	if len(comms) != 1 || comms[0].Properties["hs_communication_channel_type"] != "SMS" || comms[0].Properties["hs_communication_body"] != "<p>hi there</p>" ||
 		comms[0].Contacts[0] != contact {
 		t.Errorf("communications = %+v", comms)

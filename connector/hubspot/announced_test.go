@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 func TestAnnouncedIDs(t *testing.T) {
@@ -39,7 +39,7 @@ func TestAnnouncedIDs(t *testing.T) {
 // other objects name no contact.
 func TestChangesReadAnnouncedContacts(t *testing.T) {
 	const secret, target = "app-secret", "https://syncd.example.com/webhooks/connectors/crm?portal=9"
-	f := newFixture(t, hubspottest.Options{}, func(s *Settings) {
+	f := newFixture(t, hubspotemu.Options{}, func(s *Settings) {
 		s.Webhooks = &Webhooks{ClientSecret: Secret(secret), URL: target}
 	})
 	ids := addAt(f.srv, base,
@@ -59,7 +59,7 @@ func TestChangesReadAnnouncedContacts(t *testing.T) {
 		ts := strconv.FormatInt(time.Now().UnixMilli(), 10)
 		r := httptest.NewRequest(http.MethodPost, "/webhooks/connectors/crm?portal=9", strings.NewReader(body))
 		r.Header.Set(TimestampHeader, ts)
-		r.Header.Set(SignatureHeader, hubspottest.SignatureV3(secret, http.MethodPost, target, []byte(body), ts))
+		r.Header.Set(SignatureHeader, hubspotemu.SignatureV3(secret, http.MethodPost, target, []byte(body), ts))
 		w := httptest.NewRecorder()
 		f.src.Webhook().ServeHTTP(w, r)
 		return w.Code
@@ -71,7 +71,7 @@ func TestChangesReadAnnouncedContacts(t *testing.T) {
 		}
 		return out
 	}
-	batchReads := func() int { return f.srv.Stats().Requests[hubspottest.RouteBatchRead] }
+	batchReads := func() int { return f.srv.Stats().Requests[hubspotemu.RouteBatchRead] }
 
 	if got := lastNames(f.changes(t, cp)); got[ids[0]] == "Announced" {
 		t.Fatalf("a read without webhook read %v: search shows the change at once, the test shows nothing", got)
@@ -131,7 +131,7 @@ func TestChangesReadAnnouncedContacts(t *testing.T) {
 // the merge 10 s late.
 func TestChangesReadAnnouncedMerge(t *testing.T) {
 	const secret, target = "app-secret", "https://syncd.example.com/webhooks/connectors/crm"
-	f := newFixture(t, hubspottest.Options{}, func(s *Settings) {
+	f := newFixture(t, hubspotemu.Options{}, func(s *Settings) {
 		s.Webhooks = &Webhooks{ClientSecret: Secret(secret), URL: target}
 	})
 	ids := addAt(f.srv, base,
@@ -149,7 +149,7 @@ func TestChangesReadAnnouncedMerge(t *testing.T) {
 	ts := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	r := httptest.NewRequest(http.MethodPost, "/webhooks/connectors/crm", strings.NewReader(body))
 	r.Header.Set(TimestampHeader, ts)
-	r.Header.Set(SignatureHeader, hubspottest.SignatureV3(secret, http.MethodPost, target, []byte(body), ts))
+	r.Header.Set(SignatureHeader, hubspotemu.SignatureV3(secret, http.MethodPost, target, []byte(body), ts))
 	w := httptest.NewRecorder()
 	f.src.Webhook().ServeHTTP(w, r)
 	if w.Code != http.StatusOK {

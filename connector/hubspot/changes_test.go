@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // assertOnce fails unless got holds each of want exactly once and nothing
@@ -35,7 +35,7 @@ func assertOnce(t *testing.T, got, want []string) {
 }
 
 func TestChangesInitialReadPastSearchCap(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 1}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 1}, nil)
 	// 25,000 contacts, five per lastmodifieddate.
 	const stamps, perStamp = 5000, 5
 	var want []string
@@ -52,11 +52,11 @@ func TestChangesInitialReadPastSearchCap(t *testing.T) {
 
 	assertOnce(t, r.ids(), want)
 	n := len(want)
-	searches := f.srv.Stats().Requests[hubspottest.RouteSearch]
+	searches := f.srv.Stats().Requests[hubspotemu.RouteSearch]
 	if lo, hi := n/MaxPageSize, n/MaxPageSize+10; searches < lo || searches > hi {
 		t.Errorf("%d search calls for %d contacts, want between %d and %d", searches, n, lo, hi)
 	}
-	if got := f.srv.Stats().Responses[hubspottest.RouteSearch][400]; got != 0 {
+	if got := f.srv.Stats().Responses[hubspotemu.RouteSearch][400]; got != 0 {
 		t.Errorf("%d searches answered 400 (the 10,000 cap), want 0", got)
 	}
 	for i, b := range r.batches {
@@ -71,7 +71,7 @@ func TestChangesInitialReadPastSearchCap(t *testing.T) {
 	if len(again.records) != 0 {
 		t.Errorf("second read returned %d contacts, want 0", len(again.records))
 	}
-	if got := f.srv.Stats().Requests[hubspottest.RouteSearch]; got != 1 {
+	if got := f.srv.Stats().Requests[hubspotemu.RouteSearch]; got != 1 {
 		t.Errorf("second read made %d searches, want 1", got)
 	}
 }
@@ -79,7 +79,7 @@ func TestChangesInitialReadPastSearchCap(t *testing.T) {
 func TestChangesOneTimestampOverSearchCap(t *testing.T) {
 	// A bulk update can touch more than 10,000 contacts at one instant:
 	// a window that only moves on lastmodifieddate would loop or skip.
-	f := newFixture(t, hubspottest.Options{Seed: 2}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 2}, nil)
 	f.srv.SetClock(base)
 	var want []string
 	for i := range 10500 {
@@ -88,13 +88,13 @@ func TestChangesOneTimestampOverSearchCap(t *testing.T) {
 	f.srv.SetClock(base.Add(time.Minute))
 	r := f.changes(t, "")
 	assertOnce(t, r.ids(), want)
-	if got := f.srv.Stats().Requests[hubspottest.RouteSearch]; got > 10500/MaxPageSize+2 {
+	if got := f.srv.Stats().Requests[hubspotemu.RouteSearch]; got > 10500/MaxPageSize+2 {
 		t.Errorf("%d searches, want at most %d", got, 10500/MaxPageSize+2)
 	}
 }
 
 func TestChangesTiesAcrossBatchBoundaryAndResume(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 3}, func(s *Settings) { s.PageSize = 10 })
+	f := newFixture(t, hubspotemu.Options{Seed: 3}, func(s *Settings) { s.PageSize = 10 })
 	var want []string
 	want = append(want, addAt(f.srv, base, make([]map[string]string, 3)...)...)
 	tie := make([]map[string]string, 35) // 35 contacts at one instant, across 4 pages
@@ -138,7 +138,7 @@ func TestChangesTiesAcrossBatchBoundaryAndResume(t *testing.T) {
 }
 
 func TestChangesIncrementalReturnsOnlyChanged(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 4}, func(s *Settings) { s.Lookback = 30 * time.Second })
+	f := newFixture(t, hubspotemu.Options{Seed: 4}, func(s *Settings) { s.Lookback = 30 * time.Second })
 	var ids []string
 	for i := range 300 {
 		ids = append(ids, addAt(f.srv, base.Add(time.Duration(i)*time.Second), map[string]string{"email": fmt.Sprintf("p%d@example.com", i)})...)
@@ -185,7 +185,7 @@ func TestChangesLookbackCatchesSearchLag(t *testing.T) {
 		{"no lookback loses it", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, hubspottest.Options{Seed: 5, SearchLag: 20 * time.Second}, func(s *Settings) { s.Lookback = tc.lookback })
+			f := newFixture(t, hubspotemu.Options{Seed: 5, SearchLag: 20 * time.Second}, func(s *Settings) { s.Lookback = tc.lookback })
 			early := addAt(f.srv, base, map[string]string{"firstname": "early"})
 			late := addAt(f.srv, base.Add(20*time.Second), map[string]string{"firstname": "late"})
 			// At +25 s the late contact is changed but not yet searchable.
@@ -203,7 +203,7 @@ func TestChangesLookbackCatchesSearchLag(t *testing.T) {
 }
 
 func TestChangesArchivedComeOutAsDeleted(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 6}, func(s *Settings) { s.Lookback = 5 * time.Second })
+	f := newFixture(t, hubspotemu.Options{Seed: 6}, func(s *Settings) { s.Lookback = 5 * time.Second })
 	ids := addAt(f.srv, base, make([]map[string]string, 6)...)
 	f.srv.SetClock(base.Add(time.Minute))
 	first := f.changes(t, "")
@@ -278,7 +278,7 @@ func TestChangesArchivedComeOutAsDeleted(t *testing.T) {
 func TestChangesArchivalDuringReadSkipsNothing(t *testing.T) {
 	// Offset paging would skip live contacts when some already read are
 	// archived mid-read; keyset paging does not.
-	f := newFixture(t, hubspottest.Options{Seed: 7}, func(s *Settings) { s.PageSize = 10 })
+	f := newFixture(t, hubspotemu.Options{Seed: 7}, func(s *Settings) { s.PageSize = 10 })
 	ids := addAt(f.srv, base, make([]map[string]string, 50)...)
 	f.srv.SetClock(base.Add(time.Minute))
 	var got []string
@@ -306,7 +306,7 @@ func TestChangesArchivalDuringReadSkipsNothing(t *testing.T) {
 }
 
 func TestChangesArchivedInterval(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 8}, func(s *Settings) { s.ArchivedInterval = time.Hour })
+	f := newFixture(t, hubspotemu.Options{Seed: 8}, func(s *Settings) { s.ArchivedInterval = time.Hour })
 	ids := addAt(f.srv, base, make([]map[string]string, 3)...)
 	f.srv.SetClock(base.Add(time.Minute))
 	first := f.changes(t, "")
@@ -316,9 +316,9 @@ func TestChangesArchivedInterval(t *testing.T) {
 	f.srv.Advance(time.Minute)
 	f.srv.ResetStats()
 	second := f.changes(t, first.checkpoint)
-	if len(second.records) != 0 || f.srv.Stats().Requests[hubspottest.RouteListArchived] != 0 {
+	if len(second.records) != 0 || f.srv.Stats().Requests[hubspotemu.RouteListArchived] != 0 {
 		t.Errorf("scan within the interval: read %v with %d archived calls, want none",
-			second.ids(), f.srv.Stats().Requests[hubspottest.RouteListArchived])
+			second.ids(), f.srv.Stats().Requests[hubspotemu.RouteListArchived])
 	}
 	f.srv.Advance(time.Hour)
 	third := f.changes(t, second.checkpoint)
@@ -328,7 +328,7 @@ func TestChangesArchivedInterval(t *testing.T) {
 }
 
 func TestChangesBadCheckpoint(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{}, nil)
+	f := newFixture(t, hubspotemu.Options{}, nil)
 	for _, cp := range []string{"{", `{"search":{"since":10,"until":5}}`, `{"search":{"since":1,"until":5,"after":"x"}}`,
 		`{"search":{"since":1000,"tail":{"from":2000}}}`, `{"search":{"since":1000,"tail":{"from":-5}}}`} {
 		err := f.src.Changes(context.Background(), cp, func(context.Context, connector.Batch) error { return nil })
@@ -339,7 +339,7 @@ func TestChangesBadCheckpoint(t *testing.T) {
 }
 
 func TestSnapshotReadsEveryLiveContact(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 9}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 9}, nil)
 	ids := addAt(f.srv, base, make([]map[string]string, 1050)...)
 	for _, id := range ids[:7] {
 		if err := f.srv.Archive(id); err != nil {
@@ -361,7 +361,7 @@ func TestSnapshotReadsEveryLiveContact(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertOnce(t, got, ids[7:])
-	if n := f.srv.Stats().Requests[hubspottest.RouteList]; n != 11 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteList]; n != 11 {
 		t.Errorf("%d list calls for 1,043 contacts, want 11", n)
 	}
 }

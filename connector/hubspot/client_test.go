@@ -14,52 +14,52 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 func TestRetriesRateLimitsAndFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		faults     []hubspottest.Fault
+		faults     []hubspotemu.Fault
 		wantSleeps []time.Duration
 	}{
 		{
 			name:       "429 with Retry-After waits what it says",
-			faults:     []hubspottest.Fault{{Status: 429, RetryAfter: "3"}, {Status: 429, RetryAfter: "1"}},
+			faults:     []hubspotemu.Fault{{Status: 429, RetryAfter: "3"}, {Status: 429, RetryAfter: "1"}},
 			wantSleeps: []time.Duration{3 * time.Second, time.Second},
 		},
 		{
 			name:       "429 ten-secondly without Retry-After backs off within the window",
-			faults:     []hubspottest.Fault{{Status: 429, PolicyName: "TEN_SECONDLY_ROLLING"}, {Status: 429, PolicyName: "TEN_SECONDLY_ROLLING"}},
+			faults:     []hubspotemu.Fault{{Status: 429, PolicyName: "TEN_SECONDLY_ROLLING"}, {Status: 429, PolicyName: "TEN_SECONDLY_ROLLING"}},
 			wantSleeps: []time.Duration{time.Second, 2 * time.Second},
 		},
 		{
 			name:       "429 secondly waits a second",
-			faults:     []hubspottest.Fault{{Status: 429, PolicyName: "SECONDLY"}},
+			faults:     []hubspotemu.Fault{{Status: 429, PolicyName: "SECONDLY"}},
 			wantSleeps: []time.Duration{time.Second},
 		},
 		{
 			name:       "423 waits at least 2 s",
-			faults:     []hubspottest.Fault{{Status: 423}, {Status: 423, RetryAfter: "1"}},
+			faults:     []hubspotemu.Fault{{Status: 423}, {Status: 423, RetryAfter: "1"}},
 			wantSleeps: []time.Duration{2 * time.Second, 2 * time.Second},
 		},
 		{
 			name:       "5xx backs off exponentially",
-			faults:     []hubspottest.Fault{{Status: 500}, {Status: 502}, {Status: 503}},
+			faults:     []hubspotemu.Fault{{Status: 500}, {Status: 502}, {Status: 503}},
 			wantSleeps: []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, hubspottest.Options{Seed: 10, RateLimit: 1000}, nil)
+			f := newFixture(t, hubspotemu.Options{Seed: 10, RateLimit: 1000}, nil)
 			ids := addAt(f.srv, base, make([]map[string]string, 3)...)
 			f.srv.SetClock(base.Add(time.Minute))
-			f.srv.Inject(hubspottest.RouteSearch, tc.faults...)
+			f.srv.Inject(hubspotemu.RouteSearch, tc.faults...)
 			r := f.changes(t, "")
 			assertOnce(t, r.ids(), ids)
 			if got := f.recordedSleeps(); !slices.Equal(got, tc.wantSleeps) {
 				t.Errorf("slept %v, want %v", got, tc.wantSleeps)
 			}
-			if got, want := f.srv.Stats().Requests[hubspottest.RouteSearch], len(tc.faults)+1; got != want {
+			if got, want := f.srv.Stats().Requests[hubspotemu.RouteSearch], len(tc.faults)+1; got != want {
 				t.Errorf("%d searches, want %d (one per fault, then success)", got, want)
 			}
 		})
@@ -67,20 +67,20 @@ func TestRetriesRateLimitsAndFailures(t *testing.T) {
 }
 
 func TestDailyLimitStops(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 11}, nil)
-	f.srv.Inject(hubspottest.RouteSearch, hubspottest.Fault{Status: 429, PolicyName: "DAILY"})
+	f := newFixture(t, hubspotemu.Options{Seed: 11}, nil)
+	f.srv.Inject(hubspotemu.RouteSearch, hubspotemu.Fault{Status: 429, PolicyName: "DAILY"})
 	err := f.src.Changes(context.Background(), "", func(context.Context, connector.Batch) error { return nil })
 	if !errors.Is(err, ErrDailyLimit) || !errors.Is(err, ErrRateLimited) {
 		t.Fatalf("changes: %v, want ErrDailyLimit", err)
 	}
-	if n := f.srv.Stats().Requests[hubspottest.RouteSearch]; n != 1 || len(f.recordedSleeps()) != 0 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteSearch]; n != 1 || len(f.recordedSleeps()) != 0 {
 		t.Errorf("%d searches and sleeps %v after a DAILY 429, want 1 and none", n, f.recordedSleeps())
 	}
 }
 
 func TestLongRetryAfterFails(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 12}, nil)
-	f.srv.Inject(hubspottest.RouteList, hubspottest.Fault{Status: 429, RetryAfter: "86400"})
+	f := newFixture(t, hubspotemu.Options{Seed: 12}, nil)
+	f.srv.Inject(hubspotemu.RouteList, hubspotemu.Fault{Status: 429, RetryAfter: "86400"})
 	err := f.src.Snapshot(context.Background(), func(context.Context, connector.Batch) error { return nil })
 	var he *Error
 	if !errors.As(err, &he) || he.RetryAfter != 24*time.Hour {
@@ -89,16 +89,16 @@ func TestLongRetryAfterFails(t *testing.T) {
 }
 
 func TestServerErrorsGiveUp(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 13}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 13}, nil)
 	for range maxAttempts + 2 {
-		f.srv.Inject(hubspottest.RouteList, hubspottest.Fault{Status: 503})
+		f.srv.Inject(hubspotemu.RouteList, hubspotemu.Fault{Status: 503})
 	}
 	err := f.src.Snapshot(context.Background(), func(context.Context, connector.Batch) error { return nil })
 	var he *Error
 	if !errors.As(err, &he) || he.StatusCode != 503 {
 		t.Fatalf("snapshot: %v, want the 503", err)
 	}
-	if n := f.srv.Stats().Requests[hubspottest.RouteList]; n != maxAttempts {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteList]; n != maxAttempts {
 		t.Errorf("%d attempts, want %d", n, maxAttempts)
 	}
 }
@@ -106,7 +106,7 @@ func TestServerErrorsGiveUp(t *testing.T) {
 func TestLimiterKeepsUnderServerLimit(t *testing.T) {
 	// The server allows 20 calls per second; the connector's limiter
 	// (Options.Limiter) lets through at most 2 + 18 in any second.
-	srv := hubspottest.NewServer(hubspottest.Options{Seed: 14, RateLimit: 20, RateWindow: time.Second})
+	srv := hubspotemu.NewServer(hubspotemu.Options{Seed: 14, RateLimit: 20, RateWindow: time.Second})
 	defer srv.Close()
 	addAt(srv, base, make([]map[string]string, 3000)...)
 	set := NewSettings()
@@ -121,7 +121,7 @@ func TestLimiterKeepsUnderServerLimit(t *testing.T) {
 	if err := src.Snapshot(context.Background(), func(context.Context, connector.Batch) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.Stats().Requests[hubspottest.RouteList]; n != 30 {
+	if n := srv.Stats().Requests[hubspotemu.RouteList]; n != 30 {
 		t.Errorf("%d list calls, want 30", n)
 	}
 	if d := time.Since(start); d < time.Second {
@@ -131,7 +131,7 @@ func TestLimiterKeepsUnderServerLimit(t *testing.T) {
 
 func TestDefaultSearchLimitStaysUnderHubSpots(t *testing.T) {
 	// Default settings against HubSpot's documented 5 searches a second.
-	srv := hubspottest.NewServer(hubspottest.Options{Seed: 15})
+	srv := hubspotemu.NewServer(hubspotemu.Options{Seed: 15})
 	defer srv.Close()
 	ids := addAt(srv, base, make([]map[string]string, 7)...)
 	srv.SetClock(base.Add(time.Minute))
@@ -154,7 +154,7 @@ func TestDefaultSearchLimitStaysUnderHubSpots(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertOnce(t, got, ids)
-	if n := srv.Stats().RateLimited(hubspottest.RouteSearch); n != 0 {
+	if n := srv.Stats().RateLimited(hubspotemu.RouteSearch); n != 0 {
 		t.Errorf("%d searches answered 429, want 0", n)
 	}
 }
@@ -291,8 +291,8 @@ func TestParseError(t *testing.T) {
 
 func TestTokenNeverShows(t *testing.T) {
 	const token = "pat-na1-11111111-2222-3333-4444-555555555555"
-	f := newFixture(t, hubspottest.Options{Seed: 16, Token: token}, nil)
-	f.srv.Inject(hubspottest.RouteSearch, hubspottest.Fault{Status: 500}, hubspottest.Fault{Status: 429})
+	f := newFixture(t, hubspotemu.Options{Seed: 16, Token: token}, nil)
+	f.srv.Inject(hubspotemu.RouteSearch, hubspotemu.Fault{Status: 500}, hubspotemu.Fault{Status: 429})
 	addAt(f.srv, base, map[string]string{"email": "a@example.com"})
 	f.srv.SetClock(base.Add(time.Minute))
 	f.changes(t, "")

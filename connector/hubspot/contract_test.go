@@ -6,7 +6,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 func text(fields map[string]any) map[string]string {
@@ -20,7 +20,7 @@ func text(fields map[string]any) map[string]string {
 // contractStore adapts a test server to the contract suite: its clock is
 // frozen and moves around each change, so that one Insert or Update call
 // is one lastmodifieddate.
-func contractStore(srv *hubspottest.Server, batchSize int) *connectortest.ClockedStore {
+func contractStore(srv *hubspotemu.Server, batchSize int) *connectortest.ClockedStore {
 	return &connectortest.ClockedStore{
 		Advance: srv.Advance,
 		OpenSource: func(t *testing.T) connector.Source {
@@ -52,7 +52,7 @@ func TestContract(t *testing.T) {
 		SoftDelete: true,
 		MissingID:  "987654321987",
 		New: func(t *testing.T) connectortest.Store {
-			srv := hubspottest.NewServer(hubspottest.Options{Seed: 99, SearchPerSecond: -1, Properties: []string{"name"}})
+			srv := hubspotemu.NewServer(hubspotemu.Options{Seed: 99, SearchPerSecond: -1, Properties: []string{"name"}})
 			t.Cleanup(srv.Close)
 			srv.SetClock(base)
 			return contractStore(srv, batch)

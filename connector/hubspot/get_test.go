@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // TestGetReadsByIDInBatches reads 150 contacts, an archived one and a
 // missing one by id: two batch read calls, the live contacts only, each
 // equal to what a search read gives.
 func TestGetReadsByIDInBatches(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{}, nil)
+	f := newFixture(t, hubspotemu.Options{}, nil)
 	var ids []string
 	for i := range 150 {
 		ids = append(ids, f.srv.Add(map[string]string{"email": fmt.Sprintf("c%d@example.com", i), "firstname": fmt.Sprint("N", i)}))
@@ -32,12 +32,12 @@ func TestGetReadsByIDInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := f.srv.Stats().Requests[hubspottest.RouteBatchRead]
+	before := f.srv.Stats().Requests[hubspotemu.RouteBatchRead]
 	got, err := f.src.Get(context.Background(), append(append([]string{}, ids...), "999999999", "not-a-number"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := f.srv.Stats().Requests[hubspottest.RouteBatchRead] - before; calls != 2 {
+	if calls := f.srv.Stats().Requests[hubspotemu.RouteBatchRead] - before; calls != 2 {
 		t.Errorf("%d batch read calls for 152 ids, want 2", calls)
 	}
 	if len(got) != 149 {

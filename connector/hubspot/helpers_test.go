@@ -10,13 +10,13 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // fixture is a test server and a connector opened on it, whose logs
 // (at debug level) go to logs and whose sleeps are recorded, not slept.
 type fixture struct {
-	srv    *hubspottest.Server
+	srv    *hubspotemu.Server
 	src    *Source
 	logs   *bytes.Buffer
 	mu     sync.Mutex
@@ -25,12 +25,12 @@ type fixture struct {
 
 // newFixture starts a server with opts and opens a connector on it with
 // fast limits; edit adjusts the settings before opening.
-func newFixture(t *testing.T, opts hubspottest.Options, edit func(*Settings)) *fixture {
+func newFixture(t *testing.T, opts hubspotemu.Options, edit func(*Settings)) *fixture {
 	t.Helper()
 	if opts.SearchPerSecond == 0 {
 		opts.SearchPerSecond = -1
 	}
-	srv := hubspottest.NewServer(opts)
+	srv := hubspotemu.NewServer(opts)
 	t.Cleanup(srv.Close)
 	f := &fixture{srv: srv, logs: &bytes.Buffer{}}
 	set := NewSettings()
@@ -116,7 +116,7 @@ func (f *fixture) changes(t *testing.T, cp string) read {
 }
 
 // addAt adds contacts at instant at, one per props.
-func addAt(srv *hubspottest.Server, at time.Time, props ...map[string]string) []string {
+func addAt(srv *hubspotemu.Server, at time.Time, props ...map[string]string) []string {
 	srv.SetClock(at)
 	ids := make([]string, 0, len(props))
 	for _, p := range props {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // TestChangesReportsMerges: after a merge, the next read names each
@@ -21,7 +21,7 @@ func TestChangesReportsMerges(t *testing.T) {
 		legacy bool
 	}{{"merge makes a new contact", false}, {"merge keeps the primary", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, hubspottest.Options{Seed: 11, LegacyMerge: tc.legacy}, nil)
+			f := newFixture(t, hubspotemu.Options{Seed: 11, LegacyMerge: tc.legacy}, nil)
 			ids := addAt(f.srv, base, map[string]string{"email": "a@example.com"}, map[string]string{"email": "b@example.com"}, map[string]string{"email": "c@example.com"})
 			f.srv.SetClock(base.Add(time.Minute))
 			first := f.changes(t, "")
@@ -105,7 +105,7 @@ func TestMergedAwayIDs(t *testing.T) {
 // as Deleted records naming the merged contact all the same, found by one
 // batch read; plain archivals stay plain deletions.
 func TestArchivedMergeBeforeSearchShowsIt(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 12, ArchiveMerged: true, SearchLag: 20 * time.Second}, func(s *Settings) { s.Lookback = 30 * time.Second })
+	f := newFixture(t, hubspotemu.Options{Seed: 12, ArchiveMerged: true, SearchLag: 20 * time.Second}, func(s *Settings) { s.Lookback = 30 * time.Second })
 	ids := addAt(f.srv, base, map[string]string{"email": "a@example.com"}, map[string]string{"email": "b@example.com"}, map[string]string{"email": "c@example.com"})
 	f.srv.SetClock(base.Add(time.Minute))
 	first := f.changes(t, "")
@@ -135,7 +135,7 @@ func TestArchivedMergeBeforeSearchShowsIt(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("deletions %v, want %v (merged into %s, and a plain archival)", got, want, won)
 	}
-	if n := f.srv.Stats().Requests[hubspottest.RouteBatchRead]; n != 1 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteBatchRead]; n != 1 {
 		t.Errorf("%d batch reads to tell merges from archivals, want 1", n)
 	}
 	// Once searchable, the merged contact comes with its merge trace.

@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/internal/testkit/testenv"
 )
 
 // TestOfficialNodeClientSignatures checks HubSpot's request signatures
 // both ways with HubSpot's official Node.js client (npm
 // @hubspot/api-client, Signature): the v3 and v1 signatures of
-// hubspottest's deliveries to a target URL with a query string validate
+// hubspotemu's deliveries to a target URL with a query string validate
 // with Signature.isValid, and the v3 signatures Signature.getSignature
 // makes for that URL pass the connector's verifier, which refuses them
 // with another body, timestamp or secret. Run it with
@@ -51,9 +51,9 @@ func TestOfficialNodeClientSignatures(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	target := hook.URL + "/webhooks/connectors/crm?portal=62515&app=54321"
-	srv := hubspottest.NewServer(hubspottest.Options{})
+	srv := hubspotemu.NewServer(hubspotemu.Options{})
 	t.Cleanup(srv.Close)
-	srv.SetWebhooks(&hubspottest.WebhookTarget{URL: target, ClientSecret: secret, AppID: 54321, PortalID: 62515})
+	srv.SetWebhooks(&hubspotemu.WebhookTarget{URL: target, ClientSecret: secret, AppID: 54321, PortalID: 62515})
 	id := srv.Add(map[string]string{"email": "a@example.com", "lastname": "Before"})
 	if err := srv.Update(id, map[string]string{"lastname": "Ünïcødé (après)"}); err != nil {
 		t.Fatal(err)

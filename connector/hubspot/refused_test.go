@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // TestWriteErrorsFollowTheContract: HubSpot's definite refusals are
@@ -13,7 +13,7 @@ import (
 // after it may have been applied is connector.ErrOutcomeUnknown; a
 // missing contact stays ErrNotFound and is no refusal.
 func TestWriteErrorsFollowTheContract(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 27}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 27}, nil)
 	ids := addAt(f.srv, base, make([]map[string]string, 2)...)
 	res := f.write(t, []connector.Change{
 		{Op: connector.OpUpdate, ID: ids[0], Fields: map[string]any{"no_such_property": "x"}},
@@ -35,7 +35,7 @@ func TestWriteErrorsFollowTheContract(t *testing.T) {
 		t.Errorf("missing contact: %v, want ErrNotFound", res[2].Err)
 	}
 
-	f.srv.Inject(hubspottest.RouteBatchCreate, hubspottest.Fault{Status: 502, AfterApply: true})
+	f.srv.Inject(hubspotemu.RouteBatchCreate, hubspotemu.Fault{Status: 502, AfterApply: true})
 	res = f.write(t, []connector.Change{{Op: connector.OpCreate, Fields: map[string]any{"email": "x@example.com"}}})
 	if !errors.Is(res[0].Err, connector.ErrOutcomeUnknown) || errors.Is(res[0].Err, connector.ErrRefused) {
 		t.Errorf("create after a 502: %v, want connector.ErrOutcomeUnknown", res[0].Err)

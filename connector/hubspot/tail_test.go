@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 // importContacts adds n contacts, 2 ms apart from at, as a large import
 // does, and returns their ids.
-func importContacts(srv *hubspottest.Server, at time.Time, n int) []string {
+func importContacts(srv *hubspotemu.Server, at time.Time, n int) []string {
 	ids := make([]string, 0, n)
 	for i := range n {
 		srv.SetClock(at.Add(time.Duration(2*i) * time.Millisecond))
@@ -35,7 +35,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 		name string
 		lag  time.Duration
 		// between runs after the first sync, before the second.
-		between func(t *testing.T, srv *hubspottest.Server, ids []string) (changed []string)
+		between func(t *testing.T, srv *hubspotemu.Server, ids []string) (changed []string)
 		// wantSearches is the second pass's search calls; wantReread
 		// whether it reads the imported contacts again.
 		wantSearches int
@@ -43,7 +43,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 	}{
 		{name: "quiet portal", wantSearches: 2},
 		{name: "imported and older contacts edited since", wantSearches: 2,
-			between: func(t *testing.T, srv *hubspottest.Server, ids []string) []string {
+			between: func(t *testing.T, srv *hubspotemu.Server, ids []string) []string {
 				old := srv.Contacts()[0].ID // made before the import
 				changed := []string{old, ids[7], ids[5000], ids[imported-1]}
 				for _, id := range changed {
@@ -55,7 +55,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 			}},
 		{name: "contacts indexed late are read", lag: 3 * time.Second, wantSearches: 1 + (imported+MaxPageSize-1)/MaxPageSize, wantReread: true},
 		{name: "a merge in the span re-reads it", wantSearches: 1 + (imported+MaxPageSize-1)/MaxPageSize, wantReread: true,
-			between: func(t *testing.T, srv *hubspottest.Server, ids []string) []string {
+			between: func(t *testing.T, srv *hubspotemu.Server, ids []string) []string {
 				won, err := srv.Merge(ids[10], ids[20])
 				if err != nil {
 					t.Fatal(err)
@@ -64,7 +64,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, hubspottest.Options{Seed: 21, SearchLag: tc.lag}, func(s *Settings) { s.Lookback = 30 * time.Second })
+			f := newFixture(t, hubspotemu.Options{Seed: 21, SearchLag: tc.lag}, func(s *Settings) { s.Lookback = 30 * time.Second })
 			addAt(f.srv, base.Add(-time.Hour), map[string]string{"email": "old@example.com"})
 			ids := importContacts(f.srv, base, imported) // base to base+20.6 s
 			end := base.Add(22 * time.Second)
@@ -77,7 +77,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 			if got, want := len(first.records), imported+1-late; got < want-1 || got > want+1 {
 				t.Fatalf("first sync read %d contacts, want about %d", got, want)
 			}
-			t.Logf("first sync: %d search calls", f.srv.Stats().Requests[hubspottest.RouteSearch])
+			t.Logf("first sync: %d search calls", f.srv.Stats().Requests[hubspotemu.RouteSearch])
 
 			f.srv.Advance(2 * time.Minute)
 			var changed []string
@@ -87,7 +87,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 			f.srv.Advance(time.Second)
 			f.srv.ResetStats()
 			second := f.changes(t, first.checkpoint)
-			searches := f.srv.Stats().Requests[hubspottest.RouteSearch]
+			searches := f.srv.Stats().Requests[hubspotemu.RouteSearch]
 			t.Logf("second pass: %d search calls, %d records", searches, len(second.records))
 			if searches != tc.wantSearches {
 				t.Errorf("second pass made %d search calls, want %d", searches, tc.wantSearches)
@@ -120,7 +120,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 					live++
 				}
 			}
-			if n := f.srv.Stats().Requests[hubspottest.RouteSearch]; live > len(changed) || n != 1 {
+			if n := f.srv.Stats().Requests[hubspotemu.RouteSearch]; live > len(changed) || n != 1 {
 				t.Errorf("third pass read %d contacts with %d searches, want at most %d with 1", live, n, len(changed))
 			}
 		})
@@ -132,7 +132,7 @@ func TestLookbackRereadIsBounded(t *testing.T) {
 // would: the next quiet pass makes the count and one search, and reads
 // nothing again.
 func TestLookbackCountSurvivesResume(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 22}, func(s *Settings) { s.Lookback = 30 * time.Second; s.PageSize = 100 })
+	f := newFixture(t, hubspotemu.Options{Seed: 22}, func(s *Settings) { s.Lookback = 30 * time.Second; s.PageSize = 100 })
 	ids := importContacts(f.srv, base, 1000)
 	f.srv.SetClock(base.Add(5 * time.Second))
 	var got []string
@@ -157,7 +157,7 @@ func TestLookbackCountSurvivesResume(t *testing.T) {
 	f.srv.Advance(time.Minute)
 	f.srv.ResetStats()
 	again := f.changes(t, rest.checkpoint)
-	if n := f.srv.Stats().Requests[hubspottest.RouteSearch]; len(again.records) != 0 || n != 2 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteSearch]; len(again.records) != 0 || n != 2 {
 		t.Errorf("pass after the resumed sync read %d contacts with %d searches, want none with 2 (the count and the window)", len(again.records), n)
 	}
 }
@@ -203,7 +203,7 @@ func TestLookbackTail(t *testing.T) {
 // the checkpoint holds a few dozen counts, whatever was read, and the
 // count still spares the re-read.
 func TestLookbackLongKeepsCheckpointSmall(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 23}, func(s *Settings) { s.Lookback = 10 * time.Minute; s.PageSize = 100 })
+	f := newFixture(t, hubspotemu.Options{Seed: 23}, func(s *Settings) { s.Lookback = 10 * time.Minute; s.PageSize = 100 })
 	for i := range 1200 {
 		f.srv.SetClock(base.Add(time.Duration(i) * 400 * time.Millisecond)) // over 8 minutes
 		f.srv.Add(map[string]string{"email": fmt.Sprintf("l%d@example.com", i)})
@@ -216,7 +216,7 @@ func TestLookbackLongKeepsCheckpointSmall(t *testing.T) {
 	f.srv.Advance(time.Minute)
 	f.srv.ResetStats()
 	again := f.changes(t, first.checkpoint)
-	if n := f.srv.Stats().Requests[hubspottest.RouteSearch]; len(again.records) != 0 || n != 2 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteSearch]; len(again.records) != 0 || n != 2 {
 		t.Errorf("next pass read %d contacts with %d searches, want none with 2", len(again.records), n)
 	}
 }

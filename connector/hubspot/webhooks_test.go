@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 func TestWebhooksSettingsValidate(t *testing.T) {
@@ -43,7 +43,7 @@ func TestWebhooksSettingsValidate(t *testing.T) {
 	}
 }
 
-// The connector's check of the v3 signature agrees with hubspottest's,
+// The connector's check of the v3 signature agrees with hubspotemu's,
 // written apart from it from HubSpot's page, including the decoded URI
 // characters and the query string.
 func TestVerifierV3(t *testing.T) {
@@ -73,7 +73,7 @@ func TestVerifierV3(t *testing.T) {
 			}
 			r := httptest.NewRequest(http.MethodPost, u, bytes.NewReader(body))
 			r.Header.Set(TimestampHeader, tc.ts)
-			r.Header.Set(SignatureHeader, hubspottest.SignatureV3(secret, http.MethodPost, tc.signURI, body, tc.ts))
+			r.Header.Set(SignatureHeader, hubspotemu.SignatureV3(secret, http.MethodPost, tc.signURI, body, tc.ts))
 			err := verifier(secret, target)(r, body, now)
 			if (err == nil) != tc.ok {
 				t.Errorf("verify: %v, want ok %v", err, tc.ok)
@@ -83,7 +83,7 @@ func TestVerifierV3(t *testing.T) {
 }
 
 // vector is a signature HubSpot's Python client library computed
-// (hubspottest/testdata/signature-vectors.py).
+// (hubspotemu/testdata/signature-vectors.py).
 type vector struct {
 	Name, Version, Method, Secret, Body, Timestamp, Signature, Target string
 }
@@ -95,7 +95,7 @@ type vector struct {
 // target URL with a query string had the query twice in the signed URI
 // and every genuine delivery was refused.
 func TestVerifierHubSpotLibraryVectors(t *testing.T) {
-	b, err := os.ReadFile("hubspottest/testdata/signature-vectors.json")
+	b, err := os.ReadFile("hubspotemu/testdata/signature-vectors.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestVerifierHubSpotLibraryVectors(t *testing.T) {
 // documents; a v3 signature that fails is never passed over for an older
 // one.
 func TestVerifierOlderSignatures(t *testing.T) {
-	b, err := os.ReadFile("hubspottest/testdata/signature-vectors.json")
+	b, err := os.ReadFile("hubspotemu/testdata/signature-vectors.json")
 	if err != nil {
 		t.Fatal(err)
 	}

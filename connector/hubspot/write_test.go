@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 )
 
 func (f *fixture) write(t *testing.T, changes []connector.Change) []connector.WriteResult {
@@ -33,7 +33,7 @@ func (f *fixture) prop(t *testing.T, id, name string) string {
 }
 
 func TestWriteUpdatesInBatchesOf100(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 20}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 20}, nil)
 	ids := addAt(f.srv, base, make([]map[string]string, 250)...)
 	var changes []connector.Change
 	for i, id := range ids {
@@ -45,7 +45,7 @@ func TestWriteUpdatesInBatchesOf100(t *testing.T) {
 			t.Fatalf("result %d: %+v", i, r)
 		}
 	}
-	if n := f.srv.Stats().Requests[hubspottest.RouteBatchUpdate]; n != 3 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteBatchUpdate]; n != 3 {
 		t.Errorf("%d batch/update calls for 250 updates, want 3", n)
 	}
 	for i, id := range ids {
@@ -56,7 +56,7 @@ func TestWriteUpdatesInBatchesOf100(t *testing.T) {
 }
 
 func TestWriteUpdatePartialFailure(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 21}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 21}, nil)
 	ids := addAt(f.srv, base, make([]map[string]string, 4)...)
 	if err := f.srv.Archive(ids[3]); err != nil {
 		t.Fatal(err)
@@ -82,15 +82,15 @@ func TestWriteUpdatePartialFailure(t *testing.T) {
 		t.Error("the valid updates were not applied")
 	}
 	st := f.srv.Stats()
-	if st.Requests[hubspottest.RouteBatchUpdate] != 1 || st.Responses[hubspottest.RouteBatchUpdate][207] != 1 {
-		t.Errorf("update calls %v, want one 207", st.Responses[hubspottest.RouteBatchUpdate])
+	if st.Requests[hubspotemu.RouteBatchUpdate] != 1 || st.Responses[hubspotemu.RouteBatchUpdate][207] != 1 {
+		t.Errorf("update calls %v, want one 207", st.Responses[hubspotemu.RouteBatchUpdate])
 	}
 }
 
 func TestWriteNarrowsWholeCallRefusal(t *testing.T) {
 	// An unknown property fails HubSpot's whole update call; the writer
 	// finds the input at fault and applies the others.
-	f := newFixture(t, hubspottest.Options{Seed: 22}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 22}, nil)
 	ids := addAt(f.srv, base, make([]map[string]string, 10)...)
 	var changes []connector.Change
 	for i, id := range ids {
@@ -117,13 +117,13 @@ func TestWriteNarrowsWholeCallRefusal(t *testing.T) {
 			t.Errorf("contact %d firstname %q", i, got)
 		}
 	}
-	if n := f.srv.Stats().Requests[hubspottest.RouteBatchUpdate]; n > 9 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteBatchUpdate]; n > 9 {
 		t.Errorf("%d update calls to narrow 10 inputs, want at most 9", n)
 	}
 }
 
 func TestWriteCreatesMapIDsWhateverTheOrder(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 23}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 23}, nil)
 	var changes []connector.Change
 	for i := range 150 {
 		changes = append(changes, connector.Change{Op: connector.OpCreate, Fields: map[string]any{
@@ -131,7 +131,7 @@ func TestWriteCreatesMapIDsWhateverTheOrder(t *testing.T) {
 		}})
 	}
 	res := f.write(t, changes)
-	if n := f.srv.Stats().Requests[hubspottest.RouteBatchCreate]; n != 2 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteBatchCreate]; n != 2 {
 		t.Errorf("%d batch/create calls for 150 creates, want 2", n)
 	}
 	seen := map[string]bool{}
@@ -150,7 +150,7 @@ func TestWriteCreatesMapIDsWhateverTheOrder(t *testing.T) {
 }
 
 func TestWriteCreatePartialFailure(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 24}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 24}, nil)
 	existing := addAt(f.srv, base, map[string]string{"email": "taken@example.com"})[0]
 	res := f.write(t, []connector.Change{
 		{Op: connector.OpCreate, Fields: map[string]any{"email": "ok1@example.com"}},
@@ -170,13 +170,13 @@ func TestWriteCreatePartialFailure(t *testing.T) {
 			t.Errorf("create %d: %+v", i, res[i])
 		}
 	}
-	if st := f.srv.Stats(); st.Requests[hubspottest.RouteBatchCreate] != 1 || st.Responses[hubspottest.RouteBatchCreate][207] != 1 {
-		t.Errorf("create calls %v, want one 207", st.Responses[hubspottest.RouteBatchCreate])
+	if st := f.srv.Stats(); st.Requests[hubspotemu.RouteBatchCreate] != 1 || st.Responses[hubspotemu.RouteBatchCreate][207] != 1 {
+		t.Errorf("create calls %v, want one 207", st.Responses[hubspotemu.RouteBatchCreate])
 	}
 }
 
 func TestWriteDeletes(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 25}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 25}, nil)
 	ids := addAt(f.srv, base, make([]map[string]string, 3)...)
 	f.srv.SetClock(base.Add(time.Minute))
 	changes := []connector.Change{
@@ -202,16 +202,16 @@ func TestWriteDeletes(t *testing.T) {
 	// Deleting again: not found, nothing archived again.
 	f.srv.ResetStats()
 	again := f.write(t, changes[:1])
-	if !errors.Is(again[0].Err, connector.ErrNotFound) || f.srv.Stats().Requests[hubspottest.RouteBatchArchive] != 0 {
-		t.Errorf("repeated delete: %v with %d archive calls, want not found and none", again[0].Err, f.srv.Stats().Requests[hubspottest.RouteBatchArchive])
+	if !errors.Is(again[0].Err, connector.ErrNotFound) || f.srv.Stats().Requests[hubspotemu.RouteBatchArchive] != 0 {
+		t.Errorf("repeated delete: %v with %d archive calls, want not found and none", again[0].Err, f.srv.Stats().Requests[hubspotemu.RouteBatchArchive])
 	}
 }
 
 func TestWriteCreateOutcomeUnknown(t *testing.T) {
 	t.Run("create call fails after applying: its changes fail as unknown", func(t *testing.T) {
-		f := newFixture(t, hubspottest.Options{Seed: 26}, nil)
+		f := newFixture(t, hubspotemu.Options{Seed: 26}, nil)
 		id := addAt(f.srv, base, map[string]string{"firstname": "a"})[0]
-		f.srv.Inject(hubspottest.RouteBatchCreate, hubspottest.Fault{Status: 500, AfterApply: true})
+		f.srv.Inject(hubspotemu.RouteBatchCreate, hubspotemu.Fault{Status: 500, AfterApply: true})
 		res := f.write(t, []connector.Change{
 			{Op: connector.OpCreate, Fields: map[string]any{"email": "x@example.com"}},
 			{Op: connector.OpUpdate, ID: id, Fields: map[string]any{"firstname": "b"}},
@@ -222,7 +222,7 @@ func TestWriteCreateOutcomeUnknown(t *testing.T) {
 		if res[1].Err != nil {
 			t.Fatalf("update: %v", res[1].Err)
 		}
-		if n := f.srv.Stats().Requests[hubspottest.RouteBatchCreate]; n != 1 {
+		if n := f.srv.Stats().Requests[hubspotemu.RouteBatchCreate]; n != 1 {
 			t.Errorf("%d create calls, want 1: a create is never retried after a 5xx", n)
 		}
 		if len(f.srv.Contacts()) != 2 {
@@ -230,13 +230,13 @@ func TestWriteCreateOutcomeUnknown(t *testing.T) {
 		}
 	})
 	t.Run("later create call fails: results per change", func(t *testing.T) {
-		f := newFixture(t, hubspottest.Options{Seed: 27}, nil)
+		f := newFixture(t, hubspotemu.Options{Seed: 27}, nil)
 		var changes []connector.Change
 		for i := range 120 {
 			changes = append(changes, connector.Change{Op: connector.OpCreate, Fields: map[string]any{"email": fmt.Sprintf("c%d@example.com", i)}})
 		}
 		// The first call goes through, the second answers 502.
-		f.srv.Inject(hubspottest.RouteBatchCreate, hubspottest.Fault{}, hubspottest.Fault{Status: 502})
+		f.srv.Inject(hubspotemu.RouteBatchCreate, hubspotemu.Fault{}, hubspotemu.Fault{Status: 502})
 		res := f.write(t, changes)
 		for i, r := range res {
 			if i < 100 && (r.Err != nil || r.ID == "") {
@@ -250,7 +250,7 @@ func TestWriteCreateOutcomeUnknown(t *testing.T) {
 }
 
 func TestWriteUpdateSameIDTwice(t *testing.T) {
-	f := newFixture(t, hubspottest.Options{Seed: 28}, nil)
+	f := newFixture(t, hubspotemu.Options{Seed: 28}, nil)
 	id := addAt(f.srv, base, map[string]string{"firstname": "a"})[0]
 	res := f.write(t, []connector.Change{
 		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{"firstname": "b"}},
@@ -262,7 +262,7 @@ func TestWriteUpdateSameIDTwice(t *testing.T) {
 	if got := f.prop(t, id, "firstname"); got != "c" {
 		t.Errorf("firstname %q, want the later change's c", got)
 	}
-	if n := f.srv.Stats().Requests[hubspottest.RouteBatchUpdate]; n != 2 {
+	if n := f.srv.Stats().Requests[hubspotemu.RouteBatchUpdate]; n != 2 {
 		t.Errorf("%d update calls, want 2 (one id per call)", n)
 	}
 }

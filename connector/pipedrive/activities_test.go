@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 func pdCall(person string) connector.Activity {
@@ -25,11 +25,11 @@ func pdCall(person string) connector.Activity {
 // with syncd's key; texts of the "Text message" type the connector adds
 // once.
 func TestActivityOnPerson(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	src := openWith(t, srv, func(*Settings) {})
 	ctx := context.Background()
-	person := srv.Add(pipedrivetest.Person{Name: "Ada"})
+	person := srv.Add(pipedriveemu.Person{Name: "Ada"})
 	rep := srv.AddUser("Rep", "rep@example.com", true)
 	srv.AddUser("Old", "old@example.com", false)
 
@@ -49,7 +49,7 @@ func TestActivityOnPerson(t *testing.T) {
 		}
 		textIDs = append(textIDs, id)
 	}
-	acts := map[string]pipedrivetest.Activity{}
+	acts := map[string]pipedriveemu.Activity{}
 	for _, a := range srv.Activities() {
 		acts[strconv.FormatInt(a.ID, 10)] = a
 	}
@@ -59,7 +59,7 @@ func TestActivityOnPerson(t *testing.T) {
 		c.Note != "<p><b>Summary</b></p><ul><li>Wants &lt;b&gt;two&lt;/b&gt; seats</li></ul><p>syncd: call:AC1:"+person+"</p>" {
 		t.Errorf("call activity %+v", c)
 	}
-	var custom []pipedrivetest.ActivityType
+	var custom []pipedriveemu.ActivityType
 	for _, ty := range srv.ActivityTypes() {
 		if ty.IsCustom {
 			custom = append(custom, ty)
@@ -74,10 +74,10 @@ func TestActivityOnPerson(t *testing.T) {
 			t.Errorf("text activity %+v: want the custom type, no duration, the token's user (1) as owner", x)
 		}
 	}
-	if n := srv.Stats().Requests[pipedrivetest.RouteAddActivityType]; n != 1 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteAddActivityType]; n != 1 {
 		t.Errorf("%d activity types added, want 1", n)
 	}
-	if n := srv.Stats().Requests[pipedrivetest.RouteFindUsers]; n != 2 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteFindUsers]; n != 2 {
 		t.Errorf("%d user lookups, want 2 (one per e-mail)", n)
 	}
 }
@@ -87,11 +87,11 @@ func TestActivityOnPerson(t *testing.T) {
 // FindActivity finds it by the key in its note, the later summary
 // replaces it, and the person has one activity of the call.
 func TestActivityLostAnswerFoundByKey(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	src := openWith(t, srv, func(set *Settings) { set.RateLimit = 2000 })
 	ctx := context.Background()
-	person := srv.Add(pipedrivetest.Person{Name: "Ada"})
+	person := srv.Add(pipedriveemu.Person{Name: "Ada"})
 	for i := range 150 { // two pages of other calls
 		other := pdCall(person)
 		other.Key = "call:X" + strconv.Itoa(i) + ":" + person
@@ -103,7 +103,7 @@ func TestActivityLostAnswerFoundByKey(t *testing.T) {
 	if id, err := src.FindActivity(ctx, call.Kind, call.Key, person); err != nil || id != "" {
 		t.Fatalf("find before: %q, %v", id, err)
 	}
-	srv.Inject(pipedrivetest.RouteAddActivity, pipedrivetest.Fault{Status: http.StatusBadGateway, AfterApply: true})
+	srv.Inject(pipedriveemu.RouteAddActivity, pipedriveemu.Fault{Status: http.StatusBadGateway, AfterApply: true})
 	if _, err := src.WriteActivity(ctx, "", call); !errors.Is(err, connector.ErrOutcomeUnknown) {
 		t.Fatalf("add with a lost answer: %v, want ErrOutcomeUnknown", err)
 	}
@@ -136,15 +136,15 @@ func TestActivityLostAnswerFoundByKey(t *testing.T) {
 // whose text holds none of the message; a company that refuses the new
 // activity type logs texts as tasks.
 func TestActivityRefusals(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.RefuseActivityTypes()
 	src := openWith(t, srv, func(*Settings) {})
 	ctx := context.Background()
-	person := srv.Add(pipedrivetest.Person{Name: "Ada"})
+	person := srv.Add(pipedriveemu.Person{Name: "Ada"})
 	text := connector.Activity{Key: "message:M1:" + person, Kind: connector.ActivityMessage, RecordID: person,
 		Direction: connector.DirectionIncoming, At: time.Now(), From: "+15551230000", Text: "the door code is 4711"}
-	srv.Inject(pipedrivetest.RouteAddActivity, pipedrivetest.Fault{Status: http.StatusBadRequest})
+	srv.Inject(pipedriveemu.RouteAddActivity, pipedriveemu.Fault{Status: http.StatusBadRequest})
 	_, err := src.WriteActivity(ctx, "", text)
 	var re *connector.RefusedError
 	if !errors.As(err, &re) || strings.Contains(err.Error(), "4711") {

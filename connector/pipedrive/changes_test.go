@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 var errStop = errors.New("stop")
@@ -43,14 +43,14 @@ func readAll(t *testing.T, src connector.Source, cp string, stopAt int) ([]conne
 // suite crashes after every batch of a smaller group.)
 func TestChangesSharedUpdateTime(t *testing.T) {
 	const total, shared, first = 20000, 3000, 8700
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(base)
 	for i := range total {
 		if i < first || i >= first+shared {
 			srv.Advance(time.Second)
 		}
-		srv.Add(pipedrivetest.Person{Name: fmt.Sprintf("P %d", i), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}}})
+		srv.Add(pipedriveemu.Person{Name: fmt.Sprintf("P %d", i), Emails: []pipedriveemu.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}}})
 	}
 	srv.Advance(time.Second)
 	src := openOn(t, srv, MaxPageSize, []string{fieldName, "emails.work"})
@@ -59,7 +59,7 @@ func TestChangesSharedUpdateTime(t *testing.T) {
 	head, cp := readAll(t, src, "", 21)
 	tail, _ := readAll(t, src, cp, 0)
 	wantOnce(t, "stop after page 21, resume", append(head, tail...), total)
-	if got, want := srv.Stats().Requests[pipedrivetest.RouteListPersons], total/MaxPageSize; got != want {
+	if got, want := srv.Stats().Requests[pipedriveemu.RouteListPersons], total/MaxPageSize; got != want {
 		t.Errorf("%d list calls, want %d (one per page)", got, want)
 	}
 }
@@ -82,12 +82,12 @@ func wantOnce(t *testing.T, what string, recs []connector.Record, total int) {
 // record; a person merged into another as a Deleted record naming it,
 // once, and the survivor's new values follow.
 func TestChangesDeletionsAndMerges(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(base)
-	a := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Emails: []pipedrivetest.Item{{Value: "ada@example.com", Label: "work"}}})
-	b := srv.Add(pipedrivetest.Person{Name: "Ada L.", Phones: []pipedrivetest.Item{{Value: "+15550001", Label: "mobile"}}})
-	c := srv.Add(pipedrivetest.Person{Name: "Charles Babbage"})
+	a := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace", Emails: []pipedriveemu.Item{{Value: "ada@example.com", Label: "work"}}})
+	b := srv.Add(pipedriveemu.Person{Name: "Ada L.", Phones: []pipedriveemu.Item{{Value: "+15550001", Label: "mobile"}}})
+	c := srv.Add(pipedriveemu.Person{Name: "Charles Babbage"})
 	srv.Advance(time.Second)
 	src := openOn(t, srv, 10, nil)
 	_, cp := readAll(t, src, "", 0)
@@ -129,11 +129,11 @@ func TestChangesDeletionsAndMerges(t *testing.T) {
 // a person with home and work e-mail addresses and a mobile phone: the
 // name is composed, the home address and the phone survive.
 func TestFirstNameLastNameAndLists(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
-	id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace", Emails: []pipedrivetest.Item{
+	id := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace", Emails: []pipedriveemu.Item{
 		{Value: "ada@home.example", Label: "home", Primary: true}, {Value: "ada@work.example", Label: "work"},
-	}, Phones: []pipedrivetest.Item{{Value: "+15550001", Label: "mobile"}}})
+	}, Phones: []pipedriveemu.Item{{Value: "+15550001", Label: "mobile"}}})
 	src := openOn(t, srv, 10, []string{fieldFirstName, fieldLastName, "emails.work", "phones.work"})
 	res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{
 		fieldFirstName: "Augusta", "emails.work": "augusta@work.example", "phones.work": "+15550002",
@@ -145,20 +145,20 @@ func TestFirstNameLastNameAndLists(t *testing.T) {
 	if p.Name != "Augusta Lovelace" {
 		t.Errorf("name %q, want Augusta Lovelace", p.Name)
 	}
-	want := []pipedrivetest.Item{{Value: "ada@home.example", Label: "home", Primary: true}, {Value: "augusta@work.example", Label: "work"}}
+	want := []pipedriveemu.Item{{Value: "ada@home.example", Label: "home", Primary: true}, {Value: "augusta@work.example", Label: "work"}}
 	if fmt.Sprint(p.Emails) != fmt.Sprint(want) {
 		t.Errorf("emails %v, want %v", p.Emails, want)
 	}
-	wantPhones := []pipedrivetest.Item{{Value: "+15550001", Label: "mobile", Primary: true}, {Value: "+15550002", Label: "work"}}
+	wantPhones := []pipedriveemu.Item{{Value: "+15550001", Label: "mobile", Primary: true}, {Value: "+15550002", Label: "work"}}
 	if fmt.Sprint(p.Phones) != fmt.Sprint(wantPhones) {
 		t.Errorf("phones %v, want %v", p.Phones, wantPhones)
 	}
 	// The same write again sends nothing.
-	before := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson]
+	before := srv.Stats().Requests[pipedriveemu.RouteUpdatePerson]
 	if res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldFirstName: "Augusta", "emails.work": "augusta@work.example"}}}); err != nil || res[0].Err != nil {
 		t.Fatalf("repeat: %v %v", err, res)
 	}
-	if n := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson] - before; n != 0 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteUpdatePerson] - before; n != 0 {
 		t.Errorf("a repeated update made %d PATCH calls", n)
 	}
 }
@@ -167,10 +167,10 @@ func TestFirstNameLastNameAndLists(t *testing.T) {
 // before is refused with ErrChanged, writing nothing, once the person
 // changed meanwhile; with the current update_time it is applied.
 func TestConditionalUpdate(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(base)
-	id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace"})
+	id := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace"})
 	src := openOn(t, srv, 10, []string{fieldName})
 	recs, err := src.Get(context.Background(), []string{id, "424242"})
 	if err != nil || len(recs) != 1 {
@@ -178,7 +178,7 @@ func TestConditionalUpdate(t *testing.T) {
 	}
 	read := recs[0].UpdatedAt
 	srv.Advance(time.Second)
-	if err := srv.Edit(id, func(p *pipedrivetest.Person) { p.Name = "Ada King" }); err != nil {
+	if err := srv.Edit(id, func(p *pipedriveemu.Person) { p.Name = "Ada King" }); err != nil {
 		t.Fatal(err)
 	}
 	res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldName: "Ada Byron"}, IfUnchangedSince: read}})
@@ -201,11 +201,11 @@ func TestConditionalUpdate(t *testing.T) {
 // organization by its exact name or creates it, and sets org_id; an empty
 // name unlinks the person. Reads show the organization's name.
 func TestOrgNameWrittenThroughTheOrganization(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	existing := srv.AddOrg("Analytical Engines")
-	a := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace"})
-	b := srv.Add(pipedrivetest.Person{Name: "Alan Turing"})
+	a := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace"})
+	b := srv.Add(pipedriveemu.Person{Name: "Alan Turing"})
 	src := openOn(t, srv, 10, []string{fieldName, fieldOrgName})
 	res, err := src.Write(context.Background(), []connector.Change{
 		{Op: connector.OpUpdate, ID: a, Fields: map[string]any{fieldOrgName: "analytical engines"}},
@@ -221,7 +221,7 @@ func TestOrgNameWrittenThroughTheOrganization(t *testing.T) {
 	if pa.OrgID != existing || pb.OrgID == 0 || pb.OrgID == existing || pc.OrgID != pb.OrgID {
 		t.Errorf("org ids %d, %d, %d: want %d, a new one, the same new one", pa.OrgID, pb.OrgID, pc.OrgID, existing)
 	}
-	if n := srv.Stats().Requests[pipedrivetest.RouteAddOrg]; n != 1 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteAddOrg]; n != 1 {
 		t.Errorf("%d organizations created, want 1", n)
 	}
 	recs, err := src.Get(context.Background(), []string{a, b})
@@ -240,13 +240,13 @@ func TestOrgNameWrittenThroughTheOrganization(t *testing.T) {
 // number field takes the text's number; a value its field cannot take is
 // the change's own failure, naming the field, and writes nothing.
 func TestCustomFields(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{CustomFields: []pipedrivetest.CustomField{
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{CustomFields: []pipedriveemu.CustomField{
 		{Name: "Tier", Type: "enum", Options: []string{"Gold", "Silver"}}, {Name: "Score", Type: "double"},
 		{Name: "Tags", Type: "set", Options: []string{"vip", "partner"}},
 	}})
 	t.Cleanup(srv.Close)
 	tier, score, tags := srv.CustomFields()[0].Key, srv.CustomFields()[1].Key, srv.CustomFields()[2].Key
-	id := srv.Add(pipedrivetest.Person{Name: "Ada", Custom: map[string]any{tier: int64(2), score: 1.5, tags: []int64{1, 2}}})
+	id := srv.Add(pipedriveemu.Person{Name: "Ada", Custom: map[string]any{tier: int64(2), score: 1.5, tags: []int64{1, 2}}})
 	src := openOn(t, srv, 10, []string{fieldName, customPrefix + tier, customPrefix + score, customPrefix + tags})
 	recs, err := src.Get(context.Background(), []string{id})
 	if err != nil || len(recs) != 1 {
@@ -276,9 +276,9 @@ func TestCustomFields(t *testing.T) {
 // TestTwoUpdatesOfOnePerson: two changes of one person in one Write
 // build on each other; neither undoes the other's list item.
 func TestTwoUpdatesOfOnePerson(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
-	id := srv.Add(pipedrivetest.Person{Name: "Ada", Emails: []pipedrivetest.Item{{Value: "a@work.example", Label: "work"}}})
+	id := srv.Add(pipedriveemu.Person{Name: "Ada", Emails: []pipedriveemu.Item{{Value: "a@work.example", Label: "work"}}})
 	src := openOn(t, srv, 10, []string{"emails.work", "emails.home"})
 	res, err := src.Write(context.Background(), []connector.Change{
 		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{"emails.home": "a@home.example"}},
@@ -288,7 +288,7 @@ func TestTwoUpdatesOfOnePerson(t *testing.T) {
 		t.Fatalf("write: %v %+v", err, res)
 	}
 	p, _ := srv.Get(id)
-	if fmt.Sprint(p.Emails) != fmt.Sprint([]pipedrivetest.Item{{Value: "b@work.example", Label: "work", Primary: true}, {Value: "a@home.example", Label: "home"}}) {
+	if fmt.Sprint(p.Emails) != fmt.Sprint([]pipedriveemu.Item{{Value: "b@work.example", Label: "work", Primary: true}, {Value: "a@home.example", Label: "home"}}) {
 		t.Errorf("emails %+v", p.Emails)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 var base = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -17,7 +17,7 @@ var base = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 // lists, so that the suite exercises the lists.
 var suiteFields = map[string]string{"name": fieldName, "email": "emails.work", "phone": "phones.work"}
 
-func openOn(t *testing.T, srv *pipedrivetest.Server, pageSize int, fields []string) *Source {
+func openOn(t *testing.T, srv *pipedriveemu.Server, pageSize int, fields []string) *Source {
 	t.Helper()
 	src := connectortest.OpenType(t, TypeName, fields, func(set *Settings) {
 		set.APIToken = connector.Secret(srv.Token())
@@ -30,21 +30,21 @@ func openOn(t *testing.T, srv *pipedrivetest.Server, pageSize int, fields []stri
 	return src
 }
 
-func personOf(fields map[string]any) pipedrivetest.Person {
-	p := pipedrivetest.Person{Name: fmt.Sprint(fields["name"])}
+func personOf(fields map[string]any) pipedriveemu.Person {
+	p := pipedriveemu.Person{Name: fmt.Sprint(fields["name"])}
 	if v, ok := fields["email"]; ok {
-		p.Emails = []pipedrivetest.Item{{Value: fmt.Sprint(v), Label: "work", Primary: true}}
+		p.Emails = []pipedriveemu.Item{{Value: fmt.Sprint(v), Label: "work", Primary: true}}
 	}
 	if v, ok := fields["phone"]; ok {
-		p.Phones = []pipedrivetest.Item{{Value: fmt.Sprint(v), Label: "work", Primary: true}}
+		p.Phones = []pipedriveemu.Item{{Value: fmt.Sprint(v), Label: "work", Primary: true}}
 	}
 	return p
 }
 
 // setPerson sets the suite's fields of one person.
-func setPerson(fields map[string]any) func(p *pipedrivetest.Person) {
+func setPerson(fields map[string]any) func(p *pipedriveemu.Person) {
 	n := personOf(fields)
-	return func(p *pipedrivetest.Person) {
+	return func(p *pipedriveemu.Person) {
 		if _, ok := fields["name"]; ok {
 			p.Name = n.Name
 		}
@@ -60,7 +60,7 @@ func setPerson(fields map[string]any) func(p *pipedrivetest.Person) {
 // contractStore adapts a test server to the contract suite: its clock is
 // frozen and moves around each change, so that one Insert or Update call
 // is one update_time.
-func contractStore(srv *pipedrivetest.Server, batchSize int, idScan bool) *connectortest.ClockedStore {
+func contractStore(srv *pipedriveemu.Server, batchSize int, idScan bool) *connectortest.ClockedStore {
 	return &connectortest.ClockedStore{
 		Advance: srv.Advance,
 		OpenSource: func(t *testing.T) connector.Source {
@@ -103,7 +103,7 @@ func TestContract(t *testing.T) {
 				MissingID:     "987654321",
 				FieldNames:    suiteFields,
 				New: func(t *testing.T) connectortest.Store {
-					srv := pipedrivetest.NewServer(pipedrivetest.Options{RecentsOmitDeleted: tt.idScan})
+					srv := pipedriveemu.NewServer(pipedriveemu.Options{RecentsOmitDeleted: tt.idScan})
 					t.Cleanup(srv.Close)
 					srv.SetClock(base)
 					return contractStore(srv, batch, tt.idScan)

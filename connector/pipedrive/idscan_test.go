@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 // TestIDScanFindsDeletions: with a recents feed that shows no deleted
@@ -18,12 +18,12 @@ import (
 // checkpoint (a new connector resumes from it), and a scan due later
 // emits nothing again.
 func TestIDScanFindsDeletions(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{RecentsOmitDeleted: true})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{RecentsOmitDeleted: true})
 	t.Cleanup(srv.Close)
 	srv.SetClock(base)
 	var ids []string
 	for i := range 6 {
-		ids = append(ids, srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P ", i), Emails: []pipedrivetest.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}}}))
+		ids = append(ids, srv.Add(pipedriveemu.Person{Name: fmt.Sprint("P ", i), Emails: []pipedriveemu.Item{{Value: fmt.Sprintf("p%d@example.com", i), Label: "work"}}}))
 	}
 	srv.Advance(time.Second)
 	open := func() *Source {
@@ -35,7 +35,7 @@ func TestIDScanFindsDeletions(t *testing.T) {
 	_, cp := readAll(t, src, "", 0) // the first read: every person, no scan
 
 	srv.Advance(time.Minute)
-	late := srv.Add(pipedrivetest.Person{Name: "Late"})
+	late := srv.Add(pipedriveemu.Person{Name: "Late"})
 	srv.Advance(time.Second)
 	_, cp = readAll(t, src, cp, 0) // reads late; the scan is not due
 	if err := srv.Delete(ids[1]); err != nil {
@@ -45,14 +45,14 @@ func TestIDScanFindsDeletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Advance(time.Second)
-	if err := srv.Edit(ids[3], func(p *pipedrivetest.Person) { p.Name = "P 3 edited" }); err != nil {
+	if err := srv.Edit(ids[3], func(p *pipedriveemu.Person) { p.Name = "P 3 edited" }); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.Delete(late); err != nil {
 		t.Fatal(err)
 	}
 	srv.Advance(time.Hour)
-	lists := srv.Stats().Requests[pipedrivetest.RouteListPersons]
+	lists := srv.Stats().Requests[pipedriveemu.RouteListPersons]
 	recs, cp := readAll(t, open(), cp, 0) // a new connector: the known ids come from the checkpoint
 	var deleted []string
 	for _, r := range recs {
@@ -68,7 +68,7 @@ func TestIDScanFindsDeletions(t *testing.T) {
 		t.Errorf("deleted %v, want %v", deleted, want)
 	}
 	// 4 live persons, 2 a page: 2 scan calls and the window's.
-	if n := srv.Stats().Requests[pipedrivetest.RouteListPersons] - lists; n > 4 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteListPersons] - lists; n > 4 {
 		t.Errorf("%d list calls for the scan and the window, want at most 4", n)
 	}
 	srv.Advance(time.Hour)
@@ -123,14 +123,14 @@ func TestKnownIDsEncoding(t *testing.T) {
 // phone in E.164) names the one live person holding it; none or several
 // name none, and so does a read whose scan found nothing.
 func TestSurvivor(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{RecentsOmitDeleted: true})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{RecentsOmitDeleted: true})
 	t.Cleanup(srv.Close)
 	srv.SetClock(base)
-	gone := srv.Add(pipedrivetest.Person{Name: "Gone"})
-	kept := srv.Add(pipedrivetest.Person{Name: "Kept", Emails: []pipedrivetest.Item{{Value: "Ada@Example.com", Label: "work"}},
-		Phones: []pipedrivetest.Item{{Value: "(415) 555-0100", Label: "mobile"}}})
-	srv.Add(pipedrivetest.Person{Name: "Twin A", Emails: []pipedrivetest.Item{{Value: "twin@example.com", Label: "work"}}})
-	srv.Add(pipedrivetest.Person{Name: "Twin B", Emails: []pipedrivetest.Item{{Value: "twin@example.com", Label: "home"}}})
+	gone := srv.Add(pipedriveemu.Person{Name: "Gone"})
+	kept := srv.Add(pipedriveemu.Person{Name: "Kept", Emails: []pipedriveemu.Item{{Value: "Ada@Example.com", Label: "work"}},
+		Phones: []pipedriveemu.Item{{Value: "(415) 555-0100", Label: "mobile"}}})
+	srv.Add(pipedriveemu.Person{Name: "Twin A", Emails: []pipedriveemu.Item{{Value: "twin@example.com", Label: "work"}}})
+	srv.Add(pipedriveemu.Person{Name: "Twin B", Emails: []pipedriveemu.Item{{Value: "twin@example.com", Label: "home"}}})
 	srv.Advance(time.Second)
 	src := openOn(t, srv, 10, nil)
 	src.idScanInterval = 0

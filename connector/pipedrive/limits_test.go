@@ -12,10 +12,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
-func openWith(t *testing.T, srv *pipedrivetest.Server, edit func(*Settings)) *Source {
+func openWith(t *testing.T, srv *pipedriveemu.Server, edit func(*Settings)) *Source {
 	t.Helper()
 	set := NewSettings()
 	set.APIToken, set.BaseURL, set.PageSize, set.Lookback = connector.Secret(srv.Token()), srv.URL, 10, 0
@@ -34,10 +34,10 @@ func openWith(t *testing.T, srv *pipedrivetest.Server, edit func(*Settings)) *So
 // shared limiter, so the pass sees at most a handful of 429s and keeps
 // to the allowed rate.
 func TestBurstLimit(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 20, Token: "burst-token"})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 20, Token: "burst-token"})
 	t.Cleanup(srv.Close)
 	for i := range 160 {
-		srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P", i)})
+		srv.Add(pipedriveemu.Person{Name: fmt.Sprint("P", i)})
 	}
 	a := openWith(t, srv, func(s *Settings) { s.RateLimit = 40 })
 	b := openWith(t, srv, func(s *Settings) { s.RateLimit = 40 })
@@ -55,7 +55,7 @@ func TestBurstLimit(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	st := srv.Stats()
-	calls := st.Requests[pipedrivetest.RouteListPersons]
+	calls := st.Requests[pipedriveemu.RouteListPersons]
 	if n := st.RateLimited(); n > 3 {
 		t.Errorf("%d answers were 429, want at most a handful", n)
 	}
@@ -77,10 +77,10 @@ func TestBurstLimit(t *testing.T) {
 // TestBurst429Waits: a 429 (as when the app's users spend the window)
 // holds the call until x-ratelimit-reset (1 s), then it succeeds.
 func TestBurst429Waits(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
-	srv.Add(pipedrivetest.Person{Name: "Ada"})
-	srv.Inject(pipedrivetest.RouteListPersons, pipedrivetest.Fault{Status: http.StatusTooManyRequests})
+	srv.Add(pipedriveemu.Person{Name: "Ada"})
+	srv.Inject(pipedriveemu.RouteListPersons, pipedriveemu.Fault{Status: http.StatusTooManyRequests})
 	src := openWith(t, srv, func(*Settings) {})
 	n := 0
 	start := time.Now()
@@ -98,10 +98,10 @@ func TestBurst429Waits(t *testing.T) {
 // with connector.ErrBudgetSpent.
 func TestDailyBudget(t *testing.T) {
 	t.Run("company budget", func(t *testing.T) {
-		srv := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 100, DailyTokens: 50, Token: "budget-1"})
+		srv := pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 100, DailyTokens: 50, Token: "budget-1"})
 		t.Cleanup(srv.Close)
 		for i := range 40 {
-			srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P", i)})
+			srv.Add(pipedriveemu.Person{Name: fmt.Sprint("P", i)})
 		}
 		src := openWith(t, srv, func(*Settings) {})
 		err := src.Snapshot(context.Background(), func(context.Context, connector.Batch) error { return nil })
@@ -113,17 +113,17 @@ func TestDailyBudget(t *testing.T) {
 		}
 	})
 	t.Run("syncd's share", func(t *testing.T) {
-		srv := pipedrivetest.NewServer(pipedrivetest.Options{Token: "budget-2"})
+		srv := pipedriveemu.NewServer(pipedriveemu.Options{Token: "budget-2"})
 		t.Cleanup(srv.Close)
 		for i := range 40 {
-			srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P", i)})
+			srv.Add(pipedriveemu.Person{Name: fmt.Sprint("P", i)})
 		}
 		src := openWith(t, srv, func(s *Settings) { s.TokenBudget = 60 })
 		err := src.Snapshot(context.Background(), func(context.Context, connector.Batch) error { return nil })
 		if !errors.Is(err, connector.ErrBudgetSpent) {
 			t.Fatalf("snapshot past tokenBudget: %v, want ErrBudgetSpent", err)
 		}
-		if n := srv.Stats().Requests[pipedrivetest.RouteListPersons]; n != 3 {
+		if n := srv.Stats().Requests[pipedriveemu.RouteListPersons]; n != 3 {
 			t.Errorf("%d list calls, want 3 (60 tokens at 20 a list)", n)
 		}
 		q := src.Quotas()
@@ -136,9 +136,9 @@ func TestDailyBudget(t *testing.T) {
 // TestCreateOutcomeUnknown: a create whose answer is lost is not sent
 // again; its Err says the outcome is unknown.
 func TestCreateOutcomeUnknown(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
-	srv.Inject(pipedrivetest.RouteAddPerson, pipedrivetest.Fault{Status: http.StatusBadGateway, AfterApply: true})
+	srv.Inject(pipedriveemu.RouteAddPerson, pipedriveemu.Fault{Status: http.StatusBadGateway, AfterApply: true})
 	src := openWith(t, srv, func(*Settings) {})
 	res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpCreate, Fields: map[string]any{fieldName: "Ada"}}})
 	if err != nil {
@@ -147,7 +147,7 @@ func TestCreateOutcomeUnknown(t *testing.T) {
 	if !errors.Is(res[0].Err, ErrOutcomeUnknown) {
 		t.Errorf("create after a lost answer: %v, want ErrOutcomeUnknown", res[0].Err)
 	}
-	if n := srv.Stats().Requests[pipedrivetest.RouteAddPerson]; n != 1 || len(srv.Persons()) != 1 {
+	if n := srv.Stats().Requests[pipedriveemu.RouteAddPerson]; n != 1 || len(srv.Persons()) != 1 {
 		t.Errorf("%d POSTs, %d persons; want the create sent once", n, len(srv.Persons()))
 	}
 }
@@ -162,10 +162,10 @@ func quiet() *logrus.Entry {
 // (the app's users count against it too), a pass reading 17 pages meets
 // at most a handful of 429s and still finishes.
 func TestBurstShared(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 20, Token: "shared-token"})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 20, Token: "shared-token"})
 	t.Cleanup(srv.Close)
 	for i := range 160 {
-		srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P", i)})
+		srv.Add(pipedriveemu.Person{Name: fmt.Sprint("P", i)})
 	}
 	src := openWith(t, srv, func(s *Settings) { s.RateLimit = 20 })
 	stop := make(chan struct{})
@@ -194,10 +194,10 @@ func TestBurstShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := srv.Stats()
-	n := st.Responses[pipedrivetest.RouteListPersons][http.StatusTooManyRequests]
+	n := st.Responses[pipedriveemu.RouteListPersons][http.StatusTooManyRequests]
 	if n > 5 {
 		t.Errorf("the pass met %d 429s, want at most a handful", n)
 	}
-	t.Logf("%d list calls, %d answered 429; the other tool: %d calls, %d answered 429", st.Requests[pipedrivetest.RouteListPersons], n,
-		st.Requests[pipedrivetest.RoutePersonFields], st.Responses[pipedrivetest.RoutePersonFields][http.StatusTooManyRequests])
+	t.Logf("%d list calls, %d answered 429; the other tool: %d calls, %d answered 429", st.Requests[pipedriveemu.RouteListPersons], n,
+		st.Requests[pipedriveemu.RoutePersonFields], st.Responses[pipedriveemu.RoutePersonFields][http.StatusTooManyRequests])
 }

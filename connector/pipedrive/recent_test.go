@@ -10,14 +10,14 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 const hookPassword = "webhook-password-0123456789"
 
 // openHooked opens a connector on srv at the default look-back (5 s),
 // with webhooks, on the server's clock.
-func openHooked(t *testing.T, srv *pipedrivetest.Server) *Source {
+func openHooked(t *testing.T, srv *pipedriveemu.Server) *Source {
 	t.Helper()
 	src := connectortest.OpenType(t, TypeName, []string{fieldName}, func(set *Settings) {
 		set.APIToken = connector.Secret(srv.Token())
@@ -73,16 +73,16 @@ func deliver(src *Source, pass string) int {
 // checkpoint; a read with neither leaves them to a later window, and a
 // refused delivery starts no such read.
 func TestReadRecentAtStartAndAfterWebhook(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	srv.SetClock(base)
-	srv.Add(pipedrivetest.Person{Name: "Old Person"})
+	srv.Add(pipedriveemu.Person{Name: "Old Person"})
 	srv.Advance(time.Minute)
 	_, cp := names(t, openHooked(t, srv), "")
 
 	// Changed 2 s before the restart: inside the look-back.
 	srv.Advance(time.Second)
-	p := srv.Add(pipedrivetest.Person{Name: "Before Start"})
+	p := srv.Add(pipedriveemu.Person{Name: "Before Start"})
 	srv.Advance(2 * time.Second)
 	src := openHooked(t, srv)
 	got, next := names(t, src, cp)
@@ -94,7 +94,7 @@ func TestReadRecentAtStartAndAfterWebhook(t *testing.T) {
 	}
 
 	// No webhook: the window (ending 5 s back) does not reach the change.
-	if err := srv.Edit(p, func(p *pipedrivetest.Person) { p.Name = "After Hook" }); err != nil {
+	if err := srv.Edit(p, func(p *pipedriveemu.Person) { p.Name = "After Hook" }); err != nil {
 		t.Fatal(err)
 	}
 	srv.Advance(500 * time.Millisecond)

@@ -9,7 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 )
 
 func TestWebhooksSettingsValidate(t *testing.T) {
@@ -46,7 +46,7 @@ func TestWebhooksSettingsValidate(t *testing.T) {
 // RegisterWebhook makes one v2 person webhook with the settings' Basic
 // credentials, keeps it when run again, and makes it anew with replace.
 func TestRegisterWebhook(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
 	const url = "https://syncd.example.com/webhooks/connectors/pd"
 	set := NewSettings()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
@@ -31,10 +31,10 @@ func TestConditionalUpdateMilliseconds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+			srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 			t.Cleanup(srv.Close)
 			srv.SetClock(base.Add(250 * time.Millisecond))
-			id := srv.Add(pipedrivetest.Person{Name: "Ada Lovelace"})
+			id := srv.Add(pipedriveemu.Person{Name: "Ada Lovelace"})
 			src := openOn(t, srv, 10, []string{fieldName})
 			recs, err := src.Get(context.Background(), []string{id})
 			if err != nil || len(recs) != 1 {
@@ -46,7 +46,7 @@ func TestConditionalUpdateMilliseconds(t *testing.T) {
 			}
 			if tt.editAt > 0 {
 				srv.Advance(tt.editAt)
-				if err := srv.Edit(id, func(p *pipedrivetest.Person) { p.Name = "Ada King" }); err != nil {
+				if err := srv.Edit(id, func(p *pipedriveemu.Person) { p.Name = "Ada King" }); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -76,28 +76,28 @@ func TestConditionalUpdateMilliseconds(t *testing.T) {
 // it has none, and is refused (naming the field and the setting) when
 // neither is known. An amount the person already holds sends nothing.
 func TestMonetaryFields(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{CustomFields: []pipedrivetest.CustomField{{Name: "Budget", Type: "monetary"}}})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{CustomFields: []pipedriveemu.CustomField{{Name: "Budget", Type: "monetary"}}})
 	t.Cleanup(srv.Close)
 	key := srv.CustomFields()[0].Key
 	field := customPrefix + key
-	usd := srv.Add(pipedrivetest.Person{Name: "Ada", Custom: map[string]any{key: pipedrivetest.Money{Value: 1200, Currency: "USD"}}})
-	none := srv.Add(pipedrivetest.Person{Name: "Alan"})
+	usd := srv.Add(pipedriveemu.Person{Name: "Ada", Custom: map[string]any{key: pipedriveemu.Money{Value: 1200, Currency: "USD"}}})
+	none := srv.Add(pipedriveemu.Person{Name: "Alan"})
 	tests := []struct {
 		name     string
 		currency string // the setting
 		id       string
 		amount   any
-		want     pipedrivetest.Money
+		want     pipedriveemu.Money
 		refused  bool
 	}{
-		{name: "the person's currency is kept", currency: "EUR", id: usd, amount: "4321", want: pipedrivetest.Money{Value: 4321, Currency: "USD"}},
-		{name: "the setting's currency for a person without one", currency: "EUR", id: none, amount: int64(50), want: pipedrivetest.Money{Value: 50, Currency: "EUR"}},
+		{name: "the person's currency is kept", currency: "EUR", id: usd, amount: "4321", want: pipedriveemu.Money{Value: 4321, Currency: "USD"}},
+		{name: "the setting's currency for a person without one", currency: "EUR", id: none, amount: int64(50), want: pipedriveemu.Money{Value: 50, Currency: "EUR"}},
 		{name: "no currency known", id: none, amount: 7.5, refused: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.refused {
-				srv.Edit(none, func(p *pipedrivetest.Person) { p.Custom = nil })
+				srv.Edit(none, func(p *pipedriveemu.Person) { p.Custom = nil })
 			}
 			src := openWith(t, srv, func(s *Settings) { s.Currency = tt.currency })
 			src.want = []string{fieldName, field}
@@ -123,11 +123,11 @@ func TestMonetaryFields(t *testing.T) {
 			if err != nil || len(recs) != 1 || recs[0].Fields[field] != int64(tt.want.Value) {
 				t.Errorf("read back %v %v, want the amount %v", recs, err, tt.want.Value)
 			}
-			patches := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson]
+			patches := srv.Stats().Requests[pipedriveemu.RouteUpdatePerson]
 			if res, err := src.Write(context.Background(), []connector.Change{{Op: connector.OpUpdate, ID: tt.id, Fields: map[string]any{field: tt.amount}}}); err != nil || res[0].Err != nil {
 				t.Fatalf("repeat: %v %v", err, res)
 			}
-			if n := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson] - patches; n != 0 {
+			if n := srv.Stats().Requests[pipedriveemu.RouteUpdatePerson] - patches; n != 0 {
 				t.Errorf("repeating the amount sent %d PATCHes, want none", n)
 			}
 		})
@@ -142,26 +142,26 @@ func TestMonetaryFields(t *testing.T) {
 func TestDefiniteRefusals(t *testing.T) {
 	tests := []struct {
 		name     string
-		fault    *pipedrivetest.Fault
+		fault    *pipedriveemu.Fault
 		fields   map[string]any
 		refused  string // Pipedrive's message the refusal names
 		notFound bool
 		sent     int // PATCH requests
 	}{
 		{name: "a validation error of the data", fields: map[string]any{fieldOrgID: "99"}, refused: "organization 99 not found", sent: 1},
-		{name: "an injected 400", fault: &pipedrivetest.Fault{Status: http.StatusBadRequest}, refused: "Bad Request", sent: 1},
-		{name: "a 403 in Pipedrive's body", fault: &pipedrivetest.Fault{Status: http.StatusForbidden}, refused: "Forbidden", sent: 1},
-		{name: "a 429 is tried again", fault: &pipedrivetest.Fault{Status: http.StatusTooManyRequests}, sent: 2},
-		{name: "a 502 is tried again", fault: &pipedrivetest.Fault{Status: http.StatusBadGateway}, sent: 2},
+		{name: "an injected 400", fault: &pipedriveemu.Fault{Status: http.StatusBadRequest}, refused: "Bad Request", sent: 1},
+		{name: "a 403 in Pipedrive's body", fault: &pipedriveemu.Fault{Status: http.StatusForbidden}, refused: "Forbidden", sent: 1},
+		{name: "a 429 is tried again", fault: &pipedriveemu.Fault{Status: http.StatusTooManyRequests}, sent: 2},
+		{name: "a 502 is tried again", fault: &pipedriveemu.Fault{Status: http.StatusBadGateway}, sent: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+			srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 			t.Cleanup(srv.Close)
-			id := srv.Add(pipedrivetest.Person{Name: "Ada"})
+			id := srv.Add(pipedriveemu.Person{Name: "Ada"})
 			src := openWith(t, srv, func(*Settings) {})
 			if tt.fault != nil {
-				srv.Inject(pipedrivetest.RouteUpdatePerson, *tt.fault)
+				srv.Inject(pipedriveemu.RouteUpdatePerson, *tt.fault)
 			}
 			fields := tt.fields
 			if fields == nil {
@@ -180,7 +180,7 @@ func TestDefiniteRefusals(t *testing.T) {
 			case res[0].Err != nil:
 				t.Errorf("result %v, want the change applied after the retry", res[0].Err)
 			}
-			if n := srv.Stats().Requests[pipedrivetest.RouteUpdatePerson]; n != tt.sent {
+			if n := srv.Stats().Requests[pipedriveemu.RouteUpdatePerson]; n != tt.sent {
 				t.Errorf("%d PATCHes, want %d", n, tt.sent)
 			}
 		})
@@ -191,11 +191,11 @@ func TestDefiniteRefusals(t *testing.T) {
 // the change's own refusal naming org_name, not a failure of the whole
 // write that would be tried again.
 func TestOrganizationRefusal(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{})
 	t.Cleanup(srv.Close)
-	id := srv.Add(pipedrivetest.Person{Name: "Ada"})
-	other := srv.Add(pipedrivetest.Person{Name: "Alan"})
-	srv.Inject(pipedrivetest.RouteAddOrg, pipedrivetest.Fault{Status: http.StatusBadRequest})
+	id := srv.Add(pipedriveemu.Person{Name: "Ada"})
+	other := srv.Add(pipedriveemu.Person{Name: "Alan"})
+	srv.Inject(pipedriveemu.RouteAddOrg, pipedriveemu.Fault{Status: http.StatusBadRequest})
 	src := openWith(t, srv, func(*Settings) {})
 	res, err := src.Write(context.Background(), []connector.Change{
 		{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldOrgName: "Refused Ltd"}},
@@ -219,11 +219,11 @@ func TestOrganizationRefusal(t *testing.T) {
 // lower the token's burst limiter; and a search's 429, whatever its
 // headers, waits rather than stopping the pass for the day.
 func TestSearchLimitIsNotTheDailyBudget(t *testing.T) {
-	srv := pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 100, DailyTokens: 1 << 20, Token: "search-token"})
+	srv := pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 100, DailyTokens: 1 << 20, Token: "search-token"})
 	t.Cleanup(srv.Close)
 	var changes []connector.Change
 	for i := range 20 {
-		id := srv.Add(pipedrivetest.Person{Name: fmt.Sprint("P", i)})
+		id := srv.Add(pipedriveemu.Person{Name: fmt.Sprint("P", i)})
 		changes = append(changes, connector.Change{Op: connector.OpUpdate, ID: id, Fields: map[string]any{fieldOrgName: fmt.Sprint("Org ", i)}})
 	}
 	src := openWith(t, srv, func(s *Settings) { s.RateLimit = 100 })
@@ -238,8 +238,8 @@ func TestSearchLimitIsNotTheDailyBudget(t *testing.T) {
 		}
 	}
 	st := srv.Stats()
-	t.Logf("20 searches in %s, %d answered 429", time.Since(start).Round(time.Millisecond), st.Responses[pipedrivetest.RouteSearchOrgs][http.StatusTooManyRequests])
-	if n := st.Responses[pipedrivetest.RouteSearchOrgs][http.StatusTooManyRequests]; n > 2 {
+	t.Logf("20 searches in %s, %d answered 429", time.Since(start).Round(time.Millisecond), st.Responses[pipedriveemu.RouteSearchOrgs][http.StatusTooManyRequests])
+	if n := st.Responses[pipedriveemu.RouteSearchOrgs][http.StatusTooManyRequests]; n > 2 {
 		t.Errorf("%d searches answered 429, want the connector to keep to the search limit", n)
 	}
 	if got, _ := bucket(100); src.c.limits.limiter.Limit() != got {

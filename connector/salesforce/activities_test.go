@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 func testCall(contact string) connector.Activity {
@@ -22,7 +22,7 @@ func testCall(contact string) connector.Activity {
 // Tasks back from the test org: the call fields Salesforce documents for
 // a logged call, the owner found by e-mail, the text's body.
 func TestActivityTasks(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	s, _ := openOn(t, org, nil)
 	ctx := context.Background()
@@ -75,7 +75,7 @@ func TestActivityTasks(t *testing.T) {
 // the write's outcome is unknown, FindActivity finds the Task by its key,
 // and the later summary replaces it: one Task, subtype kept.
 func TestActivityLostAnswerFoundByKey(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	s, _ := openOn(t, org, nil)
 	ctx := context.Background()
@@ -84,7 +84,7 @@ func TestActivityLostAnswerFoundByKey(t *testing.T) {
 	if id, err := s.FindActivity(ctx, call.Kind, call.Key, contact); err != nil || id != "" {
 		t.Fatalf("find before: %q, %v", id, err)
 	}
-	org.LoseAnswers(salesforcetest.RouteCreate, 1)
+	org.LoseAnswers(salesforceemu.RouteCreate, 1)
 	if _, err := s.WriteActivity(ctx, "", call); !errors.Is(err, connector.ErrOutcomeUnknown) {
 		t.Fatalf("create with a lost answer: %v, want ErrOutcomeUnknown", err)
 	}
@@ -105,7 +105,7 @@ func TestActivityLostAnswerFoundByKey(t *testing.T) {
 	if f["Description"] != "Summary:\n- Wants a demo\n\nRecording:\nhttps://example.com/rec/1" || f["TaskSubtype"] != "Call" {
 		t.Errorf("task after the replace: %v", f)
 	}
-	if _, err := s.WriteActivity(ctx, salesforcetest.MakeID("00T000000000zzz"), call); !errors.Is(err, connector.ErrNotFound) {
+	if _, err := s.WriteActivity(ctx, salesforceemu.MakeID("00T000000000zzz"), call); !errors.Is(err, connector.ErrNotFound) {
 		t.Errorf("replace of a task that does not exist: %v, want ErrNotFound", err)
 	}
 }
@@ -116,7 +116,7 @@ func TestActivityLostAnswerFoundByKey(t *testing.T) {
 // no error holds the text.
 func TestActivityRefusalWithholdsText(t *testing.T) {
 	const secret = "my card number is 4111 1111 1111 1111, call me"
-	org := salesforcetest.NewServer(salesforcetest.Options{ValidationRules: []salesforcetest.ValidationRule{{Name: "NoTextsOnVIPs",
+	org := salesforceemu.NewServer(salesforceemu.Options{ValidationRules: []salesforceemu.ValidationRule{{Name: "NoTextsOnVIPs",
 		Object: "Task", Field: "Subject", Message: "Texts are not logged on this contact",
 		Refuse: func(r map[string]any) bool { s, _ := r["Subject"].(string); return strings.HasPrefix(s, "Text") }}}})
 	t.Cleanup(org.Close)
@@ -141,7 +141,7 @@ func TestActivityRefusalWithholdsText(t *testing.T) {
 	}
 	_, err := s.WriteActivity(ctx, "", text)
 	check("validation rule", err, "Texts are not logged on this contact")
-	org.Fail(salesforcetest.RouteCreate, 1, http.StatusBadRequest, "STRING_TOO_LONG", "Description: data value too large: "+secret+" (max length=32000)", "Description")
+	org.Fail(salesforceemu.RouteCreate, 1, http.StatusBadRequest, "STRING_TOO_LONG", "Description: data value too large: "+secret+" (max length=32000)", "Description")
 	_, err = s.WriteActivity(ctx, "", connector.Activity{Key: "message:M2:" + contact, Kind: connector.ActivityMessage, RecordID: contact,
 		Direction: connector.DirectionOutgoing, At: time.Now(), Text: secret, Transcript: nil})
 	check("a message quoting the value", err, "STRING_TOO_LONG")

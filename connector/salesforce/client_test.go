@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/internal/remote"
 )
 
 // openOn opens a connector on a test org, its read windows on the org's
 // clock and its waits recorded instead of slept.
-func openOn(t *testing.T, org *salesforcetest.Server, mod func(*Settings), fields ...string) (*Source, *[]time.Duration) {
+func openOn(t *testing.T, org *salesforceemu.Server, mod func(*Settings), fields ...string) (*Source, *[]time.Duration) {
 	t.Helper()
 	set := NewSettings()
 	set.LoginURL = org.LoginURL
@@ -53,7 +53,7 @@ func readAll(t *testing.T, s *Source, cp string) ([]connector.Record, string, er
 
 func TestJWTBearerFlowAndInstanceURL(t *testing.T) {
 	key, pemKey := testKey(t)
-	org := salesforcetest.NewServer(salesforcetest.Options{JWTUsername: "sync@acme.com", JWTKey: &key.PublicKey})
+	org := salesforceemu.NewServer(salesforceemu.Options{JWTUsername: "sync@acme.com", JWTKey: &key.PublicKey})
 	t.Cleanup(org.Close)
 	org.Add("Contact", map[string]any{"LastName": "Lovelace"})
 	org.Advance(time.Second)
@@ -64,7 +64,7 @@ func TestJWTBearerFlowAndInstanceURL(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Fields["LastName"] != "Lovelace" {
 		t.Fatalf("read %v, %v", recs, err)
 	}
-	if org.TokenCalls() != 1 || org.Stats().Requests[salesforcetest.RouteQueryAll] != 1 {
+	if org.TokenCalls() != 1 || org.Stats().Requests[salesforceemu.RouteQueryAll] != 1 {
 		t.Errorf("%d token calls, %+v", org.TokenCalls(), org.Stats().Requests)
 	}
 
@@ -80,13 +80,13 @@ func TestJWTBearerFlowAndInstanceURL(t *testing.T) {
 }
 
 func TestBadClientSecretIsNotRetried(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	s, _ := openOn(t, org, func(set *Settings) { set.ClientSecret = "wrong" })
 	_, _, err := readAll(t, s, "")
 	var te *TokenError
-	if !errors.As(err, &te) || te.Code != "invalid_client" || org.Stats().Requests[salesforcetest.RouteToken] != 1 {
-		t.Fatalf("read with a wrong secret: %v after %d token requests", err, org.Stats().Requests[salesforcetest.RouteToken])
+	if !errors.As(err, &te) || te.Code != "invalid_client" || org.Stats().Requests[salesforceemu.RouteToken] != 1 {
+		t.Fatalf("read with a wrong secret: %v after %d token requests", err, org.Stats().Requests[salesforceemu.RouteToken])
 	}
 	if strings.Contains(err.Error(), "wrong") {
 		t.Errorf("the error shows the secret: %v", err)
@@ -94,7 +94,7 @@ func TestBadClientSecretIsNotRetried(t *testing.T) {
 }
 
 func TestExpiredSessionRenewsOnce(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{SessionCalls: 2})
+	org := salesforceemu.NewServer(salesforceemu.Options{SessionCalls: 2})
 	t.Cleanup(org.Close)
 	for i := range 450 {
 		org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
@@ -112,7 +112,7 @@ func TestExpiredSessionRenewsOnce(t *testing.T) {
 }
 
 func TestDailyBudgetStopsReadsAndWrites(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{DailyLimit: 1000, Used: 499})
+	org := salesforceemu.NewServer(salesforceemu.Options{DailyLimit: 1000, Used: 499})
 	t.Cleanup(org.Close)
 	for i := range 600 {
 		org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
@@ -141,9 +141,9 @@ func TestDailyBudgetStopsReadsAndWrites(t *testing.T) {
 }
 
 func TestWriteRefusalsNameTheField(t *testing.T) {
-	rule := salesforcetest.ValidationRule{Name: "No_CEO", Field: "Title", Message: "Title may not be CEO",
+	rule := salesforceemu.ValidationRule{Name: "No_CEO", Field: "Title", Message: "Title may not be CEO",
 		Refuse: func(r map[string]any) bool { return r["Title"] == "CEO" }}
-	org := salesforcetest.NewServer(salesforcetest.Options{ValidationRules: []salesforcetest.ValidationRule{rule}})
+	org := salesforceemu.NewServer(salesforceemu.Options{ValidationRules: []salesforceemu.ValidationRule{rule}})
 	t.Cleanup(org.Close)
 	a := org.Add("Contact", map[string]any{"LastName": "A"})
 	b := org.Add("Contact", map[string]any{"LastName": "B"})
@@ -176,7 +176,7 @@ func TestWriteRefusalsNameTheField(t *testing.T) {
 		t.Errorf("valid create: %+v", res[4])
 	}
 	st := org.Stats()
-	if st.Requests[salesforcetest.RouteCreate] != 1 || st.Requests[salesforcetest.RouteUpdate] != 3 {
+	if st.Requests[salesforceemu.RouteCreate] != 1 || st.Requests[salesforceemu.RouteUpdate] != 3 {
 		t.Errorf("calls %+v, want 1 create (the others refused before sending) and 3 updates (2 of them for the lock)", st.Requests)
 	}
 	if r, _ := org.Get(b); r.Fields["Title"] != "CTO" {
@@ -185,7 +185,7 @@ func TestWriteRefusalsNameTheField(t *testing.T) {
 }
 
 func TestConditionalUpdateAndMissingRecords(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	a := org.Add("Contact", map[string]any{"LastName": "A"})
 	org.Advance(time.Second)
@@ -200,7 +200,7 @@ func TestConditionalUpdateAndMissingRecords(t *testing.T) {
 	}
 	res, err := s.Write(context.Background(), []connector.Change{
 		{Op: connector.OpUpdate, ID: a, Fields: map[string]any{"Title": "ours"}, IfUnchangedSince: recs[0].UpdatedAt},
-		{Op: connector.OpDelete, ID: salesforcetest.MakeID("0035g0000ZZZZZZ")},
+		{Op: connector.OpDelete, ID: salesforceemu.MakeID("0035g0000ZZZZZZ")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestConditionalUpdateAndMissingRecords(t *testing.T) {
 }
 
 func TestPurgedDeletionsComeFromGetDeleted(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	a := org.Add("Contact", map[string]any{"LastName": "A"})
 	b := org.Add("Contact", map[string]any{"LastName": "B"})
@@ -236,7 +236,7 @@ func TestPurgedDeletionsComeFromGetDeleted(t *testing.T) {
 	if err != nil || len(recs) != 2 || !recs[0].Deleted || !recs[1].Deleted {
 		t.Fatalf("read after purged deletions: %+v, %v", recs, err)
 	}
-	if n := org.Stats().Requests[salesforcetest.RouteDeleted]; n != 1 {
+	if n := org.Stats().Requests[salesforceemu.RouteDeleted]; n != 1 {
 		t.Errorf("%d getDeleted calls, want 1", n)
 	}
 }
@@ -266,7 +266,7 @@ func TestJudge(t *testing.T) {
 // TestLeadsNeedCompany syncs Leads: a Lead needs Company and LastName,
 // and Status is defaulted by Salesforce.
 func TestLeadsNeedCompany(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	org.Add("Lead", map[string]any{"LastName": "Hopper", "Company": "Navy"})
 	org.Advance(time.Second)
@@ -298,7 +298,7 @@ func TestLeadsNeedCompany(t *testing.T) {
 // call: the 401 refused it unapplied, so the call is repeated after one
 // token call, and each record exists once.
 func TestCreatesAfterExpiryAreSentOnce(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	s, _ := openOn(t, org, nil)
 	if _, err := s.Fields(context.Background()); err != nil { // the first token, and the describe
@@ -313,8 +313,8 @@ func TestCreatesAfterExpiryAreSentOnce(t *testing.T) {
 		t.Fatalf("creates after the expiry: %+v, %v", res, err)
 	}
 	st := org.Stats()
-	if org.TokenCalls() != 2 || st.Responses[salesforcetest.RouteCreate][401] != 1 || st.Responses[salesforcetest.RouteCreate][200] != 1 {
-		t.Errorf("%d token calls, create answers %v; want 2 tokens, one 401 then one 200", org.TokenCalls(), st.Responses[salesforcetest.RouteCreate])
+	if org.TokenCalls() != 2 || st.Responses[salesforceemu.RouteCreate][401] != 1 || st.Responses[salesforceemu.RouteCreate][200] != 1 {
+		t.Errorf("%d token calls, create answers %v; want 2 tokens, one 401 then one 200", org.TokenCalls(), st.Responses[salesforceemu.RouteCreate])
 	}
 	if n := len(org.Records("Contact")); n != 2 {
 		t.Errorf("%d Contacts, want the 2 created once", n)
@@ -325,7 +325,7 @@ func TestCreatesAfterExpiryAreSentOnce(t *testing.T) {
 // change younger than a minute waits for a later pass, and passes read
 // every change exactly once.
 func TestSettleReadsEachChangeOnce(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	s, _ := openOn(t, org, func(set *Settings) { set.Settle = DefaultSettle })
 	a := org.Add("Contact", map[string]any{"LastName": "A"})
@@ -356,7 +356,7 @@ func TestSettleReadsEachChangeOnce(t *testing.T) {
 // record left in the window changes (leaving it): the resumed read finds
 // nothing in the window, yet closes it, so that later changes are read.
 func TestResumedWindowCloses(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	var ids []string
 	for i := range 300 {
@@ -389,7 +389,7 @@ func TestResumedWindowCloses(t *testing.T) {
 // that took longer to record): the read queries again from the last
 // record and reads each record once.
 func TestExpiredLocatorQueriesAgain(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	for i := range 500 {
 		org.Add("Contact", map[string]any{"LastName": fmt.Sprint("L", i)})
@@ -412,7 +412,7 @@ func TestExpiredLocatorQueriesAgain(t *testing.T) {
 			t.Errorf("record %s read %d times", id, c)
 		}
 	}
-	if st := org.Stats(); st.Responses[salesforcetest.RouteQueryMore][400] != 1 || st.Requests[salesforcetest.RouteQueryAll] != 2 {
+	if st := org.Stats(); st.Responses[salesforceemu.RouteQueryMore][400] != 1 || st.Requests[salesforceemu.RouteQueryAll] != 2 {
 		t.Errorf("calls %v, want one expired locator and a second query", st.Responses)
 	}
 }
@@ -420,7 +420,7 @@ func TestExpiredLocatorQueriesAgain(t *testing.T) {
 // TestTokenRequestIsTriedAgain meets a login host that answers 503 twice:
 // the third token request gets the token; three 503s end the read.
 func TestTokenRequestIsTriedAgain(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	org.FailTokens(2)
 	s, waits := openOn(t, org, nil)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/connectortest"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 // contractFields names the Contact fields that stand for the suite's:
@@ -23,7 +23,7 @@ func named(rec map[string]any) map[string]any {
 // contractStore adapts a test org to the contract suite: its clock is
 // frozen and moves around each change, so that one Insert or Update call
 // is one SystemModstamp.
-func contractStore(srv *salesforcetest.Server) *connectortest.ClockedStore {
+func contractStore(srv *salesforceemu.Server) *connectortest.ClockedStore {
 	return &connectortest.ClockedStore{
 		Advance: srv.Advance,
 		OpenSource: func(t *testing.T) connector.Source {
@@ -59,10 +59,10 @@ func TestContract(t *testing.T) {
 		// A deleted record shows in queryAll (IsDeleted) and Changes
 		// reports it as a Deleted record.
 		SoftDelete: true,
-		MissingID:  salesforcetest.MakeID("0035g0000ZZZZZZ"),
+		MissingID:  salesforceemu.MakeID("0035g0000ZZZZZZ"),
 		FieldNames: contractFields,
 		New: func(t *testing.T) connectortest.Store {
-			srv := salesforcetest.NewServer(salesforcetest.Options{})
+			srv := salesforceemu.NewServer(salesforceemu.Options{})
 			t.Cleanup(srv.Close)
 			return contractStore(srv)
 		},

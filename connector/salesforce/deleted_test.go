@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 // deletedOf returns the ids of the Deleted records among recs.
@@ -25,7 +25,7 @@ func deletedOf(recs []connector.Record) map[string]bool {
 
 // deleteAndPurge deletes a new record and empties the Recycle Bin, so
 // that only getDeleted can list the deletion.
-func deleteAndPurge(t *testing.T, org *salesforcetest.Server, name string) string {
+func deleteAndPurge(t *testing.T, org *salesforceemu.Server, name string) string {
 	t.Helper()
 	id := org.Add("Contact", map[string]any{"LastName": name})
 	if err := org.Delete(id); err != nil {
@@ -57,7 +57,7 @@ func TestDeletionScanAtMinutePrecision(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			org := salesforcetest.NewServer(salesforcetest.Options{})
+			org := salesforceemu.NewServer(salesforceemu.Options{})
 			t.Cleanup(org.Close)
 			org.SetClock(c.first)
 			s, _ := openOn(t, org, nil)
@@ -91,7 +91,7 @@ func TestDeletionScanAtMinutePrecision(t *testing.T) {
 				got[id] = true
 			}
 			st := org.Stats()
-			if n := st.Responses[salesforcetest.RouteDeleted][http.StatusBadRequest]; n != 0 {
+			if n := st.Responses[salesforceemu.RouteDeleted][http.StatusBadRequest]; n != 0 {
 				t.Errorf("%d getDeleted calls refused, want none", n)
 			}
 			for id := range want {
@@ -99,7 +99,7 @@ func TestDeletionScanAtMinutePrecision(t *testing.T) {
 					t.Errorf("deletion of %s (purged from the Recycle Bin) never arrived", id)
 				}
 			}
-			t.Logf("%d getDeleted calls for 9 passes", st.Requests[salesforcetest.RouteDeleted])
+			t.Logf("%d getDeleted calls for 9 passes", st.Requests[salesforceemu.RouteDeleted])
 		})
 	}
 }
@@ -143,22 +143,22 @@ func TestScanRange(t *testing.T) {
 func TestFailedDeletionScanDoesNotFreezeTheWindow(t *testing.T) {
 	cases := []struct {
 		name   string
-		break_ func(org *salesforcetest.Server)
+		break_ func(org *salesforceemu.Server)
 		// caughtUp: the deletion purged before the failure arrives in a
 		// later window (an unavailable scan is tried again from the same
 		// start; a refused one cannot list what the log lost).
 		caughtUp bool
 	}{
-		{"refused: the delete log was purged past the start", func(org *salesforcetest.Server) {
+		{"refused: the delete log was purged past the start", func(org *salesforceemu.Server) {
 			org.EmptyRecycleBin(org.Now().Add(time.Millisecond), true)
 		}, false},
-		{"unavailable through every retry", func(org *salesforcetest.Server) {
-			org.Fail(salesforcetest.RouteDeleted, 6, http.StatusServiceUnavailable, "SERVER_UNAVAILABLE", "try again later")
+		{"unavailable through every retry", func(org *salesforceemu.Server) {
+			org.Fail(salesforceemu.RouteDeleted, 6, http.StatusServiceUnavailable, "SERVER_UNAVAILABLE", "try again later")
 		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			org := salesforcetest.NewServer(salesforcetest.Options{})
+			org := salesforceemu.NewServer(salesforceemu.Options{})
 			t.Cleanup(org.Close)
 			var ids []string
 			for i := range 599 {
@@ -226,10 +226,10 @@ func TestFailedDeletionScanDoesNotFreezeTheWindow(t *testing.T) {
 				t.Errorf("the purged deletion arrived: %v, want %v", deletedSeen[gone], c.caughtUp)
 			}
 			st := org.Stats()
-			if n := st.Responses[salesforcetest.RouteDeleted][http.StatusBadRequest]; n > 1 {
+			if n := st.Responses[salesforceemu.RouteDeleted][http.StatusBadRequest]; n > 1 {
 				t.Errorf("getDeleted refused %d times: the refused range was asked for again", n)
 			}
-			if n := st.Responses[salesforcetest.RouteDeleted][http.StatusOK]; n < 2 {
+			if n := st.Responses[salesforceemu.RouteDeleted][http.StatusOK]; n < 2 {
 				t.Errorf("%d getDeleted calls answered after the failure, want the later windows to scan", n)
 			}
 		})

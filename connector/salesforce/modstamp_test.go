@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 // TestSharedModstampAcrossPages reads 25,000 Contacts, 5,000 of them
@@ -20,7 +20,7 @@ import (
 // and resumed from the checkpoint. The org counts the records it sends:
 // each is read exactly once, in 13 query calls for the straight read.
 func TestSharedModstampAcrossPages(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	for i := range 25000 {
 		if (i < 10000 || i >= 15000) && i%1000 == 0 {
@@ -51,8 +51,8 @@ func TestSharedModstampAcrossPages(t *testing.T) {
 	before := org.Stats()
 	recs, _, err := readAll(t, s, "")
 	after := org.Stats()
-	calls := after.Requests[salesforcetest.RouteQueryAll] + after.Requests[salesforcetest.RouteQueryMore] -
-		before.Requests[salesforcetest.RouteQueryAll] - before.Requests[salesforcetest.RouteQueryMore]
+	calls := after.Requests[salesforceemu.RouteQueryAll] + after.Requests[salesforceemu.RouteQueryMore] -
+		before.Requests[salesforceemu.RouteQueryAll] - before.Requests[salesforceemu.RouteQueryMore]
 	if err != nil || len(recs) != 25000 || calls != 13 {
 		t.Fatalf("straight read: %d records in %d calls, %v; want 25,000 in 13", len(recs), calls, err)
 	}
@@ -91,7 +91,7 @@ func TestSharedModstampAcrossPages(t *testing.T) {
 // SystemModstamp to the millisecond; the checkpoints keep the
 // milliseconds; where the org takes them, the org sends each record once.
 func TestMillisecondModstampsAcrossPages(t *testing.T) {
-	org := salesforcetest.NewServer(salesforcetest.Options{})
+	org := salesforceemu.NewServer(salesforceemu.Options{})
 	t.Cleanup(org.Close)
 	org.Advance(400 * time.Millisecond)
 	for i := range 900 {
@@ -141,7 +141,7 @@ func TestMillisecondModstampsAcrossPages(t *testing.T) {
 		for range 20 {
 			if refuseMillis && cp != "" {
 				if c, _ := parseCheckpoint(cp); c.TS.Nanosecond() != 0 {
-					org.Fail(salesforcetest.RouteQueryAll, 1, http.StatusBadRequest, "MALFORMED_QUERY", "unexpected token: '.'")
+					org.Fail(salesforceemu.RouteQueryAll, 1, http.StatusBadRequest, "MALFORMED_QUERY", "unexpected token: '.'")
 					refuseMillis = false
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncd-io/syncd/connector"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 )
 
 // TestRefusalsAreRefusedErrors writes changes a validation rule refuses
@@ -18,7 +18,7 @@ import (
 // are written, and a call refused as a whole is split until the refusal
 // is pinned on the change that caused it.
 func TestRefusalsAreRefusedErrors(t *testing.T) {
-	phoneRule := salesforcetest.ValidationRule{Name: "PhoneFormat", Object: "Contact", Field: "Phone",
+	phoneRule := salesforceemu.ValidationRule{Name: "PhoneFormat", Object: "Contact", Field: "Phone",
 		Message: "Phone must be in international format (+...)", Refuse: func(r map[string]any) bool {
 			p, _ := r["Phone"].(string)
 			return p != "" && p[0] != '+'
@@ -31,10 +31,10 @@ func TestRefusalsAreRefusedErrors(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		fail    func(org *salesforcetest.Server)
+		fail    func(org *salesforceemu.Server)
 		changes func(a, b, c string) []connector.Change
 		want    []want
-		calls   map[salesforcetest.Route]int
+		calls   map[salesforceemu.Route]int
 	}{
 		{
 			name: "validation rule on update, inside the collection",
@@ -48,7 +48,7 @@ func TestRefusalsAreRefusedErrors(t *testing.T) {
 				{refused: true, code: "FIELD_CUSTOM_VALIDATION_EXCEPTION", field: "Phone", reason: phoneRule.Message},
 				{fieldInRecord: "+49301234567"},
 			},
-			calls: map[salesforcetest.Route]int{salesforcetest.RouteUpdate: 1},
+			calls: map[salesforceemu.Route]int{salesforceemu.RouteUpdate: 1},
 		},
 		{
 			name: "validation rule on create, inside the collection",
@@ -62,23 +62,23 @@ func TestRefusalsAreRefusedErrors(t *testing.T) {
 				{refused: true, code: "FIELD_CUSTOM_VALIDATION_EXCEPTION", field: "Phone", reason: phoneRule.Message},
 				{fieldInRecord: "+15555550100"},
 			},
-			calls: map[salesforcetest.Route]int{salesforcetest.RouteCreate: 1},
+			calls: map[salesforceemu.Route]int{salesforceemu.RouteCreate: 1},
 		},
 		{
 			name: "a one-record update refused as a whole call",
-			fail: func(org *salesforcetest.Server) {
-				org.Fail(salesforcetest.RouteUpdate, 1, http.StatusBadRequest, "FIELD_CUSTOM_VALIDATION_EXCEPTION", "Title is locked", "Title")
+			fail: func(org *salesforceemu.Server) {
+				org.Fail(salesforceemu.RouteUpdate, 1, http.StatusBadRequest, "FIELD_CUSTOM_VALIDATION_EXCEPTION", "Title is locked", "Title")
 			},
 			changes: func(a, _, _ string) []connector.Change {
 				return []connector.Change{{Op: connector.OpUpdate, ID: a, Fields: map[string]any{"Title": "CEO"}}}
 			},
 			want:  []want{{refused: true, code: "FIELD_CUSTOM_VALIDATION_EXCEPTION", field: "Title", reason: "Title is locked"}},
-			calls: map[salesforcetest.Route]int{salesforcetest.RouteUpdate: 1},
+			calls: map[salesforceemu.Route]int{salesforceemu.RouteUpdate: 1},
 		},
 		{
 			name: "a three-record update refused as a whole: split until the first record is refused alone",
-			fail: func(org *salesforcetest.Server) {
-				org.Fail(salesforcetest.RouteUpdate, 2, http.StatusBadRequest, "JSON_PARSER_ERROR", "Cannot deserialize instance of string")
+			fail: func(org *salesforceemu.Server) {
+				org.Fail(salesforceemu.RouteUpdate, 2, http.StatusBadRequest, "JSON_PARSER_ERROR", "Cannot deserialize instance of string")
 			},
 			changes: func(a, b, c string) []connector.Change {
 				return []connector.Change{
@@ -92,23 +92,23 @@ func TestRefusalsAreRefusedErrors(t *testing.T) {
 				{fieldInRecord: "CTO"},
 				{fieldInRecord: "CFO"},
 			},
-			calls: map[salesforcetest.Route]int{salesforcetest.RouteUpdate: 3},
+			calls: map[salesforceemu.Route]int{salesforceemu.RouteUpdate: 3},
 		},
 		{
 			name: "a create refused as a whole call created nothing and is refused",
-			fail: func(org *salesforcetest.Server) {
-				org.Fail(salesforcetest.RouteCreate, 1, http.StatusBadRequest, "INVALID_FIELD", "No such column 'Fax__c' on sobject of type Contact")
+			fail: func(org *salesforceemu.Server) {
+				org.Fail(salesforceemu.RouteCreate, 1, http.StatusBadRequest, "INVALID_FIELD", "No such column 'Fax__c' on sobject of type Contact")
 			},
 			changes: func(_, _, _ string) []connector.Change {
 				return []connector.Change{{Op: connector.OpCreate, Fields: map[string]any{"LastName": "New"}}}
 			},
 			want:  []want{{refused: true, code: "INVALID_FIELD", reason: "No such column 'Fax__c' on sobject of type Contact"}},
-			calls: map[salesforcetest.Route]int{salesforcetest.RouteCreate: 1},
+			calls: map[salesforceemu.Route]int{salesforceemu.RouteCreate: 1},
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			org := salesforcetest.NewServer(salesforcetest.Options{ValidationRules: []salesforcetest.ValidationRule{phoneRule}})
+			org := salesforceemu.NewServer(salesforceemu.Options{ValidationRules: []salesforceemu.ValidationRule{phoneRule}})
 			t.Cleanup(org.Close)
 			a := org.Add("Contact", map[string]any{"LastName": "A"})
 			b := org.Add("Contact", map[string]any{"LastName": "B"})

@@ -1,5 +1,5 @@
-// Package emukit holds what the CRM emulators (hubspottest, pipedrivetest,
-// salesforcetest: the tests' servers, which the demos also serve) share:
+// Package emukit holds what the CRM emulators (hubspotemu, pipedriveemu,
+// salesforceemu: the tests' servers, which the demos also serve) share:
 // the counts of requests and answers by route, the faults queued per route, the answer
 // computed under a server's lock and written after it, and a clock that
 // runs or stands still. Each vendor's error bodies, auth and rate-limit

@@ -38,11 +38,12 @@ var testSupport = []string{"internal/testkit/", "test/", "connector/connectortes
 // emulator command, the demos and the benchmarks, which run them for users.
 var emulatorUsers = []string{"cmd/syncd", "demo", "bench"}
 
-// crmEmulator matches a CRM's test server, connector/<type>/<type>test.
-var crmEmulator = regexp.MustCompile(`^connector/([a-z0-9]+)/([a-z0-9]+)test$`)
+// crmEmulator matches a CRM's emulator (its test server),
+// connector/<type>/<type>emu.
+var crmEmulator = regexp.MustCompile(`^connector/([a-z0-9]+)/([a-z0-9]+)emu$`)
 
 // isEmulator reports whether pkg is a shipped emulator: the workspace's,
-// or a CRM's test server (its directory named after its connector).
+// or a CRM's (its directory named after its connector).
 func isEmulator(pkg string) bool {
 	if pkg == "workspace/emulator" {
 		return true
@@ -118,7 +119,7 @@ func TestNoPackageImportsOneAboveIt(t *testing.T) {
 
 // shippedImportProblems applies the rules of docs/ARCHITECTURE.md on what
 // ships: shipped code imports no test support; an emulator (the
-// workspace's, the CRMs' test servers) is imported only by the emulator
+// workspace's, the CRMs') is imported only by the emulator
 // command, the demos, the benchmarks and test support; the emulators' kit
 // (internal/emukit) only by emulators; generic test support
 // (internal/testkit) imports nothing of syncd's but policy.
@@ -158,14 +159,16 @@ func TestShipRulesCheckThemselves(t *testing.T) {
 	}{
 		{"the daemon importing a testkit package", "daemon", "internal/testkit/pgtest", true},
 		{"the benchmarks importing the contract suite", "bench", "connector/connectortest", true},
-		{"a connector importing its CRM's test server", "connector/hubspot", "connector/hubspot/hubspottest", true},
+		{"a connector importing its CRM's emulator", "connector/hubspot", "connector/hubspot/hubspotemu", true},
 		{"the daemon importing the workspace emulator", "daemon", "workspace/emulator", true},
 		{"a connector importing the emulators' kit", "connector/pipedrive", "internal/emukit", true},
 		{"testkit importing a connector", "internal/testkit/pgtest", "connector", true},
-		{"the emulator command serving a CRM's test server", "cmd/syncd", "connector/salesforce/salesforcetest", false},
+		{"the emulator command serving a CRM's emulator", "cmd/syncd", "connector/salesforce/salesforceemu", false},
 		{"a demo serving the workspace emulator", "demo", "workspace/emulator", false},
-		{"a CRM test server importing the emulators' kit", "connector/hubspot/hubspottest", "internal/emukit", false},
-		{"an end-to-end helper importing a CRM test server", "test/e2e", "connector/pipedrive/pipedrivetest", false},
+		{"a CRM emulator importing the emulators' kit", "connector/hubspot/hubspotemu", "internal/emukit", false},
+		{"an emulator named after another connector importing the kit", "connector/hubspot/pipedriveemu", "internal/emukit", true},
+		{"a test helper beside a connector importing the kit", "connector/hubspot/hubspotfake", "internal/emukit", true},
+		{"an end-to-end helper importing a CRM emulator", "test/e2e", "connector/pipedrive/pipedriveemu", false},
 		{"the benchmarks writing configuration files", "bench", "internal/configfile", false},
 	}
 	for _, tc := range tests {
@@ -189,7 +192,7 @@ func TestLayersCheckThemselves(t *testing.T) {
 		{"a connector importing the reconciler", "connector/csv", "reconcile", true},
 		{"testkit importing an end-to-end helper", "internal/testkit/pgtest", "test/e2e", true},
 		{"the daemon importing state", "daemon", "state", false},
-		{"a test server importing the fake API kit", "connector/hubspot/hubspottest", "internal/emukit", false},
+		{"a CRM emulator importing the fake API kit", "connector/hubspot/hubspotemu", "internal/emukit", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

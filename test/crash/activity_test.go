@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
@@ -25,7 +25,7 @@ import (
 func TestKillWhileLoggingActivities(t *testing.T) {
 	rng := rand.New(rand.NewSource(*seed + 3300))
 	const contacts, calls, texts, whileDown = 20, 100, 100, 20
-	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1, Seed: uint64(*seed)})
+	hs := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1, Seed: uint64(*seed)})
 	t.Cleanup(hs.Close)
 	phones := make([]string, contacts)
 	ids := map[string]string{} // phone -> HubSpot contact id
@@ -121,16 +121,16 @@ func TestKillWhileLoggingActivities(t *testing.T) {
 		}
 	}
 	deadline = time.Now().Add(90 * time.Second)
-	for len(hs.Engagements(hubspottest.ObjectCalls)) < wantCalls || len(hs.Engagements(hubspottest.ObjectCommunications)) < wantTexts {
+	for len(hs.Engagements(hubspotemu.ObjectCalls)) < wantCalls || len(hs.Engagements(hubspotemu.ObjectCommunications)) < wantTexts {
 		if time.Now().After(deadline) {
-			t.Fatalf("after 90s: %d calls (want %d), %d texts (want %d)\n%s", len(hs.Engagements(hubspottest.ObjectCalls)), wantCalls,
-				len(hs.Engagements(hubspottest.ObjectCommunications)), wantTexts, p.Out.String())
+			t.Fatalf("after 90s: %d calls (want %d), %d texts (want %d)\n%s", len(hs.Engagements(hubspotemu.ObjectCalls)), wantCalls,
+				len(hs.Engagements(hubspotemu.ObjectCommunications)), wantTexts, p.Out.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // duplicates still in flight would show now
 	got := map[string]string{}
-	for _, typ := range []string{hubspottest.ObjectCalls, hubspottest.ObjectCommunications} {
+	for _, typ := range []string{hubspotemu.ObjectCalls, hubspotemu.ObjectCommunications} {
 		for _, g := range hs.Engagements(typ) {
 			k := g.Properties[hubspot.ActivityKeyProperty]
 			if _, dup := got[k]; dup {
@@ -152,5 +152,5 @@ func TestKillWhileLoggingActivities(t *testing.T) {
 		t.Errorf("%d activities, want %d", len(got), len(want))
 	}
 	t.Logf("%d calls and %d texts, each logged once, through %d kills (%d searches for activities cut short by a kill)",
-		wantCalls, wantTexts, *kills+1, hs.Stats().Requests[hubspottest.RouteEngagementSearch])
+		wantCalls, wantTexts, *kills+1, hs.Stats().Requests[hubspotemu.RouteEngagementSearch])
 }

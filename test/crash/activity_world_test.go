@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
-	"github.com/syncd-io/syncd/connector/pipedrive/pipedrivetest"
-	"github.com/syncd-io/syncd/connector/salesforce/salesforcetest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
+	"github.com/syncd-io/syncd/connector/pipedrive/pipedriveemu"
+	"github.com/syncd-io/syncd/connector/salesforce/salesforceemu"
 	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/test/e2e"
 	"github.com/syncd-io/syncd/workspace"
@@ -27,9 +27,9 @@ import (
 // activity logged.
 type activityWorld struct {
 	emu    *emulator.Server
-	hs     *hubspottest.Server
-	sf     *salesforcetest.Server
-	pd     *pipedrivetest.Server
+	hs     *hubspotemu.Server
+	sf     *salesforceemu.Server
+	pd     *pipedriveemu.Server
 	table  *e2e.Table
 	acts   string // the PostgreSQL activities table
 	cfg    string
@@ -48,11 +48,11 @@ func newActivityWorld(t *testing.T, people int, dups float64) *activityWorld {
 	w.emu = emulator.NewServer(emulator.Options{Rate: -1, Seed: *seed, WebhookDuplicates: dups,
 		RetryBase: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond, MaxAttempts: 4})
 	t.Cleanup(w.emu.Close)
-	w.hs = hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	w.hs = hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 	t.Cleanup(w.hs.Close)
-	w.sf = salesforcetest.NewServer(salesforcetest.Options{RealClock: true})
+	w.sf = salesforceemu.NewServer(salesforceemu.Options{RealClock: true})
 	t.Cleanup(w.sf.Close)
-	w.pd = pipedrivetest.NewServer(pipedrivetest.Options{BurstLimit: 1000, SearchLimit: -1})
+	w.pd = pipedriveemu.NewServer(pipedriveemu.Options{BurstLimit: 1000, SearchLimit: -1})
 	t.Cleanup(w.pd.Close)
 	w.table = e2e.NewTable(t)
 	w.acts = strings.TrimSuffix(w.table.Name, ".contacts") + ".activities"
@@ -64,8 +64,8 @@ func newActivityWorld(t *testing.T, people int, dups float64) *activityWorld {
 		first, last := fmt.Sprintf("First%d", i), fmt.Sprintf("Last%d", i)
 		w.records["hubspot"] = append(w.records["hubspot"], w.hs.Add(map[string]string{"firstname": first, "lastname": last, "phone": p}))
 		w.records["salesforce"] = append(w.records["salesforce"], w.sf.Add("Contact", map[string]any{"FirstName": first, "LastName": last, "Phone": p}))
-		w.records["pipedrive"] = append(w.records["pipedrive"], w.pd.Add(pipedrivetest.Person{Name: first + " " + last,
-			Phones: []pipedrivetest.Item{{Value: p, Label: "mobile", Primary: true}}}))
+		w.records["pipedrive"] = append(w.records["pipedrive"], w.pd.Add(pipedriveemu.Person{Name: first + " " + last,
+			Phones: []pipedriveemu.Item{{Value: p, Label: "mobile", Primary: true}}}))
 		w.records["postgres"] = append(w.records["postgres"], strconv.FormatInt(w.table.Insert(e2e.Values{First: first, Last: last, Phone: p}), 10))
 	}
 	w.listen = freeAddr(t)
@@ -122,7 +122,7 @@ type logged struct {
 func (w *activityWorld) activities(t *testing.T) map[string][]logged {
 	t.Helper()
 	out := map[string][]logged{}
-	for _, typ := range []string{hubspottest.ObjectCalls, hubspottest.ObjectCommunications} {
+	for _, typ := range []string{hubspotemu.ObjectCalls, hubspotemu.ObjectCommunications} {
 		for _, g := range w.hs.Engagements(typ) {
 			rec := ""
 			if len(g.Contacts) == 1 {

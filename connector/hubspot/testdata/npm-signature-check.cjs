@@ -1,5 +1,5 @@
 // Checks request signatures with HubSpot's official Node.js client
-// (npm @hubspot/api-client, Signature): reads the deliveries hubspottest
+// (npm @hubspot/api-client, Signature): reads the deliveries hubspotemu
 // sent (HS_DELIVERIES, a JSON file), validates their v3 and v1
 // signatures with Signature.isValid, and signs fresh requests with
 // Signature.getSignature for the Go test to verify. Prints JSON.
