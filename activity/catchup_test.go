@@ -11,7 +11,7 @@ import (
 	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/connector/hubspot"
-	"github.com/syncd-io/syncd/connector/hubspot/hubspottest"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
 	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
@@ -34,7 +34,7 @@ func TestCatchUpSkipsLoggedTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := hubspottest.NewServer(hubspottest.Options{SearchPerSecond: -1})
+	hs := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
 	t.Cleanup(hs.Close)
 	const number = "+15550001111"
 	contact := hs.Add(map[string]string{"firstname": "Ada", "phone": number})
@@ -88,7 +88,7 @@ func TestCatchUpSkipsLoggedTexts(t *testing.T) {
 	if err := lg.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(hs.Engagements(hubspottest.ObjectCommunications)); n != texts {
+	if n := len(hs.Engagements(hubspotemu.ObjectCommunications)); n != texts {
 		t.Fatalf("%d texts logged, want %d", n, texts)
 	}
 
