@@ -90,6 +90,8 @@ type Links interface {
 // implements it.
 type DeadLetters interface {
 	Add(d state.DeadLetter) (uint64, error)
+	// Delete removes a dead letter (Retry, when written again).
+	Delete(id uint64) error
 }
 
 // Store is the rest of the state the direction reads and writes.

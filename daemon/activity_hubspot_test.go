@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/activity"
-	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector/hubspot"
 	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
@@ -407,7 +406,8 @@ func TestHubSpotActivityUnknownNumberCreates(t *testing.T) {
 
 // A text HubSpot refuses is a dead letter of operation activity with the
 // system's reason and not the text, counted as failed; the event leaves
-// the queue, and the letter is not retried by hand.
+// the queue; retried by hand it is written again (refused again, the
+// letter stays).
 func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 	e := startActivityEnv(t, 1, 0)
 	e.hs.Inject(hubspotemu.RouteEngagementCreate, hubspotemu.Fault{Status: 400})
@@ -424,9 +424,6 @@ func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 	if dl.Operation != activity.OperationActivity || !strings.HasPrefix(dl.Key, "message:") || dl.Reason == "" || strings.Contains(dl.Reason, "4321") {
 		t.Errorf("dead letter = %+v", dl)
 	}
-	if _, err := e.d.RetryDeadLetter(context.Background(), dl.ID); !errors.Is(err, admin.ErrNotRetryable) {
-		t.Errorf("retry of an activity letter = %v, want ErrNotRetryable", err)
-	}
 	waitUntil(t, 10*time.Second, "the queue to empty", func() bool {
 		n, err := e.d.Store().Activities.CountPending()
 		return err == nil && n == 0
@@ -436,6 +433,32 @@ func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 	}
 	if n := len(e.hs.Engagements(hubspotemu.ObjectCommunications)); n != 0 {
 		t.Errorf("%d texts logged", n)
+	}
+
+	// Retried by hand while HubSpot still refuses: the letter stays, its
+	// attempts counted.
+	e.hs.Inject(hubspottest.RouteEngagementCreate, hubspottest.Fault{Status: 400})
+	res, err := e.d.RetryDeadLetter(context.Background(), dl.ID)
+	if err != nil || res.Resolved {
+		t.Fatalf("retry while refused = %+v, %v; want not resolved", res, err)
+	}
+	letters, _ = e.d.Store().DeadLetters.List("crm")
+	if len(letters) != 1 || letters[0].ID != dl.ID || letters[0].Attempts <= dl.Attempts {
+		t.Fatalf("letters after a refused retry = %+v, want letter %d with one more attempt", letters, dl.ID)
+	}
+	// Retried once HubSpot takes it: the text is logged once, the letter gone.
+	res, err = e.d.RetryDeadLetter(context.Background(), letters[0].ID)
+	if err != nil || !res.Resolved {
+		t.Fatalf("retry = %+v, %v; want resolved", res, err)
+	}
+	if n := len(e.hs.Engagements(hubspottest.ObjectCommunications)); n != 1 {
+		t.Errorf("%d texts logged after the retry, want 1", n)
+	}
+	if letters, _ = e.d.Store().DeadLetters.List("crm"); len(letters) != 0 {
+		t.Errorf("letters after the retry = %+v, want none", letters)
+	}
+	if _, err := e.d.RetryDeadLetter(context.Background(), dl.ID); !errors.Is(err, state.ErrNotFound) {
+		t.Errorf("retry of a retried letter = %v, want not found", err)
 	}
 }
 

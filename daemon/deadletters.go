@@ -67,8 +67,7 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 		return resp, err
 	}
 	if dl.Operation == activity.OperationActivity {
-		return resp, fmt.Errorf("%w: dead letter %d is a call or text %s refused; it is written again with its call's next event (a summary, a transcript), or drop it",
-			admin.ErrNotRetryable, id, dl.Connector)
+		return d.retryActivity(ctx, dl)
 	}
 	if !reconcile.ForwardOperation(dl.Operation) {
 		return resp, fmt.Errorf("%w: dead letter %d is a %s of the workspace's changes; it is applied again when the contact changes, or drop it", admin.ErrNotRetryable, id, dl.Operation)
@@ -91,6 +90,30 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 		return resp, err
 	}
 	log.Info("dead letter retried")
+	return resp, nil
+}
+
+// retryActivity writes an activity dead letter's call or text on its
+// connector's records again (activity.Logger.Retry).
+func (d *Daemon) retryActivity(ctx context.Context, dl state.DeadLetter) (admin.RetryResponse, error) {
+	var resp admin.RetryResponse
+	lg, err := d.NewActivityLogger()
+	if err != nil {
+		return resp, err
+	}
+	if lg == nil {
+		return resp, fmt.Errorf("%w: dead letter %d: no connector logs activities now; drop it", admin.ErrNotRetryable, dl.ID)
+	}
+	resp.Resolved, err = lg.Retry(ctx, dl)
+	if errors.Is(err, activity.ErrNotRetryable) {
+		return resp, fmt.Errorf("%w: dead letter %d: %w", admin.ErrNotRetryable, dl.ID, err)
+	}
+	log := logrus.NewEntry(d.log).WithFields(logrus.Fields{logfield.Connector: dl.Connector, logfield.DeadLetter: dl.ID, logfield.Resolved: resp.Resolved})
+	if err != nil {
+		log.WithError(err).Warn("activity dead letter retry failed")
+		return resp, err
+	}
+	log.Info("activity dead letter retried")
 	return resp, nil
 }
 
