@@ -437,7 +437,7 @@ func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 
 	// Retried by hand while HubSpot still refuses: the letter stays, its
 	// attempts counted.
-	e.hs.Inject(hubspottest.RouteEngagementCreate, hubspottest.Fault{Status: 400})
+	e.hs.Inject(hubspotemu.RouteEngagementCreate, hubspotemu.Fault{Status: 400})
 	res, err := e.d.RetryDeadLetter(context.Background(), dl.ID)
 	if err != nil || res.Resolved {
 		t.Fatalf("retry while refused = %+v, %v; want not resolved", res, err)
@@ -451,7 +451,7 @@ func TestHubSpotActivityRefusedIsDeadLetter(t *testing.T) {
 	if err != nil || !res.Resolved {
 		t.Fatalf("retry = %+v, %v; want resolved", res, err)
 	}
-	if n := len(e.hs.Engagements(hubspottest.ObjectCommunications)); n != 1 {
+	if n := len(e.hs.Engagements(hubspotemu.ObjectCommunications)); n != 1 {
 		t.Errorf("%d texts logged after the retry, want 1", n)
 	}
 	if letters, _ = e.d.Store().DeadLetters.List("crm"); len(letters) != 0 {
