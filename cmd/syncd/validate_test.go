@@ -3,11 +3,15 @@ package main
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/connector/hubspot/hubspotemu"
+	"github.com/syncd-io/syncd/internal/configfile"
+	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
 func TestValidateExample(t *testing.T) {
@@ -128,4 +132,34 @@ connectors:
 	if _, serr, err := runMain(t, "validate", "--offline", "--config", cfg); err != nil {
 		t.Errorf("--offline: %v\n%s", err, serr)
 	}
+}
+
+// TestValidateActivitiesAConnectorCanLog: activities a connector type
+// can log (HubSpot: calls and texts) validate, with a note saying what
+// is logged; none is refused by the kinds check.
+func TestValidateActivitiesAConnectorCanLog(t *testing.T) {
+	emu := emulator.NewServer(emulator.Options{Rate: -1})
+	t.Cleanup(emu.Close)
+	hs := hubspotemu.NewServer(hubspotemu.Options{SearchPerSecond: -1})
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	f := configfile.File{
+		Workspace: configfile.Workspace{BaseURL: emu.URL, APIKey: emulator.DefaultAPIKey},
+		State:     configfile.State{Path: filepath.Join(dir, "syncd.db")},
+		Connectors: []configfile.Connector{{Name: "hs", Type: "hubspot",
+			Settings: map[string]any{"token": hs.Token(), "baseURL": hs.URL},
+			Mapping: configfile.Mapping{ExternalID: "hs_object_id", Fields: map[string]configfile.Field{
+				"firstName": configfile.From("firstname"), "phoneNumbers.mobile": configfile.From("phone")}},
+			Activities: map[string]any{"log": []string{"calls", "messages", "summaries"}},
+		}},
+	}
+	cfg := filepath.Join(dir, "syncd.yaml")
+	if err := f.Write(cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, serr, err := runMain(t, "validate", "--config", cfg)
+	if err != nil {
+		t.Fatalf("validate: %v\n%s", err, serr)
+	}
+	wantLines(t, "stderr", serr, "note: connectors[hs]: activities: logs calls, messages, summaries on the linked records (this type can log calls and messages")
 }
