@@ -101,6 +101,10 @@ func deadLetterRetry() opVerb {
 				return nil, fmt.Errorf("dead letter %d failed again; `syncd deadletters list` shows the new reason", id)
 			}
 			return textFunc(func(w io.Writer) {
+				if res.Summary.Kind == "" { // an activity's: no pass ran
+					fmt.Fprintf(w, "dead letter %d: the call or text went through\n", id)
+					return
+				}
 				fmt.Fprintf(w, "dead letter %d: the record went through (%s)\n", id, res.Summary)
 			}), nil
 		},

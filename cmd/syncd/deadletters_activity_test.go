@@ -87,7 +87,7 @@ func TestDeadLettersRetryActivityOnStateFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deadletters retry: %v\n%s%s", err, out, serr)
 	}
-	if !strings.Contains(out, "went through") {
+	if !strings.Contains(out, "the call or text went through") {
 		t.Errorf("retry said %q", out)
 	}
 	texts := hs.Engagements(hubspotemu.ObjectCommunications)
