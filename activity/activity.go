@@ -168,6 +168,9 @@ type Logger struct {
 	log     *logrus.Entry
 	wake    chan struct{}
 	records *recordIndex
+	// writing is held while an event is handled or a dead letter
+	// retried: the two never write the same activity at once.
+	writing sync.Mutex
 
 	mu     sync.Mutex
 	stats  Stats
@@ -270,7 +273,10 @@ func (l *Logger) Drain(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := l.handle(ctx, ev); err != nil {
+		l.writing.Lock()
+		err := l.handle(ctx, ev)
+		l.writing.Unlock()
+		if err != nil {
 			if first == nil {
 				first = err
 			}

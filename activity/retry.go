@@ -21,7 +21,8 @@ var ErrNotRetryable = errors.New("activity dead letter cannot be retried")
 // (its key is kind:id:record), the records from the links as they are
 // now, and activities written already are not sent again. The dead
 // letter is removed when the write is done; a new refusal updates it
-// with the new reason (resolved false). A failure that is not a refusal keeps the dead
+// with the new reason (resolved false). It waits for an event being
+// handled. A failure that is not a refusal keeps the dead
 // letter and is returned.
 func (l *Logger) Retry(ctx context.Context, dl state.DeadLetter) (resolved bool, err error) {
 	if dl.Operation != OperationActivity {
@@ -40,6 +41,8 @@ func (l *Logger) Retry(ctx context.Context, dl state.DeadLetter) (resolved bool,
 	if len(parts) < 2 {
 		return false, fmt.Errorf("%w: key %q is not an activity's", ErrNotRetryable, dl.Key)
 	}
+	l.writing.Lock()
+	defer l.writing.Unlock()
 	it, err := l.loadItem(connector.ActivityKind(parts[0]), parts[1])
 	if err != nil {
 		return false, err

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/syncd-io/syncd/activity"
 	"github.com/syncd-io/syncd/admin"
 	"github.com/syncd-io/syncd/config"
 	"github.com/syncd-io/syncd/connector"
@@ -63,6 +65,9 @@ type Daemon struct {
 	ownStore   bool
 	ws         *workspace.Client
 	connectors []*Connector
+	// activities is the running activity direction (nil when none):
+	// a dead letter retry goes through it.
+	activities atomic.Pointer[activity.Logger]
 	ops        *ops // metrics and health, see ops.go
 	gather     time.Duration
 	configPath string

@@ -97,9 +97,12 @@ func (d *Daemon) RetryDeadLetter(ctx context.Context, id uint64) (admin.RetryRes
 // connector's records again (activity.Logger.Retry).
 func (d *Daemon) retryActivity(ctx context.Context, dl state.DeadLetter) (admin.RetryResponse, error) {
 	var resp admin.RetryResponse
-	lg, err := d.NewActivityLogger()
-	if err != nil {
-		return resp, err
+	var err error
+	lg := d.activities.Load() // the running one, whose handling the retry waits for
+	if lg == nil {
+		if lg, err = d.NewActivityLogger(); err != nil {
+			return resp, err
+		}
 	}
 	if lg == nil {
 		return resp, fmt.Errorf("%w: dead letter %d: no connector logs activities now; drop it", admin.ErrNotRetryable, dl.ID)

@@ -68,6 +68,9 @@ func (d *Daemon) startReverse(ctx context.Context, r *Running, sched *schedule) 
 		return err
 	}
 	r.Applier, r.Activities = a, lg
+	if lg != nil {
+		d.activities.Store(lg)
+	}
 	log := logrus.NewEntry(d.log).WithField(logfield.Component, "reverse")
 	if err := d.ensureWebhook(ctx, log); err != nil {
 		return err
