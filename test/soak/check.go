@@ -30,6 +30,7 @@ const (
 	KindLost         = "lost edit"
 	KindDroppedAfter = "edit after delete dropped without a journal entry"
 	KindDisagree     = "contact live on one side only"
+	KindDuplicate    = "one person on several rows or contacts"
 )
 
 // Finding is an edit that did not survive and is not excused.
@@ -50,6 +51,9 @@ type Finding struct {
 // Mechanism names the shape of a lost edit: which side's edit lost to
 // which side's value, and how much older that value was.
 func (f Finding) Mechanism() string {
+	if f.Kind == KindDuplicate {
+		return fmt.Sprintf("rows %s, contacts %s", f.Got[Table], f.Got[App])
+	}
 	if f.Kind == KindDisagree {
 		live := "row"
 		if f.Got[App] != "" {
@@ -134,6 +138,10 @@ func Check(edits []Edit, final Final, journal []state.Conflict, race time.Durati
 		}
 		es := byKey[key]
 		sort.SliceStable(es, func(i, j int) bool { return es[i].At.Before(es[j].At) })
+		if (len(rows) > 1 || len(contacts) > 1) && len(es) > 0 {
+			r.Findings = append(r.Findings, Finding{Kind: KindDuplicate, Key: key, Edit: es[len(es)-1],
+				Got: map[string]string{Table: fmt.Sprint(final.RowIDs[key]), App: fmt.Sprint(final.ContactIDs[key])}})
+		}
 		j := journalOf(key, es, final, journal)
 		switch {
 		case len(rows) > 0 && len(contacts) > 0:

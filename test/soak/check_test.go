@@ -138,7 +138,7 @@ func TestCheck(t *testing.T) {
 			Final{Rows: map[string][]e2e.Row{key: {{ID: 1, Values: e2e.Values{First: "I1", Last: "I1", Company: "I1", Email: key}}}},
 				Contacts: map[string][]ContactValues{key: {{ID: "c1", Values: e2e.Values{First: "I1", Last: "I1", Company: "I1", Email: key}}, {ID: "c2"}}}}, nil,
 			func(t *testing.T, r Result) {
-				if len(r.Duplicates) != 1 || !r.Failed() {
+				if len(r.Duplicates) != 1 || !r.Failed() || len(r.Findings) != 1 || r.Findings[0].Kind != KindDuplicate {
 					t.Errorf("want a duplicate, got %+v", r)
 				}
 			}},

@@ -76,7 +76,7 @@ func (w *world) report(s Summary, final Final) string {
 // kills, syncd's writes and the deliveries of its contact, the row's
 // audit, the journal's entries.
 func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
-	if f.Kind == KindDisagree {
+	if f.Kind == KindDisagree || f.Kind == KindDuplicate {
 		fmt.Fprintf(b, "%s: live rows %s, contacts %s\n", f.Key, f.Got[Table], f.Got[App])
 	} else if f.Field != "" {
 		fmt.Fprintf(b, "%s %s: last edit %s (%s) %s; sides hold %v", f.Key, f.Field, f.Edit.Side, f.Edit.Values[f.Field], w.log.Stamp(f.Edit.At), f.Got)
