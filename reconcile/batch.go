@@ -39,7 +39,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	}
 	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
-	if err := p.mapper.refreshStale(wctx, items); err != nil {
+	if items, err = p.mapper.refreshStale(wctx, items); err != nil {
 		return err
 	}
 	if items, err = p.mapper.refuseDuplicates(wctx, items, twins); err != nil {
