@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -63,8 +64,9 @@ type version struct {
 
 // pendingVersions returns the versions of a linked item's contact that
 // wait in the inbox, received after the event afterSeq and not older
-// than the link, in updatedAt order, and the last event's seq.
-func (w *writer) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, error) {
+// than the link, in updatedAt order, and the last event's seq; with
+// current, the contact as peekContacts read it too.
+func (w *writer) pendingVersions(it *item, afterSeq uint64, current bool) ([]version, uint64, error) {
 	r := w.r
 	evs, err := w.inbox.PendingOf(it.link.ContactID)
 	if err != nil {
@@ -88,14 +90,59 @@ func (w *writer) pendingVersions(it *item, afterSeq uint64) ([]version, uint64, 
 		}
 		vs = slices.Insert(vs, i, v)
 	}
+	if c := it.current; current && c != nil && !c.UpdatedAt.Before(it.link.ContactUpdatedAt) {
+		i := len(vs)
+		for i > 0 && vs[i-1].at.After(c.UpdatedAt) {
+			i--
+		}
+		vs = slices.Insert(vs, i, version{at: c.UpdatedAt, fields: r.opts.Mapper.FromContact(*c)})
+	}
 	return vs, last, nil
+}
+
+// peekContacts reads the linked contacts the batch is about to patch, as
+// the workspace holds them now (see above), in one list call per 50. A
+// contact the list does not return (its externalId changed in the app)
+// is weighed on its pending events alone.
+func (w *writer) peekContacts(ctx context.Context, items []*item) error {
+	r := w.r
+	if !r.opts.WeighAppEdits {
+		return nil
+	}
+	ru := w.rulesOf()
+	byExt := map[string]*item{}
+	var ids []string
+	for _, it := range items {
+		if it.link == nil || decide(it, ru) != actPatch {
+			continue
+		}
+		byExt[it.mapped.ExternalID] = it
+		ids = append(ids, it.mapped.ExternalID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	cs, err := r.opts.Workspace.ContactsByExternalIDs(ctx, r.opts.Source, ids)
+	if err != nil {
+		return fmt.Errorf("read %d contacts before patching them: %w", len(ids), err)
+	}
+	for i := range cs {
+		c := cs[i]
+		if c.ExternalID == nil {
+			continue
+		}
+		if it := byExt[*c.ExternalID]; it != nil && c.ID == it.link.ContactID {
+			it.current = &c
+		}
+	}
+	return nil
 }
 
 // weighAppEdits weighs the pending app edits of a linked item's contact
 // (see above) against want, what the pass would patch it to; nil when
 // there is nothing to weigh. seq is the last event weighed.
 func (w *writer) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq uint64, err error) {
-	vs, seq, err := w.pendingVersions(it, 0)
+	vs, seq, err := w.pendingVersions(it, 0, true)
 	if err != nil {
 		return nil, seq, err
 	}
@@ -173,7 +220,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 // answered at patchedAt, may have overwritten: the versions older than
 // the patch. wrote is what the patch wrote.
 func (w *writer) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt time.Time) (*appEdits, error) {
-	vs, _, err := w.pendingVersions(it, seq)
+	vs, _, err := w.pendingVersions(it, seq, false)
 	if err != nil {
 		return nil, err
 	}

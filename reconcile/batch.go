@@ -52,6 +52,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if work, err = p.rekey.guardRekey(wctx, work, p.linked); err != nil {
 		return err
 	}
+	if err := p.writer.peekContacts(wctx, work); err != nil {
+		return err
+	}
 	if err := p.writeAll(wctx, work); err != nil {
 		return err
 	}

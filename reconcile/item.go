@@ -35,6 +35,9 @@ type item struct {
 	ambiguous *ambiguity
 	// gone: the contact the item was to be written to answered 404.
 	gone bool
+	// current is the linked contact as the workspace held it just before
+	// the batch's writes (peekContacts), when the pass weighs app edits.
+	current *workspace.Contact
 	// uncertain is set when a create's outcome is unknown: the contact
 	// may exist, so the next attempt looks before it creates. lost is
 	// that create's error, within the attempt.

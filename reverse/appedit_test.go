@@ -303,3 +303,30 @@ func TestAppEditOverwrittenByLostPatchAttempt(t *testing.T) {
 		})
 	}
 }
+
+// TestAppEditWhoseEventComesAfterForwardPatch: the app edit lands before
+// the forward pass, but its event reaches syncd only after the pass
+// patched the contact (a webhook delivery retried under faults, a
+// backlog): nothing in the inbox tells the pass of it. The pass reads the
+// contacts it is about to patch (one list call per 50), weighs the app's
+// unseen edit by policy, and does not overwrite a winning one; the late
+// event then finds the app's value where it was (issue 35: the CI soak's
+// lost app edit, in poll mode).
+func TestAppEditWhoseEventComesAfterForwardPatch(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.seed(1)
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			app := e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.forward()
+			e.event("late", workspace.EventContactUpdated, app)
+			e.drain()
+			if sum := e.forward(); sum.Updated != 0 || sum.Created != 0 {
+				t.Fatalf("forward pass after the write-back wrote: %v", sum)
+			}
+			e.drain()
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}
