@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,6 +29,7 @@ type deleter struct {
 	}
 	inbox interface {
 		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
+		PendingOf(contactID string) ([]state.InboxEvent, error)
 	}
 	tally    *tally
 	plan     *planner
@@ -64,7 +66,7 @@ func (d *deleter) applyDeletes(ctx context.Context, gone []state.Link, deletedAt
 	if len(gone) == 0 || r.opts.OnSourceDelete == policy.DeleteIgnore {
 		return nil
 	}
-	gone, err := d.editsAfterSourceDelete(ctx, gone, deletedAt)
+	gone, read, err := d.editsAfterSourceDelete(ctx, gone, deletedAt)
 	if err != nil {
 		return err
 	}
@@ -84,9 +86,12 @@ func (d *deleter) applyDeletes(ctx context.Context, gone []state.Link, deletedAt
 			d.plan.planned("unlink", l.ExternalID, l.ContactID, nil, nil)
 		}
 		if r.opts.OnSourceDelete == policy.DeleteRemove {
-			err := r.opts.Workspace.DeleteContact(ctx, l.ContactID)
-			if err != nil && !workspace.IsNotFound(err) {
-				return fmt.Errorf("delete contact %s: %w", l.ContactID, err)
+			kept, err := d.deleteContact(ctx, l, read[l.ContactID], deletedAt[l.ExternalID])
+			if err != nil {
+				return err
+			}
+			if kept {
+				continue
 			}
 		}
 		if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
@@ -107,10 +112,10 @@ func (d *deleter) applyDeletes(ctx context.Context, gone []state.Link, deletedAt
 // editsAfterSourceDelete settles, before onSourceDelete: delete deletes
 // their contacts, the links whose contact was edited in the app since
 // the last sync (see above); it returns the links to go on with.
-func (d *deleter) editsAfterSourceDelete(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) ([]state.Link, error) {
+func (d *deleter) editsAfterSourceDelete(ctx context.Context, gone []state.Link, deletedAt map[string]time.Time) ([]state.Link, map[string]*workspace.Contact, error) {
 	r := d.r
 	if r.opts.OnSourceDelete != policy.DeleteRemove || !r.opts.WeighAppEdits || len(gone) == 0 {
-		return gone, nil
+		return gone, nil, nil
 	}
 	ids := make([]string, len(gone))
 	for i, l := range gone {
@@ -118,58 +123,133 @@ func (d *deleter) editsAfterSourceDelete(ctx context.Context, gone []state.Link,
 	}
 	found, err := r.opts.Workspace.ContactsByExternalIDs(ctx, r.opts.Source, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read %d contacts before deleting them: %w", len(ids), err)
+		return nil, nil, fmt.Errorf("read %d contacts before deleting them: %w", len(ids), err)
 	}
-	byID := make(map[string]workspace.Contact, len(found))
-	for _, c := range found {
-		byID[c.ID] = c
+	read := make(map[string]*workspace.Contact, len(found))
+	for i := range found {
+		read[found[i].ID] = &found[i]
 	}
-	now := r.opts.Now()
 	out := gone[:0:0]
 	for _, l := range gone {
-		c, ok := byID[l.ContactID]
+		c, ok := read[l.ContactID]
 		if !ok {
 			out = append(out, l)
 			continue
 		}
-		have := r.opts.Mapper.FromContact(c)
-		was, edited := map[string]string{}, map[string]string{}
-		for _, k := range r.opts.Mapper.ForwardTargets() {
-			if have[k] != l.Fields[k] {
-				was[k], edited[k] = l.Fields[k], have[k]
+		if kept, err := d.settleEdit(l, *c, deletedAt[l.ExternalID]); err != nil || kept {
+			if err != nil {
+				return nil, nil, err
 			}
-		}
-		if len(edited) == 0 {
-			out = append(out, l)
 			continue
 		}
-		at := deletedAt[l.ExternalID]
-		if at.IsZero() {
-			at = now
-		}
-		cf, keep := r.afterDelete(l.ExternalID, l.ContactID, edited, was, c.UpdatedAt, at, "workspace")
-		if _, err := d.conflicts.Add(cf); err != nil {
-			return nil, fmt.Errorf("record conflict: %w", err)
-		}
-		r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
-			logfield.Policy: cf.Policy, logfield.Winner: cf.Winner}).Info("contact edited around its record's deletion; settled per editAfterDelete")
-		if !keep {
-			out = append(out, l)
-			continue
-		}
-		// The write-back creates the record again from the contact, and
-		// links them, once the link is gone (an event enqueued before, so
-		// that a crash between the two leaves the link, and the deletion
-		// to be read again).
-		if err := d.recreate(c); err != nil {
-			return nil, err
-		}
-		if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
-			return nil, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
-		}
-		d.tally.count(func(s *Summary) { s.Unlinked++ })
+		out = append(out, l)
 	}
-	return out, nil
+	return out, read, nil
+}
+
+// settleEdit settles a link whose record is gone by the app's edits that
+// contact c, its contact as read, holds since the link (none: nothing to
+// settle). When the edit wins, the record is to be made again (see
+// recreate) and the link is dropped; kept tells so. Either way an edit is
+// journaled.
+func (d *deleter) settleEdit(l state.Link, c workspace.Contact, deletedAt time.Time) (kept bool, err error) {
+	r := d.r
+	have := r.opts.Mapper.FromContact(c)
+	was, edited := map[string]string{}, map[string]string{}
+	for _, k := range r.opts.Mapper.ForwardTargets() {
+		if have[k] != l.Fields[k] {
+			was[k], edited[k] = l.Fields[k], have[k]
+		}
+	}
+	if len(edited) == 0 {
+		return false, nil
+	}
+	if deletedAt.IsZero() {
+		deletedAt = r.opts.Now()
+	}
+	cf, keep := r.afterDelete(l.ExternalID, l.ContactID, edited, was, c.UpdatedAt, deletedAt, "workspace")
+	if _, err := d.conflicts.Add(cf); err != nil {
+		return false, fmt.Errorf("record conflict: %w", err)
+	}
+	r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
+		logfield.Policy: cf.Policy, logfield.Winner: cf.Winner}).Info("contact edited around its record's deletion; settled per editAfterDelete")
+	if !keep {
+		return false, nil
+	}
+	// The write-back creates the record again from the contact, and
+	// links them, once the link is gone (an event enqueued before, so
+	// that a crash between the two leaves the link, and the deletion
+	// to be read again).
+	if err := d.recreate(c); err != nil {
+		return false, err
+	}
+	if err := d.links.Delete(r.opts.Connector, l.ExternalID); err != nil {
+		return false, fmt.Errorf("drop link %s: %w", l.ExternalID, err)
+	}
+	d.tally.count(func(s *Summary) { s.Unlinked++ })
+	return true, nil
+}
+
+// errEditedSinceRead ends a contact's delete before it is sent: the app
+// edited the contact after the pass read it.
+var errEditedSinceRead = errors.New("contact edited in the app since it was read")
+
+// deleteContact deletes the contact of a link whose record is gone. The
+// pass read the contact before deciding (editsAfterSourceDelete), but the
+// delete is sent only once the rate limiter lets it, seconds later at
+// times: an app edit made meanwhile, whose event is in the inbox by then,
+// would be deleted unweighed (issue 35: an app edit 7.7 s after the
+// table's delete, gone with no journal entry). So just before the delete
+// is sent, the contact's pending events newer than the version read are
+// looked at (no call); an edit among them is settled like one read
+// (settleEdit), and the delete is sent only if it loses. kept tells that
+// the contact stays.
+func (d *deleter) deleteContact(ctx context.Context, l state.Link, read *workspace.Contact, deletedAt time.Time) (kept bool, err error) {
+	r := d.r
+	var edited *workspace.Contact
+	dctx := ctx
+	if read != nil {
+		dctx = workspace.WithBeforeSend(ctx, func() error {
+			c, err := d.newerVersion(l.ContactID, read.UpdatedAt)
+			if err != nil || c == nil {
+				return err
+			}
+			edited = c
+			return errEditedSinceRead
+		})
+	}
+	err = r.opts.Workspace.DeleteContact(dctx, l.ContactID)
+	if errors.Is(err, errEditedSinceRead) {
+		if kept, err := d.settleEdit(l, *edited, deletedAt); err != nil || kept {
+			return kept, err
+		}
+		err = r.opts.Workspace.DeleteContact(ctx, l.ContactID)
+	}
+	if err != nil && !workspace.IsNotFound(err) {
+		return false, fmt.Errorf("delete contact %s: %w", l.ContactID, err)
+	}
+	return false, nil
+}
+
+// newerVersion returns the newest version of a contact waiting in the
+// inbox that is newer than since, nil when there is none.
+func (d *deleter) newerVersion(contactID string, since time.Time) (*workspace.Contact, error) {
+	evs, err := d.inbox.PendingOf(contactID)
+	if err != nil {
+		return nil, fmt.Errorf("read pending events of contact %s: %w", contactID, err)
+	}
+	var newest *workspace.Contact
+	for _, e := range evs {
+		if e.Type != workspace.EventContactUpdated || !e.ContactUpdatedAt.After(since) {
+			continue
+		}
+		c, err := eventContact(e)
+		if err != nil || (newest != nil && !c.UpdatedAt.After(newest.UpdatedAt)) {
+			continue
+		}
+		newest = &c
+	}
+	return newest, nil
 }
 
 // recreate asks the write-back to create a record for contact c again:

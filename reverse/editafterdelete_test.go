@@ -180,3 +180,77 @@ func TestAppEditAfterRecordDelete(t *testing.T) {
 		})
 	}
 }
+
+// deleteWaits is the forward pass's workspace whose contact deletes wait
+// for their turn (the rate limiter, seconds at times): during the first
+// wait, a person edits the contact in the app and the event reaches the
+// inbox.
+type deleteWaits struct {
+	*workspace.Client
+	during func()
+	done   bool
+}
+
+func (w *deleteWaits) DeleteContact(ctx context.Context, id string) error {
+	if !w.done {
+		w.done = true
+		w.during()
+	}
+	return w.Client.DeleteContact(ctx, id)
+}
+
+// TestAppEditWhileRecordDeleteWaits: the pass reads the contact of a
+// deleted record (no edit yet) and decides to delete it; the app edits
+// it while the delete waits for its turn. The edit, well after the
+// record's deletion, is weighed before the delete is sent: with
+// edit-wins the contact stays and its record is made again; otherwise
+// the delete goes on, journaled (issue 35: an app edit 7.7 s after the
+// table's delete, deleted with no journal entry).
+func TestAppEditWhileRecordDeleteWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rule   policy.EditAfterDelete
+		stays  bool
+		winner string
+	}{
+		{name: "edit-wins", rule: policy.EditWins, stays: true, winner: "workspace"},
+		{name: "delete-wins", rule: policy.DeleteWins, winner: "mem"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.EditAfterDelete = tc.rule })
+			e.onSourceDelete = policy.DeleteRemove
+			e.listen()
+			e.seed(1)
+			e.waitDelivered()
+			e.drain()
+			id := e.link("1").ContactID
+			e.mem.setClock(time.Now().Add(-10 * time.Second))
+			e.mem.remove("1")
+			e.fwd = &deleteWaits{Client: e.ws, during: func() {
+				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+				e.waitInbox(1)
+			}}
+			e.forward()
+			e.fwd = nil
+			e.waitDelivered()
+			e.drain()
+			c, err := e.ws.GetContact(context.Background(), id)
+			switch {
+			case tc.stays && (err != nil || *c.DefaultFields.FirstName != "App"):
+				t.Fatalf("contact %+v, %v: want it kept with the app's edit", c, err)
+			case !tc.stays && !workspace.IsNotFound(err):
+				t.Fatalf("contact %+v, %v: want it deleted", c, err)
+			}
+			if tc.stays {
+				l, ok, err := e.store.Links.ByContact("mem", id)
+				if err != nil || !ok {
+					t.Fatalf("contact %s has no link (%v): its record was not made again", id, err)
+				}
+				if rec := e.mem.get(l.RecordID); rec.Deleted || rec.Fields["first_name"] != "App" {
+					t.Errorf("record %+v: want a new record with the app's edit", rec)
+				}
+			}
+			e.checkAfterDelete(tc.winner)
+		})
+	}
+}

@@ -103,3 +103,11 @@ func (c *Client) briefPause() time.Duration {
 	}
 	return remote.BriefPause(c.limiter, backoffBase)
 }
+
+// WithBeforeSend returns a context whose API calls run check just before
+// each attempt is sent, after the rate limiter's wait: an error from
+// check ends the call with that error, and nothing is sent (see
+// remote.WithBeforeSend).
+func WithBeforeSend(ctx context.Context, check func() error) context.Context {
+	return remote.WithBeforeSend(ctx, check)
+}

@@ -121,6 +121,9 @@ func (c *Client) Do(ctx context.Context, r Request, out any) (int, error) {
 		if err := c.waitTurn(ctx, r.Limiter); err != nil {
 			return 0, fmt.Errorf("%s %s: wait for rate limit: %w", c.opts.Name, r.Route, err)
 		}
+		if err := beforeSend(ctx); err != nil {
+			return 0, err
+		}
 		info := Info{Method: r.Method, Route: r.Route, Attempt: t.attempt, LimiterWait: time.Since(waitStart)}
 		res := c.attempt(ctx, r, u, payload)
 		c.calls.Add(1)
