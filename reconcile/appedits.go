@@ -65,7 +65,10 @@ type version struct {
 // pendingVersions returns the versions of a linked item's contact that
 // wait in the inbox, received after the event afterSeq and not older
 // than the link, in updatedAt order, and the last event's seq; with
-// current, the contact as peekContacts read it too.
+// current, the contact as peekContacts read it too, when it is newer
+// than the version the link records (that one was weighed already: by
+// the write-back, which may have left the record's newer value for this
+// pass to patch, or it is syncd's own write).
 func (w *writer) pendingVersions(it *item, afterSeq uint64, current bool) ([]version, uint64, error) {
 	r := w.r
 	evs, err := w.inbox.PendingOf(it.link.ContactID)
@@ -90,7 +93,7 @@ func (w *writer) pendingVersions(it *item, afterSeq uint64, current bool) ([]ver
 		}
 		vs = slices.Insert(vs, i, v)
 	}
-	if c := it.current; current && c != nil && !c.UpdatedAt.Before(it.link.ContactUpdatedAt) {
+	if c := it.current; current && c != nil && c.UpdatedAt.After(it.link.ContactUpdatedAt) {
 		i := len(vs)
 		for i > 0 && vs[i-1].at.After(c.UpdatedAt) {
 			i--
@@ -164,6 +167,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 		conflict = policy.NewestWins
 	}
 	var out *appEdits
+	var appAt time.Time
 	for _, k := range r.opts.Mapper.ReverseTargets() {
 		rec := want[k]
 		if !r.forwardTarget(k) || rec == base[k] {
@@ -187,6 +191,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 		if out == nil {
 			out = &appEdits{want: copyFields(want), agreed: copyFields(want), kept: map[string]string{}}
 		}
+		appAt = at
 		if conflict.WorkspaceWins(at, it.rec.UpdatedAt) {
 			out.kept[k] = app
 			setOrDelete(out.agreed, k, base)
@@ -209,7 +214,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 			winner = "workspace"
 		}
 		r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,
-			logfield.Policy: conflict, logfield.Winner: winner}).
+			logfield.Policy: conflict, logfield.Winner: winner, logfield.AppEditAt: appAt, logfield.RecordEditAt: it.rec.UpdatedAt}).
 			Info("record and contact both changed since the last sync; conflict settled by policy")
 	}
 	return out

@@ -330,3 +330,30 @@ func TestAppEditWhoseEventComesAfterForwardPatch(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteBackVerdictStandsInTheForwardPass: the app edits the first
+// name, the table then too (newer); the write-back weighs the app's
+// event first and leaves the record's newer value for the forward pass,
+// which must then patch it, not weigh the app's edit again as newer.
+func TestWriteBackVerdictStandsInTheForwardPass(t *testing.T) {
+	e := newEnv(t, nil)
+	e.listen()
+	e.seed(1)
+	e.waitDelivered()
+	e.drain()
+	e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	e.mem.setUpdatedAt("1", time.Now().Add(time.Second))
+	e.waitInbox(1)
+	e.drain()
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v, want the table's first name patched", sum)
+	}
+	e.settle()
+	if got := *e.contact("1").DefaultFields.FirstName; got != "Table" {
+		t.Errorf("contact's firstName = %q, want Table", got)
+	}
+	if got := e.mem.get("1").Fields["first_name"]; got != "Table" {
+		t.Errorf("record's first_name = %v, want Table", got)
+	}
+}

@@ -163,6 +163,9 @@ type merge struct {
 	// other is the conflict of the fields the other side won, when the
 	// fields' own edit times split them.
 	other *state.Conflict
+	// appAt is when the app edited a field in conflict (the last one
+	// weighed), for the log.
+	appAt time.Time
 }
 
 // editTime is when the app's edit of target k to v was made, as far as
@@ -232,7 +235,8 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	recordWins := map[string]bool{}
 	for k := range conflict {
 		winner := "workspace"
-		if !wins(t.Conflict, editTime(t.Mapper, u.g, k, u.ws[k]), rec) {
+		m.appAt = editTime(t.Mapper, u.g, k, u.ws[k])
+		if !wins(t.Conflict, m.appAt, rec) {
 			recordWins[k], winner = true, t.Name
 		}
 		cf := m.conflict
@@ -275,8 +279,12 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 			continue
 		}
 		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
-		r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.Policy: t.Conflict, logfield.Winner: cf.Winner}).
-			Info("both sides changed since the last sync; conflict settled by policy")
+		f := map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.Policy: t.Conflict, logfield.Winner: cf.Winner,
+			logfield.AppEditAt: m.appAt}
+		if rec != nil {
+			f[logfield.RecordEditAt] = rec.UpdatedAt
+		}
+		r.a.log.WithFields(f).Info("both sides changed since the last sync; conflict settled by policy")
 	}
 	fields, err := t.Mapper.RecordChanges(m.cur, m.want)
 	if err != nil {

@@ -228,4 +228,9 @@ const (
 	WebhookID = "webhook_id"
 	// Winner is the field "winner".
 	Winner = "winner"
+	// AppEditAt is when the app's side of a conflict was edited, as far
+	// as the contact's versions tell.
+	AppEditAt = "app_edit_at"
+	// RecordEditAt is when the record's side of a conflict was edited.
+	RecordEditAt = "record_edit_at"
 )
