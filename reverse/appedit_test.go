@@ -65,11 +65,7 @@ var appEditCases = []struct {
 func TestDelayedForwardPatchMeetsNewerAppEdit(t *testing.T) {
 	for _, tc := range appEditCases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
-			e.listen()
-			e.seed(1)
-			e.waitDelivered()
-			e.drain()
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy }).listening()
 			e.mem.put("1", map[string]any{"first_name": "Table"})
 			e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
 			e.waitInbox(1)
@@ -105,11 +101,7 @@ func (w *inFlight) UpdateContact(ctx context.Context, id string, p workspace.Con
 func TestAppEditDuringForwardPatch(t *testing.T) {
 	for _, tc := range appEditCases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
-			e.listen()
-			e.seed(1)
-			e.waitDelivered()
-			e.drain()
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy }).listening()
 			id := e.link("1").ContactID
 			e.fwd = &inFlight{Client: e.ws, during: func() {
 				e.waitInbox(1) // the first attempt's echo
@@ -159,11 +151,7 @@ func TestRestartBetweenAppEditAndForwardPatch(t *testing.T) {
 // forward patch sends the last name only, and the write-back brings the
 // app's first name to the record from the patch's echo.
 func TestForwardPatchLeavesOutTheAppsWinningField(t *testing.T) {
-	e := newEnv(t, nil)
-	e.listen()
-	e.seed(1)
-	e.waitDelivered()
-	e.drain()
+	e := newEnv(t, nil).listening()
 	e.mem.put("1", map[string]any{"first_name": "Table", "last_name": "TableLast"})
 	e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
 	e.waitInbox(1)
@@ -236,11 +224,7 @@ func (w *slowPatch) UpdateContact(ctx context.Context, id string, p workspace.Co
 func TestAppEditDuringSlowForwardPatch(t *testing.T) {
 	for _, tc := range appEditCases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
-			e.listen()
-			e.seed(1)
-			e.waitDelivered()
-			e.drain()
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy }).listening()
 			id := e.link("1").ContactID
 			e.fwd = &slowPatch{Client: e.ws, during: func() {
 				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
@@ -285,11 +269,7 @@ func (w *lostAnswer) UpdateContact(ctx context.Context, id string, p workspace.C
 func TestAppEditOverwrittenByLostPatchAttempt(t *testing.T) {
 	for _, tc := range appEditCases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
-			e.listen()
-			e.seed(1)
-			e.waitDelivered()
-			e.drain()
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy }).listening()
 			id := e.link("1").ContactID
 			e.fwd = &lostAnswer{Client: e.ws, before: func() {
 				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
@@ -336,11 +316,7 @@ func TestAppEditWhoseEventComesAfterForwardPatch(t *testing.T) {
 // event first and leaves the record's newer value for the forward pass,
 // which must then patch it, not weigh the app's edit again as newer.
 func TestWriteBackVerdictStandsInTheForwardPass(t *testing.T) {
-	e := newEnv(t, nil)
-	e.listen()
-	e.seed(1)
-	e.waitDelivered()
-	e.drain()
+	e := newEnv(t, nil).listening()
 	e.appPatch(e.link("1").ContactID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
 	e.mem.put("1", map[string]any{"first_name": "Table"})
 	e.mem.setUpdatedAt("1", time.Now().Add(time.Second))

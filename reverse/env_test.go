@@ -307,6 +307,17 @@ func (e *env) listen() {
 	}
 }
 
+// listening starts a receiver and syncs one record both ways: its
+// contact made, and the contact's creation delivered and applied.
+func (e *env) listening() *env {
+	e.t.Helper()
+	e.listen()
+	e.seed(1)
+	e.waitDelivered()
+	e.drain()
+	return e
+}
+
 // forward runs one forward pass of the connector.
 func (e *env) forward() reconcile.Summary {
 	e.t.Helper()
