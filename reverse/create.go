@@ -219,7 +219,7 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 		r.failed(t, j.g, opCreate, err, d)
 		return nil
 	}
-	r.commit.Links = append(r.commit.Links, createdLink(t, j.pending, c, rec, ext, fwd, r.a.opts.Now()))
+	r.commit.Links = append(r.commit.Links, createdLink(t, j.pending, c, rec, ext, r.a.opts.Now()))
 	r.a.count(func(s *Stats) { s.Created++ })
 	// Versions newer than the one created from stay in the inbox: the
 	// next round applies them as updates of the linked contact.
@@ -254,10 +254,17 @@ func createdPatch(t *Target, contact workspace.Contact, ext string, fwd *mapping
 }
 
 // createdLink is the link of a contact and the record created for it.
-// Agreed: what the record holds for targets flowing both ways (its
-// forward mapping, else the values sent), what the contact c holds now
-// for those flowing only to the workspace.
-func createdLink(t *Target, p state.PendingCreate, c workspace.Contact, rec connector.Record, ext string, fwd *mapping.Mapped, at time.Time) state.ReverseLink {
+// Agreed: the values sent for targets flowing both ways (what both sides
+// held when the record was made), what the contact c holds now for those
+// flowing only to the workspace. Not the record as read now: a table edit made
+// between the create and its link (a restart between the two, a busy
+// round) would be taken as agreed, never patched to the contact, and
+// the contact's older value then written back over it (issue 35: the
+// poll soak, seed 2, a table edit 0.4 s after syncd's INSERT overwritten
+// by the app's create values 11 s later). A record that normalises a
+// value it was sent reads as changed: the forward pass patches it to the
+// contact once, as does a column default of a target sent empty.
+func createdLink(t *Target, p state.PendingCreate, c workspace.Contact, rec connector.Record, ext string, at time.Time) state.ReverseLink {
 	m := t.Mapper
 	rt := m.ReverseTargets()
 	now := m.FromContact(c)
@@ -266,9 +273,6 @@ func createdLink(t *Target, p state.PendingCreate, c workspace.Contact, rec conn
 		v := now[k]
 		if contains(rt, k) {
 			v = p.Fields[k]
-			if fwd != nil {
-				v = fwd.Fields[k]
-			}
 		}
 		if v != "" {
 			fields[k] = v

@@ -243,3 +243,32 @@ func TestCreateFailuresFollowOneRule(t *testing.T) {
 		})
 	}
 }
+
+// TestTableEditBeforeCreateIsLinked: the record made for an app contact
+// is edited in its system before the create is linked (a restart between
+// the two): the link agrees on the values sent, so the forward pass
+// brings the edit to the contact, and no write-back puts the contact's
+// older value over it (issue 35: the poll soak, seed 2).
+func TestTableEditBeforeCreateIsLinked(t *testing.T) {
+	e := createEnv(t)
+	c := e.appCreate("Rita", "Resume", "rita@example.com")
+	e.mem.put("r9", map[string]any{"id": "r9", "first_name": "Rita", "last_name": "Resume", "email": "rita@example.com"})
+	if err := e.store.Reverse.PutPending(state.PendingCreate{Connector: "mem", ContactID: c.ID, RecordID: "r9",
+		ContactUpdatedAt: c.UpdatedAt, Fields: map[string]string{"firstName": "Rita", "lastName": "Resume", "emails.work": "rita@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.mem.put("r9", map[string]any{"first_name": "Table"})
+	e.event("redelivered", workspace.EventContactUpdated, c)
+	e.drain()
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v, want the table's edit patched to the contact", sum)
+	}
+	e.event("again", workspace.EventContactUpdated, e.contact("r9"))
+	e.drain()
+	if got := *e.contact("r9").DefaultFields.FirstName; got != "Table" {
+		t.Errorf("contact's firstName = %q, want the table's edit", got)
+	}
+	if got := e.mem.get("r9").Fields["first_name"]; got != "Table" {
+		t.Errorf("record's first_name = %v, want the table's edit", got)
+	}
+}
