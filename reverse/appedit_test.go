@@ -333,3 +333,32 @@ func TestWriteBackVerdictStandsInTheForwardPass(t *testing.T) {
 		t.Errorf("record's first_name = %v, want Table", got)
 	}
 }
+
+// TestRestartAfterForwardPatchOverwroteAppEdit: the forward patch of the
+// table's older first name lands on a newer app edit, and syncd is
+// killed before it weighs the app's event or saves the link. After the
+// restart the write-back meets both versions, the newest being syncd's
+// own write of the record's value: the app's edit is weighed by policy,
+// not taken as overwritten for good (issue 35: the logical soak, seed 2,
+// an app edit 12 s after the table's, gone from both sides).
+func TestRestartAfterForwardPatchOverwroteAppEdit(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy }).listening()
+			id := e.link("1").ContactID
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.waitInbox(1)
+			// The forward pass's patch, its link never saved (SIGKILL).
+			if _, err := e.ws.UpdateContact(context.Background(), id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("Table")}}); err != nil {
+				t.Fatal(err)
+			}
+			e.waitInbox(2)
+			e.newApplier() // syncd started again: the state as the kill left it
+			e.drain()
+			e.forward()
+			e.settle()
+			e.checkFirstName(tc.want, tc.winner)
+		})
+	}
+}

@@ -265,7 +265,82 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 		m.want[k] = u.ws[k]
 		m.agreed[k] = u.ws[k]
 	}
+	if src != nil {
+		m.weighOverwritten(t, u, src, rec)
+	}
 	return m
+}
+
+// weighOverwritten weighs the app edits that a newer version of the
+// contact replaced with the record's own value: a forward patch of the
+// record's change that landed on an app edit it had not weighed, syncd
+// stopped before it could (a SIGKILL between the patch and its link).
+// Taking the newest version as the app's would drop the app's edit for
+// good (issue 35: the logical soak, seed 2, an app edit 12 s after the
+// table's, gone from both sides). Each such field is a conflict between
+// the app's value, at its own time (the first version holding it), and
+// the record's: when the app wins, its value is written to the record
+// and the link keeps the contact's current value, so that the forward
+// pass then brings the record's (the app's) value back to the contact.
+func (m *merge) weighOverwritten(t *Target, u *update, src mapping.Fields, rec *connector.Record) {
+	fwd := forwardSet(t.Mapper)
+	for _, k := range u.changed {
+		if !fwd[k] || u.ws[k] != src[k] || src[k] == u.base[k] {
+			continue // not the record's change over the contact
+		}
+		app, at, ok := overwrittenApp(t.Mapper, u.g, k, u.ws[k], u.base[k])
+		if !ok {
+			continue
+		}
+		winner := t.Name
+		if wins(t.Conflict, at, rec) {
+			winner = "workspace"
+			m.want[k] = app
+		}
+		cf := &state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
+			Policy: t.Conflict.String(), Winner: winner, Workspace: map[string]string{k: app}, Source: map[string]string{k: src[k]}}
+		switch {
+		case m.conflict == nil:
+			m.conflict = cf
+		case m.conflict.Winner == winner:
+			m.conflict.Workspace[k], m.conflict.Source[k] = app, src[k]
+		case m.other == nil:
+			m.other = cf
+		default:
+			m.other.Workspace[k], m.other.Source[k] = app, src[k]
+		}
+		m.appAt = at
+	}
+}
+
+// overwrittenApp returns the app's value of target k that the newest
+// version (holding newest) replaced, and its edit time: that of the
+// newest older version holding another value than newest, when that is
+// not the agreed value base (then the app did not change k before).
+func overwrittenApp(mp *mapping.Mapper, g *group, k, newest, base string) (app string, at time.Time, ok bool) {
+	since := g.link.ContactUpdatedAt
+	for i := len(g.versions) - 1; i >= 0; i-- {
+		c := g.versions[i]
+		if c.UpdatedAt.After(g.contact.UpdatedAt) {
+			continue
+		}
+		if !c.UpdatedAt.After(since) {
+			return "", time.Time{}, false
+		}
+		v := mp.FromContact(c)[k]
+		if v == newest {
+			continue
+		}
+		if v == base {
+			return "", time.Time{}, false
+		}
+		app, at = v, c.UpdatedAt
+		for j := i - 1; j >= 0 && g.versions[j].UpdatedAt.After(since) && mp.FromContact(g.versions[j])[k] == v; j-- {
+			at = g.versions[j].UpdatedAt
+		}
+		return app, at, true
+	}
+	return "", time.Time{}, false
 }
 
 // planWrite queues the update of the fields the record does not hold
