@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -260,17 +259,12 @@ func (d *deleter) recreate(c workspace.Contact) error {
 	r := d.r
 	now := r.opts.Now()
 	id := "recreate:" + c.ID + ":" + strconv.FormatInt(now.UnixNano(), 10)
-	res, err := json.Marshal(c)
+	e, err := versionEvent(id, c, now)
 	if err != nil {
 		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
 	}
-	body, err := json.Marshal(workspace.Event{ID: id, Object: workspace.EventObject, CreatedAt: now.UTC(),
-		Type: workspace.EventContactUpdated, Data: workspace.EventData{Object: res}})
-	if err != nil {
-		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
-	}
-	if _, _, err := d.inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
-		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body, Recreate: r.opts.Connector}); err != nil {
+	e.Recreate = r.opts.Connector
+	if _, _, err := d.inbox.Enqueue(e); err != nil {
 		return fmt.Errorf("recreate record of contact %s: %w", c.ID, err)
 	}
 	return nil

@@ -95,7 +95,7 @@ func (w *writer) execute(ctx context.Context, it *item, a action) (done bool, er
 	case actLinkFound:
 		return true, w.linkFound(it)
 	case actAdoptFound:
-		return w.update(ctx, it, it.found.ID, it.foundHave, mapping.ItemIDs(*it.found))
+		return w.adoptFound(ctx, it)
 	case actLinkMatch:
 		return true, w.linkMatch(it)
 	case actAdoptMatch:

@@ -25,6 +25,7 @@ type writer struct {
 	}
 	inbox interface {
 		PendingOf(contactID string) ([]state.InboxEvent, error)
+		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
 	}
 	held interface {
 		Is(connector, contactID string) (bool, error)

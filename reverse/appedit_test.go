@@ -362,3 +362,51 @@ func TestRestartAfterForwardPatchOverwroteAppEdit(t *testing.T) {
 		})
 	}
 }
+
+// TestAppEditOnContactWhoseCreateLostItsLink: syncd made a record's
+// contact and was killed before linking it; the table then edits the
+// record, and the app (later) the contact. The pass after the restart
+// finds the contact by its externalId: a value it holds that differs
+// from the record's may be an app edit (the contact changed since it was
+// made), weighed by policy rather than patched over (issue 35: the poll
+// soak, an app edit 3.7 s after such a restart, overwritten).
+func TestAppEditOnContactWhoseCreateLostItsLink(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy }).listening()
+			e.mem.put("2", map[string]any{"id": "2", "first_name": "First2", "last_name": "Last2", "email": "p2@example.com", "company": "Acme"})
+			// syncd's create, its link lost to a SIGKILL.
+			c, err := e.ws.CreateContact(context.Background(), workspace.ContactCreate{Source: testSource, ExternalID: "2",
+				DefaultFields: workspace.DefaultFieldsInput{FirstName: "First2", LastName: "Last2", Company: "Acme",
+					Emails: []workspace.Item{{Name: "work", Value: "p2@example.com"}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.waitDelivered()
+			e.drain()
+			e.mem.put("2", map[string]any{"first_name": "Table"})
+			e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.waitDelivered()
+			e.drain()
+			e.forward()
+			e.settle()
+			got, err := e.ws.GetContact(context.Background(), c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *got.DefaultFields.FirstName != tc.want {
+				t.Errorf("contact's firstName = %q, want %q", *got.DefaultFields.FirstName, tc.want)
+			}
+			if v := e.mem.get("2").Fields["first_name"]; v != tc.want {
+				t.Errorf("record's first_name = %v, want %q", v, tc.want)
+			}
+			cs, err := e.store.Conflicts.List("mem", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != 1 || cs[0].Winner != tc.winner || cs[0].Workspace["firstName"] != "App" || cs[0].Source["firstName"] != "Table" {
+				t.Errorf("conflict journal %+v, want one entry App/Table won by %s", cs, tc.winner)
+			}
+		})
+	}
+}
