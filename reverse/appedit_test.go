@@ -410,3 +410,36 @@ func TestAppEditOnContactWhoseCreateLostItsLink(t *testing.T) {
 		})
 	}
 }
+
+// TestLosingAppValueIsNotWeighedAgainLater: the app edits the first
+// name, the table then too (newer), and the write-back lets the record
+// win; the app then edits the last name. The first name the contact
+// still holds is the app's losing value, not a new edit at the last
+// name's time: the pass patches the table's, and both sides end with the
+// table's first name and the app's last name (issue 35: the logical
+// 60-minute soak left a true race with each side's value).
+func TestLosingAppValueIsNotWeighedAgainLater(t *testing.T) {
+	e := newEnv(t, nil).listening()
+	id := e.link("1").ContactID
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	recAt := app.UpdatedAt.Add(time.Millisecond)
+	e.mem.setUpdatedAt("1", recAt)
+	e.waitInbox(1)
+	e.drain()
+	for !time.Now().After(recAt.Add(time.Millisecond)) { // the last name's edit after the record's
+		time.Sleep(time.Millisecond)
+	}
+	e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("Later")}})
+	e.waitInbox(1)
+	e.forward()
+	e.settle()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.FirstName != "Table" || rec.Fields["first_name"] != "Table" {
+		t.Errorf("first name: contact %q, record %v; want the table's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+	if *c.DefaultFields.LastName != "Later" || rec.Fields["last_name"] != "Later" {
+		t.Errorf("last name: contact %q, record %v; want the app's edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+}

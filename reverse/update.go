@@ -260,7 +260,16 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 			continue // the record's text stays; a fix at the source maps again
 		}
 		if recordWins[k] {
-			continue // the record's value stays; the forward pass brings it over
+			// The record's value stays and the forward pass brings it
+			// over. The link agrees on the app's losing value: a later
+			// look at the contact (the pass reads it before patching)
+			// must not take that value for an app edit not yet weighed,
+			// at a later version's time, and keep it (issue 35: the
+			// logical 60-minute soak, a true race left with each side's
+			// value, the pass keeping the app's and the write-back the
+			// record's).
+			m.agreed[k] = u.ws[k]
+			continue
 		}
 		m.want[k] = u.ws[k]
 		m.agreed[k] = u.ws[k]
