@@ -119,10 +119,7 @@ func relabelItems(body *workspace.ContactPatch, relabel map[string]string, desir
 // losing values are returned as a conflict for the journal.
 func (w *writer) resolveAdoption(have mapping.Fields, it *item, c workspace.Contact) (mapping.Fields, *state.Conflict) {
 	r := w.r
-	conflict := r.opts.Conflict
-	if conflict == "" {
-		conflict = policy.NewestWins
-	}
+	conflict := r.conflictPolicy()
 	crmWins := conflict == policy.CRMWins ||
 		(conflict == policy.NewestWins && !it.rec.UpdatedAt.IsZero() && it.rec.UpdatedAt.After(c.UpdatedAt))
 	desired := make(mapping.Fields, len(have)+len(it.fields))

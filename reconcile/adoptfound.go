@@ -9,7 +9,6 @@ import (
 
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
-	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -41,10 +40,7 @@ func (w *writer) adoptFound(ctx context.Context, it *item) (bool, error) {
 	if !r.opts.WeighAppEdits || !c.UpdatedAt.After(c.CreatedAt) {
 		return w.update(ctx, it, c.ID, it.foundHave, mapping.ItemIDs(c))
 	}
-	conflict := r.opts.Conflict
-	if conflict == "" {
-		conflict = policy.NewestWins
-	}
+	conflict := r.conflictPolicy()
 	want := copyFields(it.fields)
 	kept := map[string]string{}
 	journal := map[string]*state.Conflict{} // by winner

@@ -9,7 +9,6 @@ import (
 
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/mapping"
-	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -162,10 +161,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 	}
 	newest := vs[len(vs)-1].fields
 	base := mapping.Fields(it.link.Fields)
-	conflict := r.opts.Conflict
-	if conflict == "" {
-		conflict = policy.NewestWins
-	}
+	conflict := r.conflictPolicy()
 	var out *appEdits
 	var appAt time.Time
 	for _, k := range r.opts.Mapper.ReverseTargets() {

@@ -34,6 +34,15 @@ import (
 // The reverse direction follows the same rule for the deletion events it
 // applies (reverse/editafterdelete.go).
 
+// conflictPolicy is the connector's conflict policy, newest-wins when
+// unset.
+func (r *Reconciler) conflictPolicy() policy.Conflict {
+	if r.opts.Conflict == "" {
+		return policy.NewestWins
+	}
+	return r.opts.Conflict
+}
+
 func (r *Reconciler) editAfterDelete() policy.EditAfterDelete {
 	if r.opts.EditAfterDelete == "" {
 		return policy.EditWins

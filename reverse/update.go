@@ -293,11 +293,18 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 // pass then brings the record's (the app's) value back to the contact.
 func (m *merge) weighOverwritten(t *Target, u *update, src mapping.Fields, rec *connector.Record) {
 	fwd := forwardSet(t.Mapper)
+	var vs []mapping.Fields // the versions mapped, once, when a field needs them
 	for _, k := range u.changed {
 		if !fwd[k] || u.ws[k] != src[k] || src[k] == u.base[k] {
 			continue // not the record's change over the contact
 		}
-		app, at, ok := overwrittenApp(t.Mapper, u.g, k, u.ws[k], u.base[k])
+		if vs == nil {
+			vs = make([]mapping.Fields, len(u.g.versions))
+			for i, c := range u.g.versions {
+				vs[i] = t.Mapper.FromContact(c)
+			}
+		}
+		app, at, ok := overwrittenApp(u.g, vs, k, u.ws[k], u.base[k])
 		if !ok {
 			continue
 		}
@@ -326,7 +333,8 @@ func (m *merge) weighOverwritten(t *Target, u *update, src mapping.Fields, rec *
 // version (holding newest) replaced, and its edit time: that of the
 // newest older version holding another value than newest, when that is
 // not the agreed value base (then the app did not change k before).
-func overwrittenApp(mp *mapping.Mapper, g *group, k, newest, base string) (app string, at time.Time, ok bool) {
+// vs are the group's versions mapped (FromContact), in g.versions' order.
+func overwrittenApp(g *group, vs []mapping.Fields, k, newest, base string) (app string, at time.Time, ok bool) {
 	since := g.link.ContactUpdatedAt
 	for i := len(g.versions) - 1; i >= 0; i-- {
 		c := g.versions[i]
@@ -336,7 +344,7 @@ func overwrittenApp(mp *mapping.Mapper, g *group, k, newest, base string) (app s
 		if !c.UpdatedAt.After(since) {
 			return "", time.Time{}, false
 		}
-		v := mp.FromContact(c)[k]
+		v := vs[i][k]
 		if v == newest {
 			continue
 		}
@@ -344,7 +352,7 @@ func overwrittenApp(mp *mapping.Mapper, g *group, k, newest, base string) (app s
 			return "", time.Time{}, false
 		}
 		app, at = v, c.UpdatedAt
-		for j := i - 1; j >= 0 && g.versions[j].UpdatedAt.After(since) && mp.FromContact(g.versions[j])[k] == v; j-- {
+		for j := i - 1; j >= 0 && g.versions[j].UpdatedAt.After(since) && vs[j][k] == v; j-- {
 			at = g.versions[j].UpdatedAt
 		}
 		return app, at, true
