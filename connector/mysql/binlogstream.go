@@ -50,7 +50,11 @@ type binlogStream struct {
 	pending []connector.Record
 	// committed is how many of the pending records belong to
 	// transactions read whole (they come first).
-	committed     int
+	committed int
+	// unstored is set once records went out without a checkpoint (a
+	// large transaction in parts): its end is stored as soon as it is
+	// read, so that a broken connection reads none of it again.
+	unstored      bool
 	rows, batches int
 }
 
@@ -210,7 +214,7 @@ func (st *binlogStream) run(ctx context.Context, target binlogPos) error {
 	s.binlog.setConn(syncer.LastConnectionID())
 	defer s.binlog.setConn(0)
 	st.cur, st.lastCommit, st.inTx, st.txGTID = from, from, false, ""
-	st.pending, st.committed = st.pending[:0], 0
+	st.pending, st.committed, st.unstored = st.pending[:0], 0, false
 	progressed := time.Now()
 	for {
 		rctx, cancel := context.WithTimeout(ctx, receiveWait)
@@ -316,7 +320,7 @@ func (st *binlogStream) commit(ctx context.Context) error {
 	st.txGTID = ""
 	st.lastCommit = st.cur
 	st.committed = len(st.pending)
-	if len(st.pending) >= st.s.batchSize {
+	if len(st.pending) >= st.s.batchSize || (st.unstored && len(st.pending) == 0) {
 		return st.deliver(ctx, len(st.pending), &st.lastCommit)
 	}
 	return nil
@@ -448,6 +452,9 @@ func (st *binlogStream) deliver(ctx context.Context, n int, at *binlogPos) error
 	st.committed = max(st.committed-n, 0)
 	if moved {
 		st.stored = *at
+		st.unstored = false
+	} else if n > 0 {
+		st.unstored = true
 	}
 	return nil
 }
