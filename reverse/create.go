@@ -39,7 +39,8 @@ import (
 // for a person, never produces a duplicate. A create the other system
 // refused with a definite answer (connector.ErrRefused: PostgreSQL's
 // SQLSTATE errors, an HTTP 4xx) removes the pending create and is set
-// aside like any refusal.
+// aside like any refusal. A contact deleted before step 3 leaves an
+// orphan record, settled by onWorkspaceDelete (orphan.go).
 
 // createJob is a contact whose record exists and awaits step 3.
 type createJob struct {
@@ -179,6 +180,9 @@ func (b *batch) finishCreates(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := b.settleOrphans(ctx, b.orphans); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -200,8 +204,11 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 	}
 	c, err := r.a.opts.Workspace.UpdateContact(ctx, j.g.contactID, createdPatch(t, j.g.contact, ext, fwd))
 	if workspace.IsNotFound(err) {
-		_ = r.a.opts.Store.Reverse.DeletePending(t.Name, j.g.contactID)
-		r.failed(t, j.g, opCreate, fmt.Errorf("contact deleted before record %s was linked to it: %w", rec.ID, err), connector.Permanent)
+		// Deleted before its record was linked: an orphan (orphan.go),
+		// its deletion's time at most now.
+		orphan(t, j.g, j.pending)
+		j.g.deletedAt = r.a.opts.Now()
+		b.orphans = append(b.orphans, j.g)
 		return nil
 	}
 	if err != nil {

@@ -64,7 +64,7 @@ func (b *batch) editsAfterDelete(ctx context.Context, dels []*group) ([]*group, 
 		}
 		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
 		entry.Info("contact deleted in the workspace before its record was edited; the record stays and its contact is made again, per editAfterDelete")
-		r.commit.Unlink = append(r.commit.Unlink, *g.link)
+		b.unlink(g)
 		r.a.count(func(s *Stats) { s.Unlinked++ })
 		r.ack(g)
 	}
@@ -85,6 +85,9 @@ func editedSince(t *Target, g *group, rec *connector.Record) *state.Conflict {
 	}
 	was, now := map[string]string{}, map[string]string{}
 	for _, k := range t.Mapper.ForwardTargets() {
+		if g.orphan && !contains(t.Mapper.ReverseTargets(), k) {
+			continue // an orphan's link knows only the values sent
+		}
 		if m.Fields[k] != g.link.Fields[k] {
 			was[k], now[k] = g.link.Fields[k], m.Fields[k]
 		}

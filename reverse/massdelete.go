@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
@@ -61,6 +62,16 @@ func (b *batch) guardDeletes(dels []*group) ([]*group, error) {
 	if len(dels) == 0 || t.AllowMassDelete || t.MassDeleteThreshold >= 1 {
 		return dels, nil
 	}
+	var orphans []*group // syncd's own records (orphan.go): not counted
+	dels = slices.DeleteFunc(slices.Clone(dels), func(g *group) bool {
+		if g.orphan {
+			orphans = append(orphans, g)
+		}
+		return g.orphan
+	})
+	if len(dels) == 0 {
+		return orphans, nil
+	}
 	st := a.opts.Store
 	held, err := st.HeldDeletes.Count(t.Name)
 	if err != nil {
@@ -78,7 +89,7 @@ func (b *batch) guardDeletes(dels []*group) ([]*group, error) {
 	recent := a.recentDeletes(t.Name, now)
 	if held == 0 && float64(recent+len(dels)) <= threshold*float64(linked) {
 		a.noteDeletes(t.Name, len(dels), now)
-		return dels, nil
+		return append(dels, orphans...), nil
 	}
 	hold := make([]state.HeldDelete, len(dels))
 	for i, g := range dels {
@@ -94,7 +105,7 @@ func (b *batch) guardDeletes(dels []*group) ([]*group, error) {
 	a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Held: held + len(dels), logfield.DeletedWithinWindow: recent,
 		logfield.Linked: linked, logfield.Threshold: threshold}).
 		Warn("contacts deleted in the workspace over massDeleteThreshold: their records' deletions are held; approve with `syncd deletes approve` or drop with `syncd deletes drop`")
-	return nil, nil
+	return orphans, nil
 }
 
 // ErrNoHeldDeletes is returned when a connector has no held deletion.

@@ -61,6 +61,9 @@ type group struct {
 	// recreate names the connector whose record of the contact is to be
 	// created again (state.InboxEvent.Recreate).
 	recreate string
+	// orphan marks a contact deleted before the record created for it
+	// was linked: link is made from pending and never stored (orphan.go).
+	orphan bool
 }
 
 func (g *group) seqs() []uint64 {
@@ -283,6 +286,9 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 	}
 	var updates, deletes, creates []*group
 	for _, g := range groups {
+		if g.link == nil && g.deleted && g.pending != nil && g.pending.RecordID != "" {
+			orphan(t, g, *g.pending)
+		}
 		switch {
 		case g.link != nil && g.deleted:
 			deletes = append(deletes, g)
@@ -339,8 +345,10 @@ type batch struct {
 	r      *round
 	t      *Target
 	writes []*write
-	// created are the creates whose record now exists, for finishCreates.
+	// created are the creates whose record now exists, for finishCreates;
+	// orphans those whose contact was deleted before the link (orphan.go).
 	created []*createJob
+	orphans []*group
 }
 
 // write is one change of the round's Write call and what settling its

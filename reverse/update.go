@@ -482,7 +482,7 @@ func (b *batch) planDeletes(ctx context.Context, groups []*group) error {
 		}
 		switch v {
 		case vUnlink:
-			r.commit.Unlink = append(r.commit.Unlink, *g.link)
+			b.unlink(g)
 			r.a.count(func(s *Stats) { s.Unlinked++ })
 			r.ack(g)
 		case vNoDeleteID:
@@ -490,6 +490,9 @@ func (b *batch) planDeletes(ctx context.Context, groups []*group) error {
 		case vDelete:
 			b.writes = append(b.writes, &write{g: g, change: connector.Change{Op: connector.OpDelete, ID: deleteID(t, g), Soft: t.SoftDelete}})
 		default:
+			if g.orphan {
+				b.unlink(g) // the record stays, unlinked
+			}
 			r.a.count(func(s *Stats) { s.Ignored++ })
 			r.ack(g)
 		}
@@ -504,7 +507,7 @@ func (b *batch) settleDelete(w *write, res connector.WriteResult) {
 		r.failed(t, w.g, opDelete, res.Err, dispose(res.Err))
 		return
 	}
-	r.commit.Unlink = append(r.commit.Unlink, *w.g.link)
+	b.unlink(w.g)
 	if cf := w.g.afterDelete; cf != nil {
 		r.commit.Conflicts = append(r.commit.Conflicts, *cf)
 	}

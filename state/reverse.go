@@ -198,6 +198,10 @@ type ReverseCommit struct {
 	Unlink []Link
 	// Conflicts are appended to the conflict journal (At defaults to now).
 	Conflicts []Conflict
+	// DropPending are pending creates now settled without a link (their
+	// contact deleted before its record was linked): Connector and
+	// ContactID name each.
+	DropPending []PendingCreate
 	// Ack are the inbox events now applied.
 	Ack []uint64
 }
@@ -206,11 +210,12 @@ type ReverseCommit struct {
 // entries appear and the events leave the inbox together, so that an
 // event is acknowledged exactly when what it caused is recorded.
 func (s *Reverse) Commit(c ReverseCommit) error {
-	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.Ack) == 0 {
+	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.DropPending) == 0 && len(c.Ack) == 0 {
 		return nil
 	}
 	now := s.now()
-	what := fmt.Sprintf("commit reverse: %d links, %d unlinks, %d conflicts, %d events", len(c.Links), len(c.Unlink), len(c.Conflicts), len(c.Ack))
+	what := fmt.Sprintf("commit reverse: %d links, %d unlinks, %d conflicts, %d pending creates dropped, %d events",
+		len(c.Links), len(c.Unlink), len(c.Conflicts), len(c.DropPending), len(c.Ack))
 	err := s.update(what, func(tx *bolt.Tx) error {
 		for _, rl := range c.Links {
 			if err := putReverseLink(tx, rl); err != nil {
@@ -225,6 +230,13 @@ func (s *Reverse) Commit(c ReverseCommit) error {
 		for _, cf := range c.Conflicts {
 			if _, err := addConflict(tx, cf, now); err != nil {
 				return err
+			}
+		}
+		for _, p := range c.DropPending {
+			if b := reverseRead(tx, p.Connector); b != nil {
+				if err := b.Delete([]byte(reversePending + p.ContactID)); err != nil {
+					return err
+				}
 			}
 		}
 		inbox := tx.Bucket(bucketInbox)
