@@ -52,6 +52,9 @@ func (p *pass) runChanges(ctx context.Context) error {
 	if err := p.guard.exclusive(func() error { return p.retryDeadLetters(ctx) }); err != nil {
 		return err
 	}
+	if err := p.guard.exclusive(func() error { return p.revisit(ctx) }); err != nil {
+		return err
+	}
 	checkpoint := ""
 	if r.opts.Type.Incremental {
 		if checkpoint, err = r.opts.Store.Checkpoints.Get(r.opts.Connector, ""); err != nil {

@@ -22,6 +22,12 @@ type Store struct {
 		PendingOf(contactID string) ([]state.InboxEvent, error)
 		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
 	}
+	// Revisits are the records the write-back asks the pass to read
+	// again (revisit.go); optional: nil when nothing writes back.
+	Revisits interface {
+		Revisits(connector string) ([]state.Revisit, error)
+		DoneRevisits(rs []state.Revisit) error
+	}
 }
 
 // StoreOf is the reconciler's view of st.
@@ -36,6 +42,7 @@ func StoreOf(st *state.Store) Store {
 		Conflicts:     st.Conflicts,
 		HeldDeletes:   st.HeldDeletes,
 		Inbox:         st.Inbox,
+		Revisits:      st.Reverse,
 	}
 }
 

@@ -443,3 +443,40 @@ func TestLosingAppValueIsNotWeighedAgainLater(t *testing.T) {
 		t.Errorf("last name: contact %q, record %v; want the app's edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
 	}
 }
+
+// TestRecordWinAfterThePassKeptTheAppValue: the pass meets a row edit
+// before the app edit of the same field has reached the inbox, reads the
+// contact, whose newest version (a later edit of another field) is newer
+// than the row's, and leaves the app's value for the write-back; the
+// write-back, with every version received, finds the app's edit older
+// than the row's and lets the record win. The pass has read the row
+// already and will not read it again: unless the record's value is
+// brought to the contact, the sides keep each their own value (issue 35:
+// the logical soak, seed 5, a first name left so).
+func TestRecordWinAfterThePassKeptTheAppValue(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	id := e.link("1").ContactID
+	v1 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	recAt := v1.UpdatedAt.Add(time.Millisecond)
+	e.mem.setUpdatedAt("1", recAt)
+	for !time.Now().After(recAt.Add(time.Millisecond)) {
+		time.Sleep(time.Millisecond)
+	}
+	// A later app edit of a field that does not flow back.
+	v2 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{Company: workspace.Some("AppCo")}})
+	if sum := e.forward(); sum.Updated != 0 {
+		t.Fatalf("first pass %v: want the app's value left for the write-back", sum)
+	}
+	e.event("v1", workspace.EventContactUpdated, v1)
+	e.event("v2", workspace.EventContactUpdated, v2)
+	e.drain()
+	e.forward()
+	e.drain()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.FirstName != "Table" || rec.Fields["first_name"] != "Table" {
+		t.Errorf("first name: contact %q, record %v; want the table's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+}

@@ -166,6 +166,9 @@ type merge struct {
 	// appAt is when the app edited a field in conflict (the last one
 	// weighed), for the log.
 	appAt time.Time
+	// revisit is set when the record won a field: the forward direction
+	// reads the record again to bring its value to the contact.
+	revisit bool
 }
 
 // editTime is when the app's edit of target k to v was made, as far as
@@ -269,6 +272,7 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 			// value, the pass keeping the app's and the write-back the
 			// record's).
 			m.agreed[k] = u.ws[k]
+			m.revisit = true
 			continue
 		}
 		m.want[k] = u.ws[k]
@@ -377,6 +381,14 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 			f[logfield.RecordEditAt] = rec.UpdatedAt
 		}
 		r.a.log.WithFields(f).Info("both sides changed since the last sync; conflict settled by policy")
+	}
+	if m.revisit && u.recordID != "" {
+		// The pass that brings the record's value may have read this
+		// version of the record already, before the app's edit reached
+		// the write-back, and kept the app's value for it: its changes
+		// feed will not show the record again (issue 35: the logical
+		// soak, seed 5, each side left with its own first name).
+		r.commit.Revisit = append(r.commit.Revisit, state.Revisit{Connector: t.Name, RecordID: u.recordID})
 	}
 	fields, err := t.Mapper.RecordChanges(m.cur, m.want)
 	if err != nil {

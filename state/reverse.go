@@ -18,7 +18,11 @@ import (
 //     the record twice;
 //   - the values last agreed for targets that only flow to the other
 //     system ("a\x00" + contactID): they are not part of Link.Fields,
-//     which holds the forward-mapped values the reconciler compares.
+//     which holds the forward-mapped values the reconciler compares;
+//   - a record to revisit ("r\x00" + recordID): the write-back let the
+//     record's value win a conflict, and the forward direction, which may
+//     have read the record already, reads it again to bring the value to
+//     the contact (see Revisit).
 //
 // The bucket is created by the first write (files of schema version 1
 // lack it; reads treat a missing bucket as empty), so no migration is
@@ -28,7 +32,19 @@ var bucketReverse = []byte("reverse")
 const (
 	reversePending = "p\x00"
 	reverseAgreed  = "a\x00"
+	reverseRevisit = "r\x00"
 )
+
+// Revisit asks the forward direction to read a record again: the
+// write-back settled a conflict for the record's value, which the
+// forward direction brings to the contact, and it may have read that
+// version of the record already (before the app's edit reached the
+// write-back), so that its changes feed would not show it again.
+type Revisit struct {
+	Connector string    `json:"connector"`
+	RecordID  string    `json:"recordId"`
+	At        time.Time `json:"at"` // when it was asked (set by Commit)
+}
 
 // PendingCreate marks a record being created in a connector's system for
 // a contact made in the workspace.
@@ -202,6 +218,8 @@ type ReverseCommit struct {
 	// contact deleted before its record was linked): Connector and
 	// ContactID name each.
 	DropPending []PendingCreate
+	// Revisit are records the forward direction is to read again.
+	Revisit []Revisit
 	// Ack are the inbox events now applied.
 	Ack []uint64
 }
@@ -210,7 +228,7 @@ type ReverseCommit struct {
 // entries appear and the events leave the inbox together, so that an
 // event is acknowledged exactly when what it caused is recorded.
 func (s *Reverse) Commit(c ReverseCommit) error {
-	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.DropPending) == 0 && len(c.Ack) == 0 {
+	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.DropPending) == 0 && len(c.Revisit) == 0 && len(c.Ack) == 0 {
 		return nil
 	}
 	now := s.now()
@@ -229,6 +247,20 @@ func (s *Reverse) Commit(c ReverseCommit) error {
 		}
 		for _, cf := range c.Conflicts {
 			if _, err := addConflict(tx, cf, now); err != nil {
+				return err
+			}
+		}
+		for _, rv := range c.Revisit {
+			b, err := reverseWrite(tx, rv.Connector)
+			if err != nil {
+				return err
+			}
+			rv.At = now
+			raw, err := json.Marshal(rv)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(reverseRevisit+rv.RecordID), raw); err != nil {
 				return err
 			}
 		}
@@ -307,4 +339,52 @@ func deleteReverseLink(tx *bolt.Tx, connector, externalID string) error {
 		return b.Delete([]byte(reverseAgreed + l.ContactID))
 	}
 	return nil
+}
+
+// Revisits returns the records the write-back asked the forward
+// direction of connector to read again.
+func (s *Reverse) Revisits(connector string) ([]Revisit, error) {
+	var out []Revisit
+	err := s.view("read revisits "+connector, func(tx *bolt.Tx) error {
+		b := reverseRead(tx, connector)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		prefix := []byte(reverseRevisit)
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var rv Revisit
+			if err := unmarshal(v, &rv); err != nil {
+				return fmt.Errorf("decode revisit %s: %w", k[len(prefix):], err)
+			}
+			out = append(out, rv)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DoneRevisits forgets the revisits rs once read again; one asked again
+// since (a later At) stays.
+func (s *Reverse) DoneRevisits(rs []Revisit) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	return s.update(fmt.Sprintf("forget %d revisits", len(rs)), func(tx *bolt.Tx) error {
+		for _, rv := range rs {
+			b := reverseRead(tx, rv.Connector)
+			if b == nil {
+				continue
+			}
+			k := []byte(reverseRevisit + rv.RecordID)
+			var cur Revisit
+			if raw := b.Get(k); raw == nil || unmarshal(raw, &cur) != nil || cur.At.After(rv.At) {
+				continue
+			}
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

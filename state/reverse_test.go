@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestPendingCreateLifecycle(t *testing.T) {
@@ -157,5 +158,49 @@ func TestCommitReverseAcksWithTheLinks(t *testing.T) {
 	}
 	if n, _ := s.Inbox.Count(); n != 1 {
 		t.Fatalf("a failed commit acknowledged events: %d left, want 1", n)
+	}
+}
+
+// TestRevisitsAreForgottenOnlyOnceRead: a revisit asked again after the
+// forward direction listed it stays for its next pass.
+func TestRevisitsAreForgottenOnlyOnceRead(t *testing.T) {
+	s, clk := openTest(t)
+	ask := func(ids ...string) {
+		t.Helper()
+		var c ReverseCommit
+		for _, id := range ids {
+			c.Revisit = append(c.Revisit, Revisit{Connector: "db", RecordID: id})
+		}
+		if err := s.Reverse.Commit(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func() []string {
+		t.Helper()
+		rs, err := s.Reverse.Revisits("db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rv := range rs {
+			out = append(out, rv.RecordID)
+		}
+		return out
+	}
+	ask("1", "2")
+	read, err := s.Reverse.Revisits("db")
+	if err != nil || len(read) != 2 {
+		t.Fatalf("revisits %+v, %v", read, err)
+	}
+	clk.Advance(time.Second)
+	ask("2") // asked again after the pass listed it
+	if err := s.Reverse.DoneRevisits(read); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); !reflect.DeepEqual(got, []string{"2"}) {
+		t.Fatalf("revisits left %v, want the one asked again", got)
+	}
+	if got, _ := s.Reverse.Revisits("other"); len(got) != 0 {
+		t.Fatalf("another connector's revisits %v", got)
 	}
 }
