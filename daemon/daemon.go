@@ -97,6 +97,9 @@ type Connector struct {
 	ops      *ops
 	tracker  *progress.Tracker
 	store    *state.Store // for the refused mass deletes (refused.go)
+	// forward is the forward loop's trigger once it runs: the write-back
+	// pokes it when it asks a pass to read records again.
+	forward atomic.Pointer[chan struct{}]
 }
 
 // New opens the state, the workspace client and every connector.

@@ -85,6 +85,7 @@ func poke(trigger chan struct{}) {
 func (d *Daemon) startForward(r *Running, sched *schedule) {
 	for _, c := range d.connectors {
 		trigger := sched.trigger(c)
+		c.forward.Store(&trigger)
 		r.add(&service{name: "forward loop of " + c.Name, serve: func(ctx context.Context) error {
 			d.loop(ctx, c, trigger)
 			return nil

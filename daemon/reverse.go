@@ -32,6 +32,11 @@ func (d *Daemon) reverseTargets() []*reverse.Target {
 			EditAfterDelete: c.Config.EditAfterDelete,
 			SoftDelete:      c.Type.SoftDelete, Lock: c.guard,
 			MassDeleteThreshold: c.Config.MassDeleteThreshold, AllowMassDelete: c.allowMassDelete,
+			Revisited: func() {
+				if t := c.forward.Load(); t != nil {
+					poke(*t)
+				}
+			},
 		}
 		if w, ok := c.Source.(connector.Writer); ok && c.Type.Writable {
 			t.Writer = c.guard.Writer(w)

@@ -3,6 +3,7 @@ package reverse
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -454,7 +455,8 @@ func TestLosingAppValueIsNotWeighedAgainLater(t *testing.T) {
 // brought to the contact, the sides keep each their own value (issue 35:
 // the logical soak, seed 5, a first name left so).
 func TestRecordWinAfterThePassKeptTheAppValue(t *testing.T) {
-	e := newEnv(t, nil)
+	var pokes atomic.Int32
+	e := newEnv(t, func(tg *Target) { tg.Revisited = func() { pokes.Add(1) } })
 	e.seed(1)
 	id := e.link("1").ContactID
 	v1 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
@@ -472,6 +474,9 @@ func TestRecordWinAfterThePassKeptTheAppValue(t *testing.T) {
 	e.event("v1", workspace.EventContactUpdated, v1)
 	e.event("v2", workspace.EventContactUpdated, v2)
 	e.drain()
+	if n := pokes.Load(); n != 1 {
+		t.Errorf("the forward direction was poked %d times, want once for its revisit", n)
+	}
 	e.forward()
 	e.drain()
 	c := e.contact("1")

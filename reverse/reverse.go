@@ -130,6 +130,10 @@ type Target struct {
 	// on its way); the daemon also gives the Writer through the guard, so
 	// that a run reads again the records written back while it goes on.
 	Lock sync.Locker
+	// Revisited, when set, is called after a round asked the forward
+	// direction to read records of the connector again (state.Revisit),
+	// so that its next pass comes now.
+	Revisited func()
 }
 
 func (t *Target) writesBack() bool {

@@ -135,6 +135,11 @@ func (r *round) flush() error {
 		return fmt.Errorf("record applied events: %w", err)
 	}
 	r.a.count(func(s *Stats) { s.Conflicts += int64(len(c.Conflicts)) })
+	for _, rv := range c.Revisit {
+		if t := r.a.targets[rv.Connector]; t != nil && t.Revisited != nil {
+			t.Revisited()
+		}
+	}
 	return nil
 }
 
