@@ -32,6 +32,13 @@ type Record struct {
 	// UpdatedAt is when the record last changed in its system; zero when
 	// the system keeps no such time (CSV).
 	UpdatedAt time.Time
+	// FieldsAt, where a change stream tells, is when the record came to
+	// hold its current value of a field: the UpdatedAt of the oldest of
+	// the consecutive versions streamed that hold it, for the fields whose
+	// value is older than UpdatedAt. One updated_at per row moves with
+	// every column's edit; a conflict is weighed with each field's own
+	// time. Nil for a record read whole (a poll, a snapshot, a Get).
+	FieldsAt map[string]time.Time `json:",omitempty"`
 	// Deleted marks a record that was deleted (archived, soft-deleted) in
 	// its system. Its Fields may be incomplete.
 	Deleted bool

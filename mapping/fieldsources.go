@@ -34,3 +34,14 @@ func (m *Mapper) FieldSources() []FieldSource {
 	}
 	return out
 }
+
+// SourceOf returns the record field target is read from, "" when the
+// mapping reads it from none.
+func (m *Mapper) SourceOf(target string) string {
+	for _, f := range m.fields {
+		if f.target.key == target {
+			return f.from
+		}
+	}
+	return ""
+}

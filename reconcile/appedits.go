@@ -52,6 +52,24 @@ type appEdits struct {
 	kept map[string]string
 	// lost is the conflict the record won, to journal once patched.
 	lost *state.Conflict
+	// times are the record's own edit times of the fields whose app edit
+	// won by them, older than the record's UpdatedAt (a change stream's
+	// FieldsAt): the write-back, which reads the record whole, weighs the
+	// app's edits with them (state.Reverse.RecordEdits).
+	times []state.RecordEdit
+}
+
+// recordEditAt is when the record's value of target k was edited: the
+// time the stream says the record came to hold it (FieldsAt), else the
+// record's UpdatedAt. A later edit of another column moves a row's
+// updated_at past an app edit made after the column's own edit.
+func (r *Reconciler) recordEditAt(it *item, k string) time.Time {
+	if col := r.opts.Mapper.SourceOf(k); col != "" {
+		if at, ok := it.rec.FieldsAt[col]; ok && at.Before(it.rec.UpdatedAt) {
+			return at
+		}
+	}
+	return it.rec.UpdatedAt
 }
 
 // version is one version of a contact an inbox event carries: its
@@ -188,7 +206,11 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 			out = &appEdits{want: copyFields(want), agreed: copyFields(want), kept: map[string]string{}}
 		}
 		appAt = at
-		if conflict.WorkspaceWins(at, it.rec.UpdatedAt) {
+		recAt := r.recordEditAt(it, k)
+		if conflict.WorkspaceWins(at, recAt) {
+			if recAt.Before(it.rec.UpdatedAt) {
+				out.times = append(out.times, state.RecordEdit{Target: k, Value: rec, At: recAt})
+			}
 			out.kept[k] = app
 			setOrDelete(out.agreed, k, base)
 			if newest[k] == app {

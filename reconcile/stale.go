@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -109,6 +111,7 @@ func (ms *mapStep) refreshStale(ctx context.Context, items []*item) ([]*item, er
 			continue // the copy's own fate (a dead letter, a re-key) stands
 		}
 		f := ContactFields(m)
+		rec.FieldsAt = keptFieldsAt(it.rec, rec)
 		it.rec, it.mapped, it.fields, it.hash = rec, m, f, f.Hash()
 		if it.link != nil && it.link.WorkspaceHash == it.hash {
 			it.fingerprint = r.opts.Mapper.Fingerprint(rec, it.hash)
@@ -128,6 +131,22 @@ func (ms *mapStep) refreshStale(ctx context.Context, items []*item) ([]*item, er
 	}
 	r.log.WithField(logfield.Records, len(gone)).Debug("stream copies of records deleted since left to their deletion")
 	return out, nil
+}
+
+// keptFieldsAt is the stream copy's FieldsAt for the fields the record
+// read again still holds as the copy did: the time a value was first
+// held stands however often the row changed since.
+func keptFieldsAt(copy, now connector.Record) map[string]time.Time {
+	var out map[string]time.Time
+	for k, at := range copy.FieldsAt {
+		if v, ok := now.Fields[k]; ok && reflect.DeepEqual(v, copy.Fields[k]) {
+			if out == nil {
+				out = map[string]time.Time{}
+			}
+			out[k] = at
+		}
+	}
+	return out
 }
 
 // streamReader reports whether a reader hands over a change stream's row

@@ -28,6 +28,11 @@ type Store struct {
 		Revisits(connector string) ([]state.Revisit, error)
 		DoneRevisits(rs []state.Revisit) error
 	}
+	// RecordEdits keeps the record edit times an app edit won by, for
+	// the write-back (appedits.go); optional like Revisits.
+	RecordEdits interface {
+		PutRecordEdits(connector, contactID string, es []state.RecordEdit) error
+	}
 }
 
 // StoreOf is the reconciler's view of st.
@@ -43,6 +48,7 @@ func StoreOf(st *state.Store) Store {
 		HeldDeletes:   st.HeldDeletes,
 		Inbox:         st.Inbox,
 		Revisits:      st.Reverse,
+		RecordEdits:   st.Reverse,
 	}
 }
 

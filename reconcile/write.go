@@ -149,6 +149,9 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	var lost []*state.Conflict
 	if ae != nil {
 		want, agreed, kept, lost = ae.want, ae.agreed, ae.kept, append(lost, ae.lost)
+		if err := w.putRecordEdits(it, ae.times); err != nil {
+			return true, err
+		}
 	}
 	body := patchBody(have, want, it.link.ItemIDs)
 	if body.IsEmpty() {
@@ -172,6 +175,9 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	}
 	if late != nil {
 		lost = append(lost, late.lost)
+		if err := w.putRecordEdits(it, late.times); err != nil {
+			return true, err
+		}
 		if len(late.kept) > 0 {
 			// The patch overwrote app edits that win: put them back.
 			restore := copyFields(want)
@@ -207,6 +213,19 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	w.tally.count(func(s *Summary) { s.Updated++ })
 	w.written(it)
 	return true, nil
+}
+
+// putRecordEdits records the record's own edit times that an app edit
+// won by, for the write-back to weigh with (appEdits.times).
+func (w *writer) putRecordEdits(it *item, es []state.RecordEdit) error {
+	st := w.r.opts.Store.RecordEdits
+	if len(es) == 0 || st == nil {
+		return nil
+	}
+	if err := st.PutRecordEdits(w.r.opts.Connector, it.link.ContactID, es); err != nil {
+		return fmt.Errorf("save record edit times of %s: %w", it.mapped.ExternalID, err)
+	}
+	return nil
 }
 
 // saveKept records a patch that left out (or put back) fields whose app

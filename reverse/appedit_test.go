@@ -485,3 +485,34 @@ func TestRecordWinAfterThePassKeptTheAppValue(t *testing.T) {
 		t.Errorf("first name: contact %q, record %v; want the table's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
 	}
 }
+
+// TestRowTimeMovedByAnotherColumn: a row's first name is edited, then the
+// app's first name, then the row's company: the row's updated_at is now
+// later than the app's edit, but its first name is older, as the change
+// stream's versions tell (connector.Record.FieldsAt). Both directions
+// weigh the first names at their own times: the app's newer edit wins on
+// both sides (issue 35: the logical soak, seed 2, the row's older first
+// name winning by the company's later edit, journaled).
+func TestRowTimeMovedByAnotherColumn(t *testing.T) {
+	e := newEnv(t, nil).listening()
+	id := e.link("1").ContactID
+	firstAt := time.Now().Add(-50 * time.Millisecond)
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"company": "TableCo"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
+	e.waitInbox(1)
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass %v, want the company patched", sum)
+	}
+	e.settle()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
+		t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+	if *c.DefaultFields.Company != "TableCo" {
+		t.Errorf("company: contact %q, want the row's", *c.DefaultFields.Company)
+	}
+}

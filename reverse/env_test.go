@@ -44,6 +44,9 @@ type memConn struct {
 	// beforeWrite, when set, runs at the start of each Write call (a
 	// person editing a record between the read and the write).
 	beforeWrite func()
+	// fieldsAt are the FieldsAt Changes hands over, by record id (a
+	// change stream's versions).
+	fieldsAt map[string]map[string]time.Time
 }
 
 func newMem() *memConn {
@@ -108,7 +111,9 @@ func (m *memConn) Changes(_ context.Context, checkpoint string, fn connector.Bat
 	var recs []connector.Record
 	for _, r := range m.recs {
 		if r.UpdatedAt.UnixNano() > after {
-			recs = append(recs, clone(*r))
+			c := clone(*r)
+			c.FieldsAt = m.fieldsAt[r.ID]
+			recs = append(recs, c)
 		}
 	}
 	m.mu.Unlock()

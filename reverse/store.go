@@ -54,6 +54,7 @@ type ReverseStore interface {
 	DeletePending(connector, contactID string) error
 	PendingOf(connector, contactID string) (p state.PendingCreate, ok bool, err error)
 	PutPending(p state.PendingCreate) error
+	RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 }
 
 // HeldDeleteStore is the deletes held for an operator.

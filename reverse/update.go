@@ -30,6 +30,9 @@ type update struct {
 	// last read the record (state.FieldWarning): the record's text for
 	// them is never written over (see mergeUpdate).
 	warned map[string]bool
+	// recEdits are the record's own edit times of targets a change
+	// stream told the forward direction (state.RecordEdit).
+	recEdits map[string]state.RecordEdit
 }
 
 // planUpdates settles each linked contact's new version by its verdict:
@@ -129,6 +132,9 @@ func (b *batch) compare(g *group) (*update, error) {
 		}
 	}
 	u := &update{g: g, ws: t.Mapper.FromContact(g.contact), base: base, recordID: g.link.RecordID}
+	if u.recEdits, err = b.r.a.opts.Store.Reverse.RecordEdits(t.Name, g.contactID); err != nil {
+		return nil, err
+	}
 	fws, err := b.r.a.opts.Store.FieldWarnings.Of(t.Name, g.link.ExternalID)
 	if err != nil {
 		return nil, err
@@ -239,7 +245,7 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	for k := range conflict {
 		winner := "workspace"
 		m.appAt = editTime(t.Mapper, u.g, k, u.ws[k])
-		if !wins(t.Conflict, m.appAt, rec) {
+		if !wins(t.Conflict, m.appAt, rec, u.recordEditAt(k, src[k], rec)) {
 			recordWins[k], winner = true, t.Name
 		}
 		cf := m.conflict
@@ -313,7 +319,7 @@ func (m *merge) weighOverwritten(t *Target, u *update, src mapping.Fields, rec *
 			continue
 		}
 		winner := t.Name
-		if wins(t.Conflict, at, rec) {
+		if wins(t.Conflict, at, rec, u.recordEditAt(k, src[k], rec)) {
 			winner = "workspace"
 			m.want[k] = app
 		}
@@ -426,12 +432,27 @@ func (b *batch) settleUpdate(w *write, res connector.WriteResult) {
 	b.record(w.u, w.agreed, true)
 }
 
-// wins reports whether the workspace's version wins a conflict.
-func wins(conflict policy.Conflict, contactAt time.Time, rec *connector.Record) bool {
+// wins reports whether the workspace's version wins a conflict with the
+// record's edit made at recAt.
+func wins(conflict policy.Conflict, contactAt time.Time, rec *connector.Record, recAt time.Time) bool {
 	if rec == nil {
 		return conflict != policy.CRMWins
 	}
-	return conflict.WorkspaceWins(contactAt, rec.UpdatedAt)
+	return conflict.WorkspaceWins(contactAt, recAt)
+}
+
+// recordEditAt is when the record's value v of target k was edited: the
+// time the forward direction learnt from a change stream (the row's
+// updated_at moved on with an edit of another column since), while the
+// record still holds v; else the record's UpdatedAt.
+func (u *update) recordEditAt(k, v string, rec *connector.Record) time.Time {
+	if rec == nil {
+		return time.Time{}
+	}
+	if e, ok := u.recEdits[k]; ok && e.Value == v && e.At.Before(rec.UpdatedAt) {
+		return e.At
+	}
+	return rec.UpdatedAt
 }
 
 // record queues the link holding the newly agreed values and the

@@ -22,7 +22,12 @@ import (
 //   - a record to revisit ("r\x00" + recordID): the write-back let the
 //     record's value win a conflict, and the forward direction, which may
 //     have read the record already, reads it again to bring the value to
-//     the contact (see Revisit).
+//     the contact (see Revisit);
+//   - the record's own edit times of fields ("t\x00" + contactID): when
+//     a change stream told the forward direction that a field's value is
+//     older than the row's updated_at, and the app's edit won by it, the
+//     write-back, which reads the record whole, weighs with the same time
+//     (see RecordEdit).
 //
 // The bucket is created by the first write (files of schema version 1
 // lack it; reads treat a missing bucket as empty), so no migration is
@@ -33,7 +38,61 @@ const (
 	reversePending = "p\x00"
 	reverseAgreed  = "a\x00"
 	reverseRevisit = "r\x00"
+	reverseEdits   = "t\x00"
 )
+
+// RecordEdit is when a record came to hold a value of a target, as a
+// change stream told: older than the row's updated_at when another column
+// was edited since.
+type RecordEdit struct {
+	Target string    `json:"target"`
+	Value  string    `json:"value"`
+	At     time.Time `json:"at"`
+}
+
+// PutRecordEdits records the record edit times es of the contact's
+// record, replacing those of the same targets.
+func (s *Reverse) PutRecordEdits(connector, contactID string, es []RecordEdit) error {
+	if len(es) == 0 {
+		return nil
+	}
+	return s.update(fmt.Sprintf("put record edit times %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+		b, err := reverseWrite(tx, connector)
+		if err != nil {
+			return err
+		}
+		k := []byte(reverseEdits + contactID)
+		cur := map[string]RecordEdit{}
+		if raw := b.Get(k); raw != nil {
+			_ = unmarshal(raw, &cur) // a damaged entry is replaced
+		}
+		for _, e := range es {
+			cur[e.Target] = e
+		}
+		raw, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		return b.Put(k, raw)
+	})
+}
+
+// RecordEdits returns the record edit times of the contact's record by
+// target (nil when none).
+func (s *Reverse) RecordEdits(connector, contactID string) (map[string]RecordEdit, error) {
+	var out map[string]RecordEdit
+	err := s.view(fmt.Sprintf("read record edit times %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+		b := reverseRead(tx, connector)
+		if b == nil {
+			return nil
+		}
+		if raw := b.Get([]byte(reverseEdits + contactID)); raw != nil {
+			return unmarshal(raw, &out)
+		}
+		return nil
+	})
+	return out, err
+}
 
 // Revisit asks the forward direction to read a record again: the
 // write-back settled a conflict for the record's value, which the
@@ -336,6 +395,9 @@ func deleteReverseLink(tx *bolt.Tx, connector, externalID string) error {
 		return err
 	}
 	if b := reverseRead(tx, connector); b != nil {
+		if err := b.Delete([]byte(reverseEdits + l.ContactID)); err != nil {
+			return err
+		}
 		return b.Delete([]byte(reverseAgreed + l.ContactID))
 	}
 	return nil
