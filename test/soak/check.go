@@ -85,7 +85,7 @@ func (f Finding) Mechanism() string {
 	}
 	m := fmt.Sprintf("%s edit lost to an %s %s value", f.Edit.Side, age, f.Winner.Side)
 	if f.Later != nil {
-		m += fmt.Sprintf(", the %s's edit of another field coming %.1fs after the lost edit", f.Later.Side, f.Later.At.Sub(f.Edit.At).Seconds())
+		m += fmt.Sprintf(", the %s's edit of another field coming after it", f.Later.Side)
 	}
 	if f.Kind == KindJournaled {
 		m += " (journaled)"
