@@ -133,13 +133,22 @@ func (ms *mapStep) refreshStale(ctx context.Context, items []*item) ([]*item, er
 	return out, nil
 }
 
-// keptFieldsAt is the stream copy's FieldsAt for the fields the record
-// read again still holds as the copy did: the time a value was first
-// held stands however often the row changed since.
+// keptFieldsAt is when the record read again (now) came to hold the
+// values it still holds as the stream copy did: the copy's FieldsAt, else
+// the copy's UpdatedAt (the row held them then already), when older than
+// now's. However often the row changed since (syncd's own write-backs
+// included), a value's time stands.
 func keptFieldsAt(copy, now connector.Record) map[string]time.Time {
 	var out map[string]time.Time
-	for k, at := range copy.FieldsAt {
-		if v, ok := now.Fields[k]; ok && reflect.DeepEqual(v, copy.Fields[k]) {
+	for k, v := range copy.Fields {
+		at, ok := copy.FieldsAt[k]
+		if !ok {
+			at = copy.UpdatedAt
+		}
+		if at.IsZero() || !at.Before(now.UpdatedAt) {
+			continue
+		}
+		if nv, ok := now.Fields[k]; ok && reflect.DeepEqual(nv, v) {
 			if out == nil {
 				out = map[string]time.Time{}
 			}
