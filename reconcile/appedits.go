@@ -59,17 +59,31 @@ type appEdits struct {
 	times []state.RecordEdit
 }
 
-// recordEditAt is when the record's value of target k was edited: the
-// time the stream says the record came to hold it (FieldsAt), else the
+// recordEditAt is when the record's value v of target k was edited: the
+// time the stream says the record came to hold it (FieldsAt), or an
+// earlier one either direction learnt before (state.RecordEdit: a read
+// of the record made before a later edit of another column), else the
 // record's UpdatedAt. A later edit of another column moves a row's
 // updated_at past an app edit made after the column's own edit.
-func (r *Reconciler) recordEditAt(it *item, k string) time.Time {
+func (r *Reconciler) recordEditAt(it *item, k, v string) (time.Time, error) {
+	at := it.rec.UpdatedAt
 	if col := r.opts.Mapper.SourceOf(k); col != "" {
-		if at, ok := it.rec.FieldsAt[col]; ok && at.Before(it.rec.UpdatedAt) {
-			return at
+		if t, ok := it.rec.FieldsAt[col]; ok && t.Before(at) {
+			at = t
 		}
 	}
-	return it.rec.UpdatedAt
+	st := r.opts.Store.RecordEdits
+	if st == nil {
+		return at, nil
+	}
+	es, err := st.RecordEdits(r.opts.Connector, it.link.ContactID)
+	if err != nil {
+		return at, err
+	}
+	if e, ok := es[k]; ok && e.Holds(v, it.link.SourceUpdatedAt) && e.At.Before(at) {
+		at = e.At
+	}
+	return at, nil
 }
 
 // version is one version of a contact an inbox event carries: its
@@ -206,11 +220,14 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 			out = &appEdits{want: copyFields(want), agreed: copyFields(want), kept: map[string]string{}}
 		}
 		appAt = at
-		recAt := r.recordEditAt(it, k)
+		recAt, err := r.recordEditAt(it, k, rec)
+		if err != nil {
+			r.log.WithError(err).Warn("record edit times could not be read; the record's updated_at is weighed")
+		}
 		if conflict.WorkspaceWins(at, recAt) {
-			if recAt.Before(it.rec.UpdatedAt) {
-				out.times = append(out.times, state.RecordEdit{Target: k, Value: rec, At: recAt})
-			}
+			// The write-back weighs the app's edit again, reading the
+			// record whole: it weighs it at the same time.
+			out.times = append(out.times, state.RecordEdit{Target: k, Value: rec, At: recAt})
 			out.kept[k] = app
 			setOrDelete(out.agreed, k, base)
 			if newest[k] == app {

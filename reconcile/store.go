@@ -32,6 +32,7 @@ type Store struct {
 	// the write-back (appedits.go); optional like Revisits.
 	RecordEdits interface {
 		PutRecordEdits(connector, contactID string, es []state.RecordEdit) error
+		RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	}
 }
 

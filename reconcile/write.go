@@ -147,16 +147,18 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	}
 	kept := map[string]string{}
 	var lost []*state.Conflict
+	var times []state.RecordEdit
 	if ae != nil {
 		want, agreed, kept, lost = ae.want, ae.agreed, ae.kept, append(lost, ae.lost)
-		if err := w.putRecordEdits(it, ae.times); err != nil {
-			return true, err
-		}
+		times = ae.times
 	}
 	body := patchBody(have, want, it.link.ItemIDs)
 	if body.IsEmpty() {
 		// Every change lost to an app edit that the write-back brings to
 		// the record; the link stays as it is for it to do so.
+		if err := w.putRecordEdits(it, times, it.link.SourceUpdatedAt); err != nil {
+			return true, err
+		}
 		w.tally.count(func(s *Summary) { s.Unchanged++ })
 		return true, nil
 	}
@@ -175,9 +177,7 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	}
 	if late != nil {
 		lost = append(lost, late.lost)
-		if err := w.putRecordEdits(it, late.times); err != nil {
-			return true, err
-		}
+		times = append(times, late.times...)
 		if len(late.kept) > 0 {
 			// The patch overwrote app edits that win: put them back.
 			restore := copyFields(want)
@@ -210,17 +210,27 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if err != nil {
 		return true, err
 	}
+	if len(kept) > 0 {
+		// The link now agrees on this version of the record (newLink).
+		if err := w.putRecordEdits(it, times, it.rec.UpdatedAt); err != nil {
+			return true, err
+		}
+	}
 	w.tally.count(func(s *Summary) { s.Updated++ })
 	w.written(it)
 	return true, nil
 }
 
 // putRecordEdits records the record's own edit times that an app edit
-// won by, for the write-back to weigh with (appEdits.times).
-func (w *writer) putRecordEdits(it *item, es []state.RecordEdit) error {
+// won by, for the write-back to weigh with (appEdits.times), valid while
+// the link agrees on the record's version since.
+func (w *writer) putRecordEdits(it *item, es []state.RecordEdit, since time.Time) error {
 	st := w.r.opts.Store.RecordEdits
 	if len(es) == 0 || st == nil {
 		return nil
+	}
+	for i := range es {
+		es[i].Since = since
 	}
 	if err := st.PutRecordEdits(w.r.opts.Connector, it.link.ContactID, es); err != nil {
 		return fmt.Errorf("save record edit times of %s: %w", it.mapped.ExternalID, err)

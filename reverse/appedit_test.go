@@ -516,3 +516,42 @@ func TestRowTimeMovedByAnotherColumn(t *testing.T) {
 		t.Errorf("company: contact %q, want the row's", *c.DefaultFields.Company)
 	}
 }
+
+// TestRowReadBeforeAnotherColumnMovedIt: polling reads rows whole, so the
+// row's updated_at is all it tells of a field's time. But the write-back
+// read the row, for an app edit of another field, while it held its new
+// first name at its own time: that time is kept (state.RecordEdit), and
+// when a later edit of the row's company moves its updated_at past the
+// app's first-name edit, both directions weigh the first names at their
+// own times (issue 35: the poll soak's journaled losses, the row's older
+// first name winning by a later edit of another column).
+func TestRowReadBeforeAnotherColumnMovedIt(t *testing.T) {
+	e := newEnv(t, nil).listening()
+	id := e.link("1").ContactID
+	firstAt := time.Now().Add(-100 * time.Millisecond)
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	e.mem.setUpdatedAt("1", firstAt)
+	e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("AppLast")}})
+	e.waitInbox(1)
+	e.drain() // the write-back reads the row and writes the last name
+	if got := e.mem.get("1").Fields["last_name"]; got != "AppLast" {
+		t.Fatalf("record's last_name = %v, want the app's", got)
+	}
+	e.mem.setUpdatedAt("1", firstAt.Add(time.Millisecond))
+	e.waitDelivered()
+	e.drain()
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"company": "TableCo"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	e.waitInbox(1)
+	e.forward()
+	e.settle()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
+		t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+	if *c.DefaultFields.LastName != "AppLast" || *c.DefaultFields.Company != "TableCo" {
+		t.Errorf("contact last name %q, company %q; want the app's and the row's", *c.DefaultFields.LastName, *c.DefaultFields.Company)
+	}
+}

@@ -55,6 +55,7 @@ type ReverseStore interface {
 	PendingOf(connector, contactID string) (p state.PendingCreate, ok bool, err error)
 	PutPending(p state.PendingCreate) error
 	RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
+	PutRecordEdits(connector, contactID string, es []state.RecordEdit) error
 }
 
 // HeldDeleteStore is the deletes held for an operator.

@@ -175,6 +175,8 @@ type merge struct {
 	// revisit is set when the record won a field: the forward direction
 	// reads the record again to bring its value to the contact.
 	revisit bool
+	// src is the record's forward-mapped values, when it was read.
+	src mapping.Fields
 }
 
 // editTime is when the app's edit of target k to v was made, as far as
@@ -236,7 +238,7 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 			conflict[k] = true
 		}
 	}
-	m := merge{cur: cur.Only(rt), want: cur.Only(rt), agreed: copyFields(u.base)}
+	m := merge{cur: cur.Only(rt), want: cur.Only(rt), agreed: copyFields(u.base), src: src}
 	// Each field's app edit is weighed at its own time: that of the first
 	// of the contact's versions received that holds the value, not that
 	// of the newest, which may be a later edit of another field or the
@@ -376,6 +378,7 @@ func overwrittenApp(g *group, vs []mapping.Fields, k, newest, base string) (app 
 func (b *batch) planWrite(u *update, rec *connector.Record) {
 	t, r := b.t, b.r
 	m := mergeUpdate(t, u, rec)
+	b.observe(u, rec, m.src)
 	for _, cf := range []*state.Conflict{m.conflict, m.other} {
 		if cf == nil {
 			continue
@@ -449,10 +452,50 @@ func (u *update) recordEditAt(k, v string, rec *connector.Record) time.Time {
 	if rec == nil {
 		return time.Time{}
 	}
-	if e, ok := u.recEdits[k]; ok && e.Value == v && e.At.Before(rec.UpdatedAt) {
+	if e, ok := u.recEdits[k]; ok && e.Holds(v, u.g.link.SourceUpdatedAt) && e.At.Before(rec.UpdatedAt) {
 		return e.At
 	}
 	return rec.UpdatedAt
+}
+
+// observe records, for the fields the record changed since the link's
+// version and not yet synced, that the record held its value at its
+// UpdatedAt already (state.RecordEdit), unless an earlier time is known:
+// a later edit of another column moves the row's updated_at, and a
+// conflict with an app edit made in between is then weighed at this
+// time, by either direction. A write only when a changed value is first
+// seen.
+func (b *batch) observe(u *update, rec *connector.Record, src mapping.Fields) {
+	t := b.t
+	if rec == nil || rec.UpdatedAt.IsZero() || src == nil {
+		return
+	}
+	fwd := forwardSet(t.Mapper)
+	since := u.g.link.SourceUpdatedAt
+	var es []state.RecordEdit
+	for _, k := range t.Mapper.ReverseTargets() {
+		v := src[k]
+		if !fwd[k] || v == u.base[k] {
+			continue
+		}
+		if e, ok := u.recEdits[k]; ok && e.Holds(v, since) && !e.At.After(rec.UpdatedAt) {
+			continue
+		}
+		es = append(es, state.RecordEdit{Target: k, Value: v, At: rec.UpdatedAt, Since: since})
+	}
+	if len(es) == 0 {
+		return
+	}
+	if err := b.r.a.opts.Store.Reverse.PutRecordEdits(t.Name, u.g.contactID, es); err != nil {
+		b.r.a.log.WithError(err).WithField(logfield.Contact, u.g.contactID).Warn("record edit times could not be stored")
+		return
+	}
+	if u.recEdits == nil {
+		u.recEdits = map[string]state.RecordEdit{}
+	}
+	for _, e := range es {
+		u.recEdits[e.Target] = e
+	}
 }
 
 // record queues the link holding the newly agreed values and the

@@ -23,11 +23,12 @@ import (
 //     record's value win a conflict, and the forward direction, which may
 //     have read the record already, reads it again to bring the value to
 //     the contact (see Revisit);
-//   - the record's own edit times of fields ("t\x00" + contactID): when
-//     a change stream told the forward direction that a field's value is
-//     older than the row's updated_at, and the app's edit won by it, the
-//     write-back, which reads the record whole, weighs with the same time
-//     (see RecordEdit).
+//   - the record's own edit times of fields ("t\x00" + contactID), as
+//     either direction learnt them before the value was synced (a change
+//     stream's versions, a read of the record made before a later edit of
+//     another column moved its updated_at): a conflict is weighed with
+//     the field's own time, whichever direction weighs it (see
+//     RecordEdit).
 //
 // The bucket is created by the first write (files of schema version 1
 // lack it; reads treat a missing bucket as empty), so no migration is
@@ -48,6 +49,16 @@ type RecordEdit struct {
 	Target string    `json:"target"`
 	Value  string    `json:"value"`
 	At     time.Time `json:"at"`
+	// Since is the link's SourceUpdatedAt when the time was learnt: it
+	// holds while the link agrees on the same version of the record (a
+	// value edited away and back since then is a new edit).
+	Since time.Time `json:"since,omitzero"`
+}
+
+// Holds reports whether e tells the edit time of value v of a record
+// whose link's SourceUpdatedAt is since.
+func (e RecordEdit) Holds(v string, since time.Time) bool {
+	return e.Value == v && e.Since.Equal(since)
 }
 
 // PutRecordEdits records the record edit times es of the contact's
