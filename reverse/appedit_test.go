@@ -555,3 +555,62 @@ func TestRowReadBeforeAnotherColumnMovedIt(t *testing.T) {
 		t.Errorf("contact last name %q, company %q; want the app's and the row's", *c.DefaultFields.LastName, *c.DefaultFields.Company)
 	}
 }
+
+// beforePatch runs before once, just before the first forward patch.
+type beforePatch struct {
+	*workspace.Client
+	before func()
+}
+
+func (w *beforePatch) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	if w.before != nil {
+		w.before()
+		w.before = nil
+	}
+	return w.Client.UpdateContact(ctx, id, p)
+}
+
+// TestAppEditMadeStaleBySyncdsPatchOfAnotherField: the app edits the last
+// name, the row its first name, then its last name just before syncd's
+// patch of the first name lands. The patch makes the app's version stale
+// (older than the link's contact version), dropped in one round; its
+// echo, in the next, is the first version holding the app's last name
+// that the write-back sees, and weighed at the echo's time the app's
+// older edit beat the row's newer one. The stale version's time is kept
+// (noteStale): the row's newer last name wins on both sides.
+func TestAppEditMadeStaleBySyncdsPatchOfAnotherField(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	id := e.link("1").ContactID
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("AppLast")}})
+	e.event("app", workspace.EventContactUpdated, app)
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(-time.Millisecond))
+	var echo workspace.Contact
+	e.fwd = &beforePatch{Client: e.ws, before: func() {
+		for !time.Now().After(app.UpdatedAt.Add(2 * time.Millisecond)) {
+			time.Sleep(time.Millisecond)
+		}
+		e.mem.put("1", map[string]any{"last_name": "TableLast"})
+		u := time.Now()
+		e.mem.setUpdatedAt("1", u)
+		for !time.Now().After(u.Add(2 * time.Millisecond)) { // the patch's answer later than the row's edit
+			time.Sleep(time.Millisecond)
+		}
+	}}
+	e.forward()
+	e.fwd = nil
+	e.drain() // the app's version, stale now
+	echo, err := e.ws.GetContact(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.event("echo", workspace.EventContactUpdated, echo)
+	e.drain()
+	e.forward()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.LastName != "TableLast" || rec.Fields["last_name"] != "TableLast" {
+		t.Errorf("last name: contact %q, record %v; want the row's newer edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+}

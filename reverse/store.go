@@ -56,6 +56,8 @@ type ReverseStore interface {
 	PutPending(p state.PendingCreate) error
 	RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	PutRecordEdits(connector, contactID string, es []state.RecordEdit) error
+	AppEdits(connector, contactID string) (map[string]state.RecordEdit, error)
+	PutAppEdits(connector, contactID string, es []state.RecordEdit) error
 }
 
 // HeldDeleteStore is the deletes held for an operator.

@@ -31,8 +31,9 @@ type update struct {
 	// them is never written over (see mergeUpdate).
 	warned map[string]bool
 	// recEdits are the record's own edit times of targets a change
-	// stream told the forward direction (state.RecordEdit).
-	recEdits map[string]state.RecordEdit
+	// stream told the forward direction (state.RecordEdit); appEdits the
+	// app's, learnt from stale versions (noteStale).
+	recEdits, appEdits map[string]state.RecordEdit
 }
 
 // planUpdates settles each linked contact's new version by its verdict:
@@ -57,6 +58,7 @@ func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 			r.a.count(func(s *Stats) { s.Ignored++ })
 			r.ack(g)
 		case vStale:
+			b.noteStale(g)
 			r.a.count(func(s *Stats) { s.Stale++ })
 			r.ack(g)
 		case vEcho:
@@ -133,6 +135,9 @@ func (b *batch) compare(g *group) (*update, error) {
 	}
 	u := &update{g: g, ws: t.Mapper.FromContact(g.contact), base: base, recordID: g.link.RecordID}
 	if u.recEdits, err = b.r.a.opts.Store.Reverse.RecordEdits(t.Name, g.contactID); err != nil {
+		return nil, err
+	}
+	if u.appEdits, err = b.r.a.opts.Store.Reverse.AppEdits(t.Name, g.contactID); err != nil {
 		return nil, err
 	}
 	fws, err := b.r.a.opts.Store.FieldWarnings.Of(t.Name, g.link.ExternalID)
@@ -246,7 +251,7 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	recordWins := map[string]bool{}
 	for k := range conflict {
 		winner := "workspace"
-		m.appAt = editTime(t.Mapper, u.g, k, u.ws[k])
+		m.appAt = u.appEditAt(t.Mapper, k)
 		if !wins(t.Conflict, m.appAt, rec, u.recordEditAt(k, src[k], rec)) {
 			recordWins[k], winner = true, t.Name
 		}
@@ -456,6 +461,54 @@ func (u *update) recordEditAt(k, v string, rec *connector.Record) time.Time {
 		return e.At
 	}
 	return rec.UpdatedAt
+}
+
+// appEditAt is when the app edited target k to the contact's value: the
+// first version received holding it (editTime), or earlier when a stale
+// version told (noteStale).
+func (u *update) appEditAt(m *mapping.Mapper, k string) time.Time {
+	at := editTime(m, u.g, k, u.ws[k])
+	if e, ok := u.appEdits[k]; ok && e.Holds(u.ws[k], u.g.link.ContactUpdatedAt) && e.At.Before(at) {
+		return e.At
+	}
+	return at
+}
+
+// noteStale keeps, before a stale group is dropped, when the app made the
+// values it holds that differ from what the link agrees (state.Reverse's
+// AppEdits): syncd's patch of other fields made the versions stale, but
+// the app's edits of these fields are still to be weighed, and the
+// versions that come next (the patch's echo) are later than the edits
+// (issue 35: the poll soak, a row's newer company lost to an app edit
+// weighed at the time of syncd's own patch). A write only when a value
+// is first seen.
+func (b *batch) noteStale(g *group) {
+	t := b.t
+	if g.link == nil || g.deleted {
+		return
+	}
+	cur, err := b.r.a.opts.Store.Reverse.AppEdits(t.Name, g.contactID)
+	if err != nil {
+		return
+	}
+	ws := t.Mapper.FromContact(g.contact)
+	fwd := forwardSet(t.Mapper)
+	since := g.link.ContactUpdatedAt
+	var es []state.RecordEdit
+	for _, k := range t.Mapper.ReverseTargets() {
+		v := ws[k]
+		if !fwd[k] || v == g.link.Fields[k] {
+			continue
+		}
+		at := editTime(t.Mapper, g, k, v)
+		if e, ok := cur[k]; ok && e.Holds(v, since) && !e.At.After(at) {
+			continue
+		}
+		es = append(es, state.RecordEdit{Target: k, Value: v, At: at, Since: since})
+	}
+	if err := b.r.a.opts.Store.Reverse.PutAppEdits(t.Name, g.contactID, es); err != nil {
+		b.r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Warn("app edit times could not be stored")
+	}
 }
 
 // observe records, for the fields the record changed since the link's

@@ -40,6 +40,7 @@ const (
 	reverseAgreed  = "a\x00"
 	reverseRevisit = "r\x00"
 	reverseEdits   = "t\x00"
+	reverseAppEdit = "w\x00"
 )
 
 // RecordEdit is when a record came to hold a value of a target, as a
@@ -64,15 +65,38 @@ func (e RecordEdit) Holds(v string, since time.Time) bool {
 // PutRecordEdits records the record edit times es of the contact's
 // record, replacing those of the same targets.
 func (s *Reverse) PutRecordEdits(connector, contactID string, es []RecordEdit) error {
+	return s.putEdits(reverseEdits, "record", connector, contactID, es)
+}
+
+// RecordEdits returns the record edit times of the contact's record by
+// target (nil when none).
+func (s *Reverse) RecordEdits(connector, contactID string) (map[string]RecordEdit, error) {
+	return s.edits(reverseEdits, "record", connector, contactID)
+}
+
+// PutAppEdits records when the app made the contact's values es, as
+// learnt from versions of it acknowledged as stale (older than syncd's
+// own patch of other fields): the version that holds the value next is
+// later than the app's edit (Since is the link's ContactUpdatedAt).
+func (s *Reverse) PutAppEdits(connector, contactID string, es []RecordEdit) error {
+	return s.putEdits(reverseAppEdit, "app", connector, contactID, es)
+}
+
+// AppEdits returns the app edit times PutAppEdits kept, by target.
+func (s *Reverse) AppEdits(connector, contactID string) (map[string]RecordEdit, error) {
+	return s.edits(reverseAppEdit, "app", connector, contactID)
+}
+
+func (s *Reverse) putEdits(prefix, side, connector, contactID string, es []RecordEdit) error {
 	if len(es) == 0 {
 		return nil
 	}
-	return s.update(fmt.Sprintf("put record edit times %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+	return s.update(fmt.Sprintf("put %s edit times %s/%s", side, connector, contactID), func(tx *bolt.Tx) error {
 		b, err := reverseWrite(tx, connector)
 		if err != nil {
 			return err
 		}
-		k := []byte(reverseEdits + contactID)
+		k := []byte(prefix + contactID)
 		cur := map[string]RecordEdit{}
 		if raw := b.Get(k); raw != nil {
 			_ = unmarshal(raw, &cur) // a damaged entry is replaced
@@ -88,16 +112,14 @@ func (s *Reverse) PutRecordEdits(connector, contactID string, es []RecordEdit) e
 	})
 }
 
-// RecordEdits returns the record edit times of the contact's record by
-// target (nil when none).
-func (s *Reverse) RecordEdits(connector, contactID string) (map[string]RecordEdit, error) {
+func (s *Reverse) edits(prefix, side, connector, contactID string) (map[string]RecordEdit, error) {
 	var out map[string]RecordEdit
-	err := s.view(fmt.Sprintf("read record edit times %s/%s", connector, contactID), func(tx *bolt.Tx) error {
+	err := s.view(fmt.Sprintf("read %s edit times %s/%s", side, connector, contactID), func(tx *bolt.Tx) error {
 		b := reverseRead(tx, connector)
 		if b == nil {
 			return nil
 		}
-		if raw := b.Get([]byte(reverseEdits + contactID)); raw != nil {
+		if raw := b.Get([]byte(prefix + contactID)); raw != nil {
 			return unmarshal(raw, &out)
 		}
 		return nil
@@ -406,8 +428,10 @@ func deleteReverseLink(tx *bolt.Tx, connector, externalID string) error {
 		return err
 	}
 	if b := reverseRead(tx, connector); b != nil {
-		if err := b.Delete([]byte(reverseEdits + l.ContactID)); err != nil {
-			return err
+		for _, p := range []string{reverseEdits, reverseAppEdit} {
+			if err := b.Delete([]byte(p + l.ContactID)); err != nil {
+				return err
+			}
 		}
 		return b.Delete([]byte(reverseAgreed + l.ContactID))
 	}
