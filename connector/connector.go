@@ -130,11 +130,12 @@ type Change struct {
 	// Soft asks a delete to mark the record deleted (where the system has
 	// a soft-delete column) rather than remove it.
 	Soft bool
-	// IfUnchangedSince, when not zero, makes an update conditional: it is
-	// applied only if the record's UpdatedAt still equals this time (the
-	// value read before deciding), else it fails with ErrChanged and
-	// writes nothing. Connectors whose records keep no change time ignore
-	// it.
+	// IfUnchangedSince, when not zero, makes an update or a delete
+	// conditional: it is applied only if the record's UpdatedAt still
+	// equals this time (the value read before deciding), else it fails
+	// with ErrChanged and writes nothing (a delete of a record already
+	// deleted succeeds as without it). Connectors whose records keep no
+	// change time, or whose API cannot condition the write, ignore it.
 	IfUnchangedSince time.Time
 }
 

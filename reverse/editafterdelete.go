@@ -47,6 +47,9 @@ func (b *batch) editsAfterDelete(ctx context.Context, dels []*group) ([]*group, 
 	out := dels[:0:0]
 	for i, g := range dels {
 		rec := byID[ids[i]]
+		if rec != nil {
+			g.recordAt = rec.UpdatedAt
+		}
 		cf := editedSince(t, g, rec)
 		if cf == nil {
 			out = append(out, g)

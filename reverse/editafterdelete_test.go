@@ -254,3 +254,35 @@ func TestAppEditWhileRecordDeleteWaits(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordEditBetweenTheReadAndTheDelete: the write-back reads the
+// record of a contact deleted in the app (nothing edited since), and the
+// row is edited, well after the deletion, before the delete reaches the
+// table. The delete is conditioned on the record as read: refused
+// (ErrChanged), it is weighed again in the next round, and the edit,
+// more than the race window after the deletion, keeps the record with
+// editAfterDelete: edit-wins, journaled (issue 35: the logical soak in
+// CI, a row edit 5.3 s after the app's delete soft-deleted 24 ms later).
+func TestRecordEditBetweenTheReadAndTheDelete(t *testing.T) {
+	e := newEnv(t, func(tg *Target) {
+		tg.OnWorkspaceDelete, tg.EditAfterDelete = policy.DeleteRemove, policy.EditWins
+		tg.MassDeleteThreshold = 1
+		tg.Getter = nil // set below: the memConn reads its records
+	})
+	e.target.Getter = e.mem
+	e.newApplier()
+	e.listen()
+	e.seed(1)
+	e.waitDelivered()
+	e.drain()
+	emutest.NewApp(t, e.emu.URL).Delete(e.link("1").ContactID)
+	e.waitInbox(1)
+	e.mem.beforeWrite = func() {
+		e.mem.beforeWrite = nil
+		e.mem.setClock(time.Now().Add(10 * time.Second))
+		e.mem.put("1", map[string]any{"last_name": "Edited"})
+	}
+	e.drain()
+	e.forward() // the record kept: its contact made again
+	e.checkRecordEdit(true, "mem")
+}

@@ -179,6 +179,10 @@ func (m *memConn) Write(_ context.Context, changes []connector.Change) ([]connec
 				out[i] = connector.WriteResult{ID: ch.ID, Err: connector.ErrNotFound}
 				continue
 			}
+			if !ch.IfUnchangedSince.IsZero() && !r.UpdatedAt.Equal(ch.IfUnchangedSince) {
+				out[i] = connector.WriteResult{ID: ch.ID, Err: connector.ErrChanged}
+				continue
+			}
 			if ch.Soft {
 				r.Deleted = true
 				r.UpdatedAt = m.tick()

@@ -49,8 +49,11 @@ type group struct {
 	// updatedAt first, for the edit time of each field (editTime).
 	versions []workspace.Contact
 	// afterDelete is the journal entry of a record edited since the last
-	// sync that the deletion deletes (editafterdelete.go).
+	// sync that the deletion deletes (editafterdelete.go); recordAt the
+	// record's UpdatedAt as read then: the delete is conditioned on it, so
+	// that an edit made after that read is weighed before any delete.
 	afterDelete *state.Conflict
+	recordAt    time.Time
 	// attempts is the most failed rounds any of the events saw; putOffs
 	// the most rounds that put its write-back off (see putOff).
 	attempts, putOffs int

@@ -617,7 +617,8 @@ func (b *batch) planDeletes(ctx context.Context, groups []*group) error {
 		case vNoDeleteID:
 			r.failed(t, g, opDelete, errors.New("the link holds no record id; delete the record by hand"), connector.Permanent)
 		case vDelete:
-			b.writes = append(b.writes, &write{g: g, change: connector.Change{Op: connector.OpDelete, ID: deleteID(t, g), Soft: t.SoftDelete}})
+			b.writes = append(b.writes, &write{g: g, change: connector.Change{Op: connector.OpDelete, ID: deleteID(t, g), Soft: t.SoftDelete,
+				IfUnchangedSince: g.recordAt}})
 		default:
 			if g.orphan {
 				b.unlink(g) // the record stays, unlinked

@@ -302,3 +302,68 @@ func TestValidateNamesEachProblem(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionalDelete: a delete conditioned on the change time read
+// before deciding deletes nothing when the row was edited since
+// (ErrChanged), and deletes as before when it was not.
+func TestConditionalDelete(t *testing.T) {
+	for _, tc := range []struct{ name, deleted string }{
+		{name: "hard delete"},
+		{name: "soft delete", deleted: ", deleted_at DATETIME(6) NULL"},
+		{name: "timestamp updated_at, soft delete", deleted: ", deleted_at DATETIME(6) NULL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, dsn := database(t)
+			mysqltest.Exec(t, db, `CREATE TABLE c (id INT PRIMARY KEY, name TEXT,
+				updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)`+tc.deleted+`)`)
+			if strings.HasPrefix(tc.name, "timestamp") {
+				mysqltest.Exec(t, db, `ALTER TABLE c MODIFY updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)`)
+			}
+			mysqltest.Exec(t, db, `INSERT INTO c (id, name) VALUES (1, 'a')`)
+			soft := tc.deleted != ""
+			src := openSource(t, settings(dsn, "c", func(s *mysql.Settings) {
+				if soft {
+					s.DeletedAtColumn = "deleted_at"
+				}
+			}))
+			ctx := context.Background()
+			read := func() time.Time {
+				t.Helper()
+				recs, err := src.Get(ctx, []string{"1"})
+				if err != nil || len(recs) != 1 {
+					t.Fatalf("Get = %v, %v", recs, err)
+				}
+				return recs[0].UpdatedAt
+			}
+			del := func(id string, since time.Time) error {
+				t.Helper()
+				res, err := src.Write(ctx, []connector.Change{{Op: connector.OpDelete, ID: id, Soft: soft, IfUnchangedSince: since}})
+				if err != nil {
+					t.Fatalf("Write: %v", err)
+				}
+				return res[0].Err
+			}
+			before := read()
+			mysqltest.Exec(t, db, `UPDATE c SET name = 'table', updated_at = updated_at + INTERVAL 1 MICROSECOND WHERE id = 1`)
+			if err := del("1", before); !errors.Is(err, connector.ErrChanged) {
+				t.Errorf("delete of a row edited since: %v, want ErrChanged", err)
+			}
+			if err := del("2", before); !errors.Is(err, connector.ErrNotFound) {
+				t.Errorf("conditional delete of a missing row: %v, want ErrNotFound", err)
+			}
+			if err := del("1", read()); err != nil {
+				t.Fatalf("delete of a row unchanged since: %v", err)
+			}
+			if recs, err := src.Get(ctx, []string{"1"}); err != nil || (len(recs) == 1 && !recs[0].Deleted) {
+				t.Fatalf("after the delete Get = %+v, %v; want it gone or marked", recs, err)
+			}
+			err := del("1", before)
+			if soft && err != nil {
+				t.Errorf("conditional delete of a row already soft-deleted: %v, want it kept deleted", err)
+			}
+			if !soft && !errors.Is(err, connector.ErrNotFound) {
+				t.Errorf("conditional delete of a row deleted: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}

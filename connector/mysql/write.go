@@ -51,7 +51,7 @@ func (w writer) Apply(ctx context.Context, db querier, c connector.Change) (stri
 	case connector.OpUpdate:
 		return c.ID, w.s.update(ctx, db, c.ID, c.Fields, c.IfUnchangedSince)
 	case connector.OpDelete:
-		return c.ID, w.s.delete(ctx, db, c.ID, c.Soft)
+		return c.ID, w.s.delete(ctx, db, c.ID, c.Soft, c.IfUnchangedSince)
 	}
 	return c.ID, fmt.Errorf("%w: unknown write op %d", connector.ErrInvalidChange, c.Op)
 }
@@ -163,16 +163,10 @@ func (s *Source) update(ctx context.Context, db querier, id string, fields map[s
 		}
 		return nil
 	}
-	cond := ""
 	args = append(args, id)
-	if u := s.tbl.updated; !since.IsZero() && u.kind.isTime() {
-		cond = fmt.Sprintf(" AND %s = CAST(? AS DATETIME(6))", u.ident)
-		args = append(args, s.tbl.timeText(u, since))
-		if u.kind == kindTimestamp && s.wdb != s.db {
-			// The instant itself, whatever the session's zone.
-			cond = fmt.Sprintf(" AND UNIX_TIMESTAMP(%s) = CAST(? AS DECIMAL(20,6))", u.ident)
-			args[len(args)-1] = fmt.Sprintf("%d.%06d", since.Unix(), since.Nanosecond()/1000)
-		}
+	cond, carg := s.unchangedSince(since)
+	if cond != "" {
+		args = append(args, carg)
 	}
 	sets := make([]string, len(cols))
 	for i := range cols {
@@ -202,40 +196,59 @@ func (s *Source) update(ctx context.Context, db querier, id string, fields map[s
 // delete removes the row, or marks it deleted when soft is asked and the
 // table has a deletedAtColumn. Marking an already marked row keeps its
 // first mark and succeeds; removing a missing row is ErrNotFound.
-func (s *Source) delete(ctx context.Context, db querier, id string, soft bool) error {
+func (s *Source) delete(ctx context.Context, db querier, id string, soft bool, since time.Time) error {
 	byID := fmt.Sprintf(" WHERE %s = %s", s.tbl.id.ident, param(s.tbl.id))
-	d := s.tbl.deleted
-	if !soft || d == nil {
-		res, err := db.ExecContext(ctx, "DELETE FROM "+s.tbl.name+byID, id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return connector.ErrNotFound
-		}
-		return nil
-	}
-	var mark any = 1
-	if d.kind != kindBool {
-		mark = s.tbl.timeText(*d, time.Now())
-	}
 	_, live := deletedExpr(s.tbl)
 	live = strings.ReplaceAll(live, rowAlias+".", "")
-	res, err := db.ExecContext(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+s.wparam(*d)+byID+" AND "+live, mark, id)
+	cond, carg := s.unchangedSince(since)
+	q, args := "DELETE FROM "+s.tbl.name+byID+cond, []any{id}
+	d := s.tbl.deleted
+	if soft && d != nil {
+		var mark any = 1
+		if d.kind != kindBool {
+			mark = s.tbl.timeText(*d, time.Now())
+		}
+		q, args = "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+s.wparam(*d)+byID+" AND "+live+cond, []any{mark, id}
+	}
+	if cond != "" {
+		args = append(args, carg)
+	}
+	res, err := db.ExecContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err == nil && n > 0 {
 		return nil
 	}
-	var found bool
-	if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+")", id).Scan(&found); err != nil {
+	var found, isLive bool
+	if err := db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+"), EXISTS (SELECT 1 FROM "+s.tbl.name+byID+" AND "+live+")", id, id).
+		Scan(&found, &isLive); err != nil {
 		return err
 	}
-	if !found {
+	switch {
+	case !found:
 		return connector.ErrNotFound
+	case isLive && cond != "":
+		return connector.ErrChanged
+	case !soft || d == nil:
+		return connector.ErrNotFound // only soft-deleted: the table's reads skip it
 	}
 	return nil
+}
+
+// unchangedSince is the condition, and its argument, that a row still
+// has the change time since (as Get reads it), "" when since is zero or
+// the table's updatedAtColumn holds no times.
+func (s *Source) unchangedSince(since time.Time) (string, any) {
+	u := s.tbl.updated
+	if since.IsZero() || !u.kind.isTime() {
+		return "", nil
+	}
+	if u.kind == kindTimestamp && s.wdb != s.db {
+		// The instant itself, whatever the session's zone.
+		return fmt.Sprintf(" AND UNIX_TIMESTAMP(%s) = CAST(? AS DECIMAL(20,6))", u.ident), fmt.Sprintf("%d.%06d", since.Unix(), since.Nanosecond()/1000)
+	}
+	return fmt.Sprintf(" AND %s = CAST(? AS DATETIME(6))", u.ident), s.tbl.timeText(u, since)
 }
 
 // timeText is a time as column c takes it: TIMESTAMP in UTC (the read

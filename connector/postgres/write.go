@@ -63,7 +63,7 @@ func (s *Source) apply(ctx context.Context, db querier, c connector.Change) (str
 	case connector.OpUpdate:
 		return c.ID, s.update(ctx, db, c.ID, c.Fields, c.IfUnchangedSince)
 	case connector.OpDelete:
-		return c.ID, s.delete(ctx, db, c.ID, c.Soft)
+		return c.ID, s.delete(ctx, db, c.ID, c.Soft, c.IfUnchangedSince)
 	}
 	return c.ID, fmt.Errorf("%w: unknown write op %d", connector.ErrInvalidChange, c.Op)
 }
@@ -175,37 +175,47 @@ func (s *Source) update(ctx context.Context, db querier, id string, fields map[s
 
 // delete removes the row, or marks it deleted when soft is asked and the
 // table has a deletedAtColumn. Marking an already marked row keeps its
-// first mark and succeeds; removing a missing row is ErrNotFound.
-func (s *Source) delete(ctx context.Context, db querier, id string, soft bool) error {
+// first mark and succeeds; removing a missing row is ErrNotFound. When
+// since is not zero and the table's updatedAtColumn holds times, a live
+// row must still have that change time, else nothing is deleted and the
+// error is connector.ErrChanged (an edit made after the deletion was
+// weighed is weighed too).
+func (s *Source) delete(ctx context.Context, db querier, id string, soft bool, since time.Time) error {
 	byID := fmt.Sprintf(" WHERE %s = $1::%s", s.tbl.id.ident, s.tbl.id.typ)
+	args := []any{id}
+	cond := ""
+	if u := s.tbl.updated; !since.IsZero() && u.kind.isTime() {
+		cond = fmt.Sprintf(" AND %s::timestamptz = $2::timestamptz", u.ident)
+		args = append(args, since)
+	}
+	q := "DELETE FROM " + s.tbl.name + byID + cond
 	d := s.tbl.deleted
-	if !soft || d == nil {
-		tag, err := db.Exec(ctx, "DELETE FROM "+s.tbl.name+byID, id)
-		if err != nil {
-			return err
+	if soft && d != nil {
+		mark := "now()"
+		if d.kind == kindBool {
+			mark = "true"
 		}
-		if tag.RowsAffected() == 0 {
-			return connector.ErrNotFound
-		}
-		return nil
+		q = "UPDATE " + s.tbl.name + " SET " + d.ident + " = " + mark + byID + " AND " + s.live() + cond
 	}
-	mark := "now()"
-	if d.kind == kindBool {
-		mark = "true"
-	}
-	tag, err := db.Exec(ctx, "UPDATE "+s.tbl.name+" SET "+d.ident+" = "+mark+byID+" AND "+s.live(), id)
+	tag, err := db.Exec(ctx, q, args...)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() > 0 {
 		return nil
 	}
-	var found bool
-	if err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+")", id).Scan(&found); err != nil {
+	var found, live bool
+	if err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.tbl.name+byID+"), EXISTS (SELECT 1 FROM "+s.tbl.name+byID+" AND "+s.live()+")", id).
+		Scan(&found, &live); err != nil {
 		return err
 	}
-	if !found {
+	switch {
+	case !found:
 		return connector.ErrNotFound
+	case live && cond != "":
+		return connector.ErrChanged
+	case !soft || d == nil:
+		return connector.ErrNotFound // only soft-deleted: the table's reads skip it
 	}
 	return nil
 }

@@ -235,3 +235,65 @@ func TestConditionalUpdate(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionalDelete: a delete conditioned on the change time read
+// before deciding deletes nothing when the row was edited since
+// (ErrChanged: the edit made after the deletion is weighed first), and
+// deletes as before when it was not; a row already soft-deleted stays
+// deleted.
+func TestConditionalDelete(t *testing.T) {
+	for _, tc := range []struct {
+		name, deleted string // the deleted_at column, "" for hard deletes
+	}{
+		{name: "hard delete"},
+		{name: "soft delete", deleted: "deleted_at timestamptz"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool, sch := schema(t)
+			cols := "id int PRIMARY KEY, name text, updated_at timestamptz NOT NULL DEFAULT '2024-01-01 10:00:00.123456'"
+			if tc.deleted != "" {
+				cols += ", " + tc.deleted
+			}
+			pgtest.Exec(t, pool, `CREATE TABLE `+sch+`.c (`+cols+`)`)
+			pgtest.Exec(t, pool, `INSERT INTO `+sch+`.c (id, name) VALUES (1, 'a')`)
+			src := openSource(t, settings(sch+".c", func(s *postgres.Settings) {
+				if tc.deleted != "" {
+					s.DeletedAtColumn = "deleted_at"
+				}
+			}))
+			soft := tc.deleted != ""
+			read := func() time.Time {
+				t.Helper()
+				recs, err := src.Get(context.Background(), []string{"1"})
+				if err != nil || len(recs) != 1 {
+					t.Fatalf("Get = %v, %v", recs, err)
+				}
+				return recs[0].UpdatedAt
+			}
+			before := read()
+			pgtest.Exec(t, pool, `UPDATE `+sch+`.c SET name = 'table', updated_at = updated_at + interval '1 microsecond' WHERE id = 1`)
+			res := write(t, src, connector.Change{Op: connector.OpDelete, ID: "1", Soft: soft, IfUnchangedSince: before},
+				connector.Change{Op: connector.OpDelete, ID: "2", Soft: soft, IfUnchangedSince: before})
+			if !errors.Is(res[0].Err, connector.ErrChanged) {
+				t.Errorf("delete of a row edited since: %v, want ErrChanged", res[0].Err)
+			}
+			if !errors.Is(res[1].Err, connector.ErrNotFound) {
+				t.Errorf("conditional delete of a missing row: %v, want ErrNotFound", res[1].Err)
+			}
+			now := read() // still live, with the table's edit
+			if res := write(t, src, connector.Change{Op: connector.OpDelete, ID: "1", Soft: soft, IfUnchangedSince: now}); res[0].Err != nil {
+				t.Fatalf("delete of a row unchanged since: %v", res[0].Err)
+			}
+			if recs, err := src.Get(context.Background(), []string{"1"}); err != nil || (len(recs) == 1 && !recs[0].Deleted) {
+				t.Fatalf("after the delete Get = %+v, %v; want it gone or marked", recs, err)
+			}
+			res = write(t, src, connector.Change{Op: connector.OpDelete, ID: "1", Soft: soft, IfUnchangedSince: before})
+			if soft && res[0].Err != nil {
+				t.Errorf("conditional delete of a row already soft-deleted: %v, want it kept deleted", res[0].Err)
+			}
+			if !soft && !errors.Is(res[0].Err, connector.ErrNotFound) {
+				t.Errorf("conditional delete of a row deleted: %v, want ErrNotFound", res[0].Err)
+			}
+		})
+	}
+}
