@@ -175,6 +175,7 @@ func (pg *passGuard) reread(ctx context.Context, recs []connector.Record) ([]con
 			if !ok {
 				continue
 			}
+			cur.FieldsAt = keptFieldsAt(rec, cur)
 			rec = cur
 		}
 		out = append(out, rec)
