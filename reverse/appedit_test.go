@@ -614,3 +614,42 @@ func TestAppEditMadeStaleBySyncdsPatchOfAnotherField(t *testing.T) {
 		t.Errorf("last name: contact %q, record %v; want the row's newer edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
 	}
 }
+
+// TestWriteBackLostItsCommitThenANewerAppEdit: the write-back writes the
+// app's last name into the row and syncd is killed before the round's
+// commit: the link and the inbox are as before, the row holds the app's
+// value at the time of syncd's write. The app edits the last name again
+// meanwhile. The pass meets the row's value, older than the app's newer
+// edit though the row's updated_at is later: weighed at the time the app
+// made it (stored before the write), the newer edit wins on both sides.
+func TestWriteBackLostItsCommitThenANewerAppEdit(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	id := e.link("1").ContactID
+	saved := e.link("1")
+	v1 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("A1")}})
+	e.event("v1", workspace.EventContactUpdated, v1)
+	e.drain()
+	if got := e.mem.get("1").Fields["last_name"]; got != "A1" {
+		t.Fatalf("record's last_name = %v, want the app's", got)
+	}
+	// The SIGKILL before the commit: the link as it was, the event again.
+	if err := e.store.Links.Put(saved); err != nil {
+		t.Fatal(err)
+	}
+	e.event("v1 again", workspace.EventContactUpdated, v1)
+	for !time.Now().After(v1.UpdatedAt.Add(2 * time.Millisecond)) {
+		time.Sleep(time.Millisecond)
+	}
+	v2 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("A2")}})
+	e.event("v2", workspace.EventContactUpdated, v2)
+	e.mem.setUpdatedAt("1", v2.UpdatedAt.Add(time.Millisecond)) // syncd's write, later than the app's newer edit
+	e.forward()
+	e.drain()
+	e.forward()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.LastName != "A2" || rec.Fields["last_name"] != "A2" {
+		t.Errorf("last name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+}

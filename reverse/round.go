@@ -357,6 +357,10 @@ type batch struct {
 	// orphans those whose contact was deleted before the link (orphan.go).
 	created []*createJob
 	orphans []*group
+	// recEdits are the app's edit times of the values the batch writes
+	// into records, by contact: stored before the Write call (see
+	// noteWritten).
+	recEdits map[string][]state.RecordEdit
 }
 
 // write is one change of the round's Write call and what settling its
@@ -378,6 +382,9 @@ type write struct {
 func (b *batch) write(ctx context.Context) error {
 	if len(b.writes) == 0 {
 		return nil
+	}
+	if err := b.r.a.opts.Store.Reverse.PutRecordEditsOf(b.t.Name, b.recEdits); err != nil {
+		return fmt.Errorf("store the edit times of the values written back: %w", err)
 	}
 	changes := make([]connector.Change, len(b.writes))
 	for i, w := range b.writes {

@@ -56,6 +56,7 @@ type ReverseStore interface {
 	PutPending(p state.PendingCreate) error
 	RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	PutRecordEdits(connector, contactID string, es []state.RecordEdit) error
+	PutRecordEditsOf(connector string, byContact map[string][]state.RecordEdit) error
 	AppEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	PutAppEdits(connector, contactID string, es []state.RecordEdit) error
 }

@@ -414,6 +414,7 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 		b.record(u, m.agreed, false)
 		return
 	}
+	b.noteWritten(u, m)
 	ch := connector.Change{Op: connector.OpUpdate, ID: u.recordID, Fields: fields}
 	if rec != nil {
 		// The decision holds only for the record as read: a table edit
@@ -508,6 +509,29 @@ func (b *batch) noteStale(g *group) {
 	}
 	if err := b.r.a.opts.Store.Reverse.PutAppEdits(t.Name, g.contactID, es); err != nil {
 		b.r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Warn("app edit times could not be stored")
+	}
+}
+
+// noteWritten keeps, for the app's values the write-back is about to
+// write into the record, when the app made them (state.RecordEdit): the
+// row's updated_at will be the time of syncd's write, later than the
+// app's edit. A SIGKILL before the round's commit leaves the forward
+// pass a row holding the app's older value at that later time: weighed
+// at it, the older value beat a newer app edit of the same field (the
+// poll soak, an app's last name overwritten by its own value of 6.8 s
+// before). Stored in one transaction before the Write call.
+func (b *batch) noteWritten(u *update, m merge) {
+	fwd := forwardSet(b.t.Mapper)
+	for _, k := range b.t.Mapper.ReverseTargets() {
+		v := m.want[k]
+		if !fwd[k] || v == m.cur[k] || v != u.ws[k] {
+			continue
+		}
+		if b.recEdits == nil {
+			b.recEdits = map[string][]state.RecordEdit{}
+		}
+		b.recEdits[u.g.contactID] = append(b.recEdits[u.g.contactID],
+			state.RecordEdit{Target: k, Value: v, At: u.appEditAt(b.t.Mapper, k), Since: u.g.link.SourceUpdatedAt})
 	}
 }
 

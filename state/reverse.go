@@ -68,6 +68,22 @@ func (s *Reverse) PutRecordEdits(connector, contactID string, es []RecordEdit) e
 	return s.putEdits(reverseEdits, "record", connector, contactID, es)
 }
 
+// PutRecordEditsOf records the record edit times of several contacts'
+// records (by contact id) in one transaction.
+func (s *Reverse) PutRecordEditsOf(connector string, byContact map[string][]RecordEdit) error {
+	if len(byContact) == 0 {
+		return nil
+	}
+	return s.update(fmt.Sprintf("put record edit times of %d contacts of %s", len(byContact), connector), func(tx *bolt.Tx) error {
+		for id, es := range byContact {
+			if err := putEditsTx(tx, reverseEdits, connector, id, es); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // RecordEdits returns the record edit times of the contact's record by
 // target (nil when none).
 func (s *Reverse) RecordEdits(connector, contactID string) (map[string]RecordEdit, error) {
@@ -92,24 +108,28 @@ func (s *Reverse) putEdits(prefix, side, connector, contactID string, es []Recor
 		return nil
 	}
 	return s.update(fmt.Sprintf("put %s edit times %s/%s", side, connector, contactID), func(tx *bolt.Tx) error {
-		b, err := reverseWrite(tx, connector)
-		if err != nil {
-			return err
-		}
-		k := []byte(prefix + contactID)
-		cur := map[string]RecordEdit{}
-		if raw := b.Get(k); raw != nil {
-			_ = unmarshal(raw, &cur) // a damaged entry is replaced
-		}
-		for _, e := range es {
-			cur[e.Target] = e
-		}
-		raw, err := json.Marshal(cur)
-		if err != nil {
-			return err
-		}
-		return b.Put(k, raw)
+		return putEditsTx(tx, prefix, connector, contactID, es)
 	})
+}
+
+func putEditsTx(tx *bolt.Tx, prefix, connector, contactID string, es []RecordEdit) error {
+	b, err := reverseWrite(tx, connector)
+	if err != nil {
+		return err
+	}
+	k := []byte(prefix + contactID)
+	cur := map[string]RecordEdit{}
+	if raw := b.Get(k); raw != nil {
+		_ = unmarshal(raw, &cur) // a damaged entry is replaced
+	}
+	for _, e := range es {
+		cur[e.Target] = e
+	}
+	raw, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, raw)
 }
 
 func (s *Reverse) edits(prefix, side, connector, contactID string) (map[string]RecordEdit, error) {
