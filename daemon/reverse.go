@@ -32,6 +32,16 @@ func (d *Daemon) reverseTargets() []*reverse.Target {
 			EditAfterDelete: c.Config.EditAfterDelete,
 			SoftDelete:      c.Type.SoftDelete, Lock: c.guard,
 			MassDeleteThreshold: c.Config.MassDeleteThreshold, AllowMassDelete: c.allowMassDelete,
+			Streams: func() bool {
+				lr, ok := c.Source.(interface {
+					ReplicationLag() (slot string, bytes int64, ok bool)
+				})
+				if !ok {
+					return false
+				}
+				slot, _, _ := lr.ReplicationLag()
+				return slot != ""
+			},
 			Revisited: func() {
 				if t := c.forward.Load(); t != nil {
 					poke(*t)

@@ -653,3 +653,44 @@ func TestWriteBackLostItsCommitThenANewerAppEdit(t *testing.T) {
 		t.Errorf("last name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
 	}
 }
+
+// TestWriteBackLeavesARowTimeConflictToTheStream: the same edits as
+// TestRowTimeMovedByAnotherColumn, but the write-back meets the app's
+// edit before the pass has read the row's versions: it has only the row's
+// updated_at, later than the app's edit. On a connector that streams it
+// leaves the conflict to the pass, which weighs the first names at their
+// own times; the app's newer edit wins on both sides.
+func TestWriteBackLeavesARowTimeConflictToTheStream(t *testing.T) {
+	for _, streams := range []bool{true, false} {
+		t.Run(fmt.Sprintf("streams %v", streams), func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Streams = func() bool { return streams } }).listening()
+			id := e.link("1").ContactID
+			firstAt := time.Now().Add(-50 * time.Millisecond)
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.mem.put("1", map[string]any{"company": "TableCo"})
+			e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+			e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
+			e.waitInbox(1)
+			e.drain() // the write-back first
+			if n, _ := e.store.Inbox.Count(); streams && n != 1 {
+				t.Fatalf("%d events in the inbox, want the app's edit left for after the pass", n)
+			}
+			e.forward()
+			e.waitDelivered()
+			e.drain()
+			e.forward()
+			e.waitDelivered()
+			e.drain()
+			c := e.contact("1")
+			rec := e.mem.get("1")
+			want := "App"
+			if !streams {
+				want = "Table" // the row's time is all there is
+			}
+			if *c.DefaultFields.FirstName != want || rec.Fields["first_name"] != want {
+				t.Errorf("first name: contact %q, record %v; want %s on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"], want)
+			}
+		})
+	}
+}

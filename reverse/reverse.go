@@ -72,6 +72,7 @@ const (
 	DefaultMaxAttempts = 5
 	DefaultMaxPutOffs  = 10
 	DefaultIdlePoll    = 5 * time.Second
+	deferPoll          = 250 * time.Millisecond
 	minBackoff         = 100 * time.Millisecond
 	maxBackoff         = 30 * time.Second
 )
@@ -121,6 +122,11 @@ type Target struct {
 	// massdelete.go.
 	MassDeleteThreshold float64
 	AllowMassDelete     bool
+	// Streams, when set, reports whether the connector's forward
+	// direction reads a change stream now (a replication slot, a binlog):
+	// it has every version of a row, and each field's own edit time
+	// (deferToStream).
+	Streams func() bool
 	// Lock, when set, is held while the connector's changes of a round
 	// are read, written and recorded. The daemon gives the connector's
 	// reconcile.Guard, which its forward runs take batch by batch, so
@@ -302,6 +308,11 @@ func (a *Applier) Run(ctx context.Context) error {
 			if err != nil {
 				a.log.WithError(err).WithField(logfield.RetryIn, wait.String()).Warn("reverse round failed")
 			}
+		case res.Deferred > 0:
+			// Conflicts left to the forward pass: looked at again soon,
+			// without a backoff (nothing failed).
+			backoff = 0
+			wait = min(a.opts.IdlePoll, deferPoll)
 		case res.Read >= a.opts.BatchSize:
 			backoff = 0
 			continue // more waiting in the inbox
@@ -309,7 +320,7 @@ func (a *Applier) Run(ctx context.Context) error {
 			backoff = 0
 			wait = a.opts.IdlePoll
 		}
-		a.idle.Store(err == nil && res.Retry == 0 && res.Read < a.opts.BatchSize)
+		a.idle.Store(err == nil && res.Retry == 0 && res.Deferred == 0 && res.Read < a.opts.BatchSize)
 		if backoff == 0 && a.woken() {
 			// Events came while the round ran: a stream, whose next round
 			// starts at once and takes them all (gathering would only add
@@ -369,7 +380,7 @@ func (a *Applier) Drain(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if res.Read == 0 || res.Retry > 0 {
+		if res.Read == 0 || res.Retry > 0 || res.Deferred > 0 {
 			return nil
 		}
 	}

@@ -31,6 +31,9 @@ type RoundResult struct {
 	Read  int // events read from the inbox
 	Acked int // events acknowledged (applied, dropped or set aside)
 	Retry int // contacts whose write failed and whose events stay
+	// Deferred are contacts whose conflict is left to the forward pass
+	// for now (deferToStream): their events stay, with no backoff.
+	Deferred int
 }
 
 // group is one contact's events of a round.

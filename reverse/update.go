@@ -182,6 +182,9 @@ type merge struct {
 	revisit bool
 	// src is the record's forward-mapped values, when it was read.
 	src mapping.Fields
+	// deferred is set when a conflict the record won by its row time is
+	// left to the forward pass (deferToStream).
+	deferred bool
 }
 
 // editTime is when the app's edit of target k to v was made, as far as
@@ -254,6 +257,9 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 		m.appAt = u.appEditAt(t.Mapper, k)
 		if !wins(t.Conflict, m.appAt, rec, u.recordEditAt(k, src[k], rec)) {
 			recordWins[k], winner = true, t.Name
+			if u.deferToStream(t, k, src, rec) {
+				m.deferred = true
+			}
 		}
 		cf := m.conflict
 		if cf == nil || cf.Winner != winner {
@@ -384,6 +390,12 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 	t, r := b.t, b.r
 	m := mergeUpdate(t, u, rec)
 	b.observe(u, rec, m.src)
+	if m.deferred {
+		r.res.Deferred++
+		r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.RecordEditAt: rec.UpdatedAt}).
+			Debug("conflict left to the forward pass, which reads the row's versions; the events stay")
+		return
+	}
 	for _, cf := range []*state.Conflict{m.conflict, m.other} {
 		if cf == nil {
 			continue
@@ -510,6 +522,34 @@ func (b *batch) noteStale(g *group) {
 	if err := b.r.a.opts.Store.Reverse.PutAppEdits(t.Name, g.contactID, es); err != nil {
 		b.r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Warn("app edit times could not be stored")
 	}
+}
+
+// streamWait bounds how long after a row's change a conflict it wins by
+// its row time is left to the forward pass (deferToStream).
+const streamWait = 30 * time.Second
+
+// deferToStream reports whether a conflict on target k, which the record
+// wins by the row's updated_at, is better left to the forward pass for
+// now: the connector streams (the pass has every version of the row and
+// weighs each field at its own time), the pass has not synced this
+// version of the row yet, no time of the field's own is known, and the
+// row changed other fields too since the link (so its updated_at may be
+// another column's). Left so for streamWait at most: a pass that lags
+// more, the row's time decides (issue 35: the last journaled losses, the
+// write-back weighing before the pass had read the row's versions).
+func (u *update) deferToStream(t *Target, k string, src mapping.Fields, rec *connector.Record) bool {
+	if t.Streams == nil || rec == nil || !u.g.link.SourceUpdatedAt.Before(rec.UpdatedAt) || time.Since(rec.UpdatedAt) > streamWait || !t.Streams() {
+		return false
+	}
+	if e, ok := u.recEdits[k]; ok && e.Holds(src[k], u.g.link.SourceUpdatedAt) {
+		return false
+	}
+	for _, o := range t.Mapper.ForwardTargets() {
+		if o != k && src[o] != u.g.link.Fields[o] {
+			return true
+		}
+	}
+	return false
 }
 
 // noteWritten keeps, for the app's values the write-back is about to
