@@ -179,13 +179,23 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 		lost = append(lost, late.lost)
 		times = append(times, late.times...)
 		if len(late.kept) > 0 {
-			// The patch overwrote app edits that win: put them back.
+			// The patch overwrote app edits that win: put them back,
+			// unless the app edited them again since the patch (its
+			// newer edit stands, and the write-back applies it).
 			restore := copyFields(want)
-			for k, v := range late.kept {
-				restore[k] = v
+			again, err := w.editedSince(it, c.UpdatedAt, want)
+			if err != nil {
+				return true, err
 			}
-			if c, err = r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, patchBody(want, restore, mapping.ItemIDs(c))); err != nil {
-				return true, fmt.Errorf("put back app edits of contact %s: %w", it.link.ContactID, err)
+			for k, v := range late.kept {
+				if !again[k] {
+					restore[k] = v
+				}
+			}
+			if body := patchBody(want, restore, mapping.ItemIDs(c)); !body.IsEmpty() {
+				if c, err = r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body); err != nil {
+					return true, fmt.Errorf("put back app edits of contact %s: %w", it.link.ContactID, err)
+				}
 			}
 			agreed = copyFields(agreed)
 			for k, v := range late.kept {
@@ -219,6 +229,30 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	w.tally.count(func(s *Summary) { s.Updated++ })
 	w.written(it)
 	return true, nil
+}
+
+// editedSince returns the targets the app edited again after syncd's
+// patch answered at patchedAt (a version after it holding another value
+// than the one patched, wrote): the inbox, read once more just before a
+// put-back, so that the put-back never overwrites them (issue 35: a
+// put-back of the app's company 0.1 s after the app's newer edit of it).
+func (w *writer) editedSince(it *item, patchedAt time.Time, wrote mapping.Fields) (map[string]bool, error) {
+	vs, _, err := w.pendingVersions(it, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, v := range vs {
+		if !v.at.After(patchedAt) {
+			continue
+		}
+		for _, k := range w.r.opts.Mapper.ReverseTargets() {
+			if v.fields[k] != wrote[k] {
+				out[k] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // putRecordEdits records the record's own edit times that an app edit

@@ -694,3 +694,58 @@ func TestWriteBackLeavesARowTimeConflictToTheStream(t *testing.T) {
 		})
 	}
 }
+
+// aroundPatch runs before and after around the first forward patch.
+type aroundPatch struct {
+	*workspace.Client
+	before, after func()
+}
+
+func (w *aroundPatch) UpdateContact(ctx context.Context, id string, p workspace.ContactPatch) (workspace.Contact, error) {
+	before, after := w.before, w.after
+	w.before, w.after = nil, nil
+	if before != nil {
+		before()
+	}
+	c, err := w.Client.UpdateContact(ctx, id, p)
+	if after != nil {
+		after()
+	}
+	return c, err
+}
+
+// TestPutBackNeverOverwritesANewerAppEdit: the forward patch of the row's
+// last name lands on an app edit made while it was in flight, which wins
+// and is put back; but the app edited the last name again after the
+// patch: the put-back leaves that newer edit alone, and it wins on both
+// sides (issue 35: the logical soak, a put-back of the app's company 0.1 s
+// after the app's newer edit of it).
+func TestPutBackNeverOverwritesANewerAppEdit(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	id := e.link("1").ContactID
+	e.mem.put("1", map[string]any{"last_name": "Table"})
+	e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
+	e.fwd = &aroundPatch{Client: e.ws,
+		before: func() {
+			a1 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("A1")}})
+			e.event("a1", workspace.EventContactUpdated, a1)
+		},
+		after: func() {
+			time.Sleep(2 * time.Millisecond)
+			a2 := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("A2")}})
+			e.event("a2", workspace.EventContactUpdated, a2)
+		}}
+	e.forward()
+	e.fwd = nil
+	if got := *e.contact("1").DefaultFields.LastName; got != "A2" {
+		t.Fatalf("contact's last name after the pass = %q, want the app's newest edit left alone", got)
+	}
+	e.drain()
+	e.forward()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.LastName != "A2" || rec.Fields["last_name"] != "A2" {
+		t.Errorf("last name: contact %q, record %v; want the app's newest edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+}
