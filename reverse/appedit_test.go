@@ -672,9 +672,11 @@ func TestWriteBackLeavesARowTimeConflictToTheStream(t *testing.T) {
 			e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
 			e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
 			e.waitInbox(1)
-			e.drain() // the write-back first
-			if n, _ := e.store.Inbox.Count(); streams && n != 1 {
-				t.Fatalf("%d events in the inbox, want the app's edit left for after the pass", n)
+			for range 2 { // the write-back first, for more than one round
+				e.drain()
+				if n, _ := e.store.Inbox.Count(); streams && n != 1 {
+					t.Fatalf("%d events in the inbox, want the app's edit left for after the pass", n)
+				}
 			}
 			e.forward()
 			e.waitDelivered()

@@ -541,8 +541,8 @@ func (u *update) deferToStream(t *Target, k string, src mapping.Fields, rec *con
 	if t.Streams == nil || rec == nil || !u.g.link.SourceUpdatedAt.Before(rec.UpdatedAt) || time.Since(rec.UpdatedAt) > streamWait || !t.Streams() {
 		return false
 	}
-	if e, ok := u.recEdits[k]; ok && e.Holds(src[k], u.g.link.SourceUpdatedAt) {
-		return false
+	if e, ok := u.recEdits[k]; ok && e.Holds(src[k], u.g.link.SourceUpdatedAt) && e.At.Before(rec.UpdatedAt) {
+		return false // a time of the field's own (not the row's, as observe keeps it)
 	}
 	for _, o := range t.Mapper.ForwardTargets() {
 		if o != k && src[o] != u.g.link.Fields[o] {
