@@ -66,12 +66,7 @@ type appEdits struct {
 // record's UpdatedAt. A later edit of another column moves a row's
 // updated_at past an app edit made after the column's own edit.
 func (r *Reconciler) recordEditAt(it *item, k, v string) (time.Time, error) {
-	at := it.rec.UpdatedAt
-	if col := r.opts.Mapper.SourceOf(k); col != "" {
-		if t, ok := it.rec.FieldsAt[col]; ok && t.Before(at) {
-			at = t
-		}
-	}
+	at := r.fieldAt(it, k)
 	st := r.opts.Store.RecordEdits
 	if st == nil {
 		return at, nil
@@ -84,6 +79,18 @@ func (r *Reconciler) recordEditAt(it *item, k, v string) (time.Time, error) {
 		at = e.At
 	}
 	return at, nil
+}
+
+// fieldAt is when the record, as read, came to hold its value of target
+// k: the stream's FieldsAt of its column, else the record's UpdatedAt.
+func (r *Reconciler) fieldAt(it *item, k string) time.Time {
+	at := it.rec.UpdatedAt
+	if col := r.opts.Mapper.SourceOf(k); col != "" {
+		if t, ok := it.rec.FieldsAt[col]; ok && t.Before(at) {
+			at = t
+		}
+	}
+	return at
 }
 
 // version is one version of a contact an inbox event carries: its

@@ -45,6 +45,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if items, err = p.mapper.refuseDuplicates(wctx, items, twins); err != nil {
 		return err
 	}
+	if err := p.observeRecords(items); err != nil {
+		return err
+	}
 	work, err := p.prepare(wctx, items)
 	if err != nil {
 		return err

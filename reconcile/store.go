@@ -28,10 +28,12 @@ type Store struct {
 		Revisits(connector string) ([]state.Revisit, error)
 		DoneRevisits(rs []state.Revisit) error
 	}
-	// RecordEdits keeps the record edit times an app edit won by, for
-	// the write-back (appedits.go); optional like Revisits.
+	// RecordEdits keeps the record edit times the pass read or an app
+	// edit won by, for the write-back (appedits.go, observe.go);
+	// optional like Revisits.
 	RecordEdits interface {
 		PutRecordEdits(connector, contactID string, es []state.RecordEdit) error
+		PutRecordEditsOf(connector string, byContact map[string][]state.RecordEdit) error
 		RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	}
 }

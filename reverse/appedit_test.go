@@ -2,6 +2,7 @@ package reverse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -749,5 +750,44 @@ func TestPutBackNeverOverwritesANewerAppEdit(t *testing.T) {
 	rec := e.mem.get("1")
 	if *c.DefaultFields.LastName != "A2" || rec.Fields["last_name"] != "A2" {
 		t.Errorf("last name: contact %q, record %v; want the app's newest edit on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+}
+
+// failedPatch answers every forward patch with a broken connection.
+type failedPatch struct{ *workspace.Client }
+
+func (w *failedPatch) UpdateContact(context.Context, string, workspace.ContactPatch) (workspace.Contact, error) {
+	return workspace.Contact{}, errors.New("connection reset by peer")
+}
+
+// TestForwardReadBeforeAnotherColumnMovedIt: the forward pass reads the
+// row's new first name but its patch fails (faults, a restart); the app
+// then edits the first name, and the row its company, which moves the
+// row's updated_at past the app's edit. Weighed at that updated_at, the
+// row's older first name beat the app's newer one on both sides (issue
+// 35: the poll soak, seed 3, an app edit 7 s after the table's lost to
+// it). The pass's read keeps the first name's time (observeRecords).
+func TestForwardReadBeforeAnotherColumnMovedIt(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	id := e.link("1").ContactID
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
+	e.fwd = &failedPatch{Client: e.ws}
+	_, _ = e.forwardRun() // its patch fails
+	e.fwd = nil
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.event("app", workspace.EventContactUpdated, app)
+	e.mem.put("1", map[string]any{"company": "TableCo"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	e.drain()
+	// The write-back's UPDATE moves the row's updated_at to now, as a
+	// table's trigger does (the test source's clock lags the real one).
+	e.mem.setUpdatedAt("1", time.Now())
+	e.forward()
+	e.settle()
+	e.checkFirstName("App", "workspace")
+	if got := *e.contact("1").DefaultFields.Company; got != "TableCo" {
+		t.Errorf("contact's company %q, want the row's", got)
 	}
 }

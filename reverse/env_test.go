@@ -330,6 +330,16 @@ func (e *env) listening() *env {
 // forward runs one forward pass of the connector.
 func (e *env) forward() reconcile.Summary {
 	e.t.Helper()
+	sum, err := e.forwardRun()
+	if err != nil {
+		e.t.Fatalf("forward pass: %v", err)
+	}
+	return sum
+}
+
+// forwardRun runs one forward pass and returns its error.
+func (e *env) forwardRun() (reconcile.Summary, error) {
+	e.t.Helper()
 	var ws reconcile.Workspace = e.ws
 	if e.fwd != nil {
 		ws = e.fwd
@@ -343,11 +353,7 @@ func (e *env) forward() reconcile.Summary {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	sum, err := r.Run(context.Background())
-	if err != nil {
-		e.t.Fatalf("forward pass: %v", err)
-	}
-	return sum
+	return r.Run(context.Background())
 }
 
 // seed makes n records and syncs them forward: n linked contacts.
