@@ -30,6 +30,11 @@ type deleter struct {
 		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
 		PendingOf(contactID string) ([]state.InboxEvent, error)
 	}
+	// deletions, when set, records each contact deleted (ContactDeletion).
+	deletions interface {
+		PutDeletion(d state.ContactDeletion) error
+		DropDeletion(connector, contactID string) error
+	}
 	tally    *tally
 	plan     *planner
 	warnings *warnings
@@ -210,8 +215,11 @@ func (d *deleter) deleteContact(ctx context.Context, l state.Link, read *workspa
 	if read != nil {
 		dctx = workspace.WithBeforeSend(ctx, func() error {
 			c, err := d.newerVersion(l.ContactID, read.UpdatedAt)
-			if err != nil || c == nil {
+			if err != nil {
 				return err
+			}
+			if c == nil {
+				return d.recordDeletion(l, read.UpdatedAt, deletedAt)
 			}
 			edited = c
 			return errEditedSinceRead
@@ -220,7 +228,16 @@ func (d *deleter) deleteContact(ctx context.Context, l state.Link, read *workspa
 	err = r.opts.Workspace.DeleteContact(dctx, l.ContactID)
 	if errors.Is(err, errEditedSinceRead) {
 		if kept, err := d.settleEdit(l, *edited, deletedAt); err != nil || kept {
+			if kept && d.deletions != nil {
+				// An earlier attempt, which failed, may have recorded it.
+				if err := d.deletions.DropDeletion(r.opts.Connector, l.ContactID); err != nil {
+					return kept, fmt.Errorf("drop deletion of contact %s: %w", l.ContactID, err)
+				}
+			}
 			return kept, err
+		}
+		if err := d.recordDeletion(l, edited.UpdatedAt, deletedAt); err != nil {
+			return false, err
 		}
 		err = r.opts.Workspace.DeleteContact(ctx, l.ContactID)
 	}
@@ -228,6 +245,25 @@ func (d *deleter) deleteContact(ctx context.Context, l state.Link, read *workspa
 		return false, fmt.Errorf("delete contact %s: %w", l.ContactID, err)
 	}
 	return false, nil
+}
+
+// recordDeletion records, just before the DELETE of link l's contact is
+// sent (each attempt), the contact version seen (state.ContactDeletion): an app edit that lands
+// while the DELETE is in flight is weighed by the write-back when its
+// event comes, never dropped.
+func (d *deleter) recordDeletion(l state.Link, seen, deletedAt time.Time) error {
+	if d.deletions == nil {
+		return nil
+	}
+	if deletedAt.IsZero() {
+		deletedAt = d.r.opts.Now()
+	}
+	err := d.deletions.PutDeletion(state.ContactDeletion{Connector: d.r.opts.Connector, ContactID: l.ContactID,
+		ExternalID: l.ExternalID, Fields: l.Fields, Seen: seen, RecordDeletedAt: deletedAt})
+	if err != nil {
+		return fmt.Errorf("record deletion of contact %s: %w", l.ContactID, err)
+	}
+	return nil
 }
 
 // newerVersion returns the newest version of a contact waiting in the

@@ -93,6 +93,9 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	p.merger = &merger{r: r, links: st.Links, tally: &p.tally, plan: &p.plan}
 	p.rekey = rekeyGuard{r: r, links: st.Links, rulesOf: p.rules, tally: &p.tally, merger: p.merger}
 	p.deleter = &deleter{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, tally: &p.tally, plan: &p.plan, warnings: p.warnings}
+	if st.Deletions != nil {
+		p.deleter.deletions = st.Deletions
+	}
 	p.guard.log = r.log
 	p.report = reporter{tr: r.opts.Progress, reader: r.opts.Reader, log: r.log, tally: &p.tally}
 	r.opts.Progress.Start(kind)

@@ -36,6 +36,13 @@ type Store struct {
 		PutRecordEditsOf(connector string, byContact map[string][]state.RecordEdit) error
 		RecordEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	}
+	// Deletions records the contacts deleted because their record was
+	// gone, for the write-back to weigh an app edit the DELETE met in
+	// flight (state.ContactDeletion); optional like Revisits.
+	Deletions interface {
+		PutDeletion(d state.ContactDeletion) error
+		DropDeletion(connector, contactID string) error
+	}
 }
 
 // StoreOf is the reconciler's view of st.
@@ -52,6 +59,7 @@ func StoreOf(st *state.Store) Store {
 		Inbox:         st.Inbox,
 		Revisits:      st.Reverse,
 		RecordEdits:   st.Reverse,
+		Deletions:     st.Reverse,
 	}
 }
 

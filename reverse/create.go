@@ -97,7 +97,7 @@ func (b *batch) startCreate(g *group) error {
 		}
 	}
 	p := state.PendingCreate{Connector: t.Name, ContactID: g.contactID, ContactUpdatedAt: g.contact.UpdatedAt,
-		Fields: ws.Only(t.Mapper.ReverseTargets())}
+		Fields: ws.Only(t.Mapper.ReverseTargets()), Remade: g.remade != nil}
 	if err := r.a.opts.Store.Reverse.PutPending(p); err != nil {
 		return err
 	}
@@ -168,6 +168,10 @@ func (b *batch) finishCreates(ctx context.Context) error {
 	}
 	var errs []error
 	for _, j := range b.created {
+		if j.pending.Remade {
+			b.finishRemade(j)
+			continue
+		}
 		rec, ok := records[j.pending.RecordID]
 		if !ok {
 			if t.Getter != nil {

@@ -70,6 +70,11 @@ type group struct {
 	// orphan marks a contact deleted before the record created for it
 	// was linked: link is made from pending and never stored (orphan.go).
 	orphan bool
+	// deletion is syncd's own deletion of the contact, its link gone
+	// (deletion.go); remade the journal entry of an app edit that wins
+	// over it, the record made again from it.
+	deletion *state.ContactDeletion
+	remade   *state.Conflict
 }
 
 func (g *group) seqs() []uint64 {
@@ -242,6 +247,9 @@ func (r *round) route(g *group) error {
 		}
 		if ok {
 			g.target, g.pending = t, &p
+			if p.Remade {
+				return r.routeDeletion(t, g)
+			}
 			return nil
 		}
 	}
@@ -250,6 +258,11 @@ func (r *round) route(g *group) error {
 		// editAfterDelete lets the edit win: created again.
 		g.target = t
 		return nil
+	}
+	for _, t := range r.a.opts.Targets {
+		if err := r.routeDeletion(t, g); err != nil || g.deletion != nil {
+			return err
+		}
 	}
 	if !g.deleted && !r.a.ownedSource(g.contact) {
 		for _, t := range r.a.opts.Targets {
@@ -261,6 +274,16 @@ func (r *round) route(g *group) error {
 	}
 	r.a.count(func(s *Stats) { s.Ignored++ })
 	r.ack(g)
+	return nil
+}
+
+// routeDeletion routes g to t when t deleted the contact (deletion.go).
+func (r *round) routeDeletion(t *Target, g *group) error {
+	d, ok, err := r.a.opts.Store.Reverse.DeletionOf(t.Name, g.contactID)
+	if err != nil || !ok {
+		return err
+	}
+	g.target, g.deletion = t, &d
 	return nil
 }
 
@@ -297,6 +320,12 @@ func (r *round) applyTarget(ctx context.Context, t *Target, groups []*group) (er
 	}
 	var updates, deletes, creates []*group
 	for _, g := range groups {
+		if g.link == nil && g.deletion != nil && !r.settleDeletion(t, g) {
+			continue
+		}
+		if g.pending != nil && g.pending.Remade {
+			g.deleted = false // made again for a deleted contact: never an orphan
+		}
 		if g.link == nil && g.deleted && g.pending != nil && g.pending.RecordID != "" {
 			orphan(t, g, *g.pending)
 		}

@@ -59,6 +59,7 @@ type ReverseStore interface {
 	PutRecordEditsOf(connector string, byContact map[string][]state.RecordEdit) error
 	AppEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	PutAppEdits(connector, contactID string, es []state.RecordEdit) error
+	DeletionOf(connector, contactID string) (state.ContactDeletion, bool, error)
 }
 
 // HeldDeleteStore is the deletes held for an operator.

@@ -166,6 +166,11 @@ type PendingCreate struct {
 	// RecordID is set once the create answered: the record exists, and
 	// only the contact's externalId and the link remain to be written.
 	RecordID string `json:"recordId,omitempty"`
+	// Remade is set when the record is made again from an app edit of a
+	// contact syncd deleted (ContactDeletion): the contact is gone, so
+	// the record is left unlinked, for the forward direction to make
+	// its contact.
+	Remade bool `json:"remade,omitempty"`
 	// Fields are the record fields sent with the create (for an operator
 	// who must check a create whose outcome is unknown).
 	Fields map[string]string `json:"fields,omitempty"`
@@ -332,6 +337,9 @@ type ReverseCommit struct {
 	DropPending []PendingCreate
 	// Revisit are records the forward direction is to read again.
 	Revisit []Revisit
+	// DropDeletions are contact deletions now settled (see
+	// ContactDeletion): Connector and ContactID name each.
+	DropDeletions []ContactDeletion
 	// Ack are the inbox events now applied.
 	Ack []uint64
 }
@@ -340,7 +348,7 @@ type ReverseCommit struct {
 // entries appear and the events leave the inbox together, so that an
 // event is acknowledged exactly when what it caused is recorded.
 func (s *Reverse) Commit(c ReverseCommit) error {
-	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.DropPending) == 0 && len(c.Revisit) == 0 && len(c.Ack) == 0 {
+	if len(c.Links) == 0 && len(c.Unlink) == 0 && len(c.Conflicts) == 0 && len(c.DropPending) == 0 && len(c.Revisit) == 0 && len(c.DropDeletions) == 0 && len(c.Ack) == 0 {
 		return nil
 	}
 	now := s.now()
@@ -381,6 +389,11 @@ func (s *Reverse) Commit(c ReverseCommit) error {
 				if err := b.Delete([]byte(reversePending + p.ContactID)); err != nil {
 					return err
 				}
+			}
+		}
+		for _, d := range c.DropDeletions {
+			if err := dropDeletion(tx, d.Connector, d.ContactID); err != nil {
+				return err
 			}
 		}
 		inbox := tx.Bucket(bucketInbox)

@@ -1,0 +1,111 @@
+package reverse
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/policy"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// beforeDelete is a transport that runs during once, when the first
+// DELETE of a contact has left the client (its checks done) and before
+// the workspace applies it: a request in flight.
+type beforeDelete struct {
+	during func()
+}
+
+func (b *beforeDelete) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodDelete && b.during != nil {
+		b.during()
+		b.during = nil
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// liveRecords returns the records not deleted.
+func (m *memConn) liveRecords() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, r := range m.recs {
+		if !r.Deleted {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// TestAppEditWhileRecordDeleteIsInFlight: the pass deletes the contact of
+// a deleted record, and the app edits the contact while the DELETE is in
+// flight (sent after the last look at the inbox, applied after the
+// edit). The edit, well after the record's deletion, was deleted with
+// no journal entry (issue 35: the soak's latency faults). The workspace
+// event of the edit, newer than the contact syncd deleted, is weighed
+// when it arrives: with edit-wins the record is made again from it (and
+// the forward pass makes its contact); otherwise the delete stands.
+// Either way it is journaled.
+func TestAppEditWhileRecordDeleteIsInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rule   policy.EditAfterDelete
+		stays  bool
+		winner string
+	}{
+		{name: "edit-wins", rule: policy.EditWins, stays: true, winner: "workspace"},
+		{name: "delete-wins", rule: policy.DeleteWins, winner: "mem"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.EditAfterDelete = tc.rule })
+			e.onSourceDelete = policy.DeleteRemove
+			e.listen()
+			e.seed(1)
+			e.waitDelivered()
+			e.drain()
+			id := e.link("1").ContactID
+			e.mem.setClock(time.Now().Add(-10 * time.Second))
+			e.mem.remove("1")
+			fwd, err := workspace.NewClient(workspace.ClientOptions{BaseURL: e.emu.URL, APIKey: "k", RateLimit: 1000, Burst: 100, Log: quietLog(),
+				HTTPClient: &http.Client{Transport: &beforeDelete{during: func() {
+					e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+				}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.fwd = fwd
+			e.forward()
+			e.fwd = nil
+			if _, err := e.ws.GetContact(context.Background(), id); !workspace.IsNotFound(err) {
+				t.Fatalf("contact %s after the pass: %v, want it deleted (the edit landed before the DELETE)", id, err)
+			}
+			e.waitDelivered()
+			e.drain()
+			e.forward()
+			e.waitDelivered()
+			e.drain()
+			live := e.mem.liveRecords()
+			switch {
+			case tc.stays && len(live) != 1:
+				t.Fatalf("live records %v, want one made again from the app's edit", live)
+			case !tc.stays && len(live) != 0:
+				t.Fatalf("live records %v, want none: the delete stands", live)
+			}
+			if tc.stays {
+				rec := e.mem.get(live[0])
+				if rec.Fields["first_name"] != "App" || rec.Fields["email"] != "p1@example.com" {
+					t.Errorf("record %+v: want the app's edit", rec)
+				}
+				c, ok := e.contactOf(live[0])
+				if !ok || *c.DefaultFields.FirstName != "App" {
+					t.Errorf("contact of record %s: %+v (found %v), want one made from it with the app's edit", live[0], c, ok)
+				}
+			}
+			e.checkAfterDelete(tc.winner)
+			if _, ok, err := e.store.Reverse.DeletionOf("mem", id); err != nil || ok {
+				t.Errorf("deletion of contact %s still recorded (%v): want it dropped once settled", id, err)
+			}
+		})
+	}
+}
