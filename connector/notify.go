@@ -67,3 +67,12 @@ var (
 // WebhookPath is the path of connector name's webhooks on the daemon's
 // webhook listener.
 func WebhookPath(name string) string { return "/webhooks/connectors/" + url.PathEscape(name) }
+
+// TablePoller is a source that may read a SQL table by polling: a read of
+// its changes is then one cheap query, which the daemon also runs between
+// passes (reconcile.Observer).
+type TablePoller interface {
+	// PollsTable reports whether the source polls its table (false when
+	// a change stream feeds it: the stream must not be read twice).
+	PollsTable() bool
+}

@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -22,8 +24,11 @@ import (
 
 // observeRecords keeps the edit times of the changed values of the
 // batch's linked records (see above).
-func (p *pass) observeRecords(items []*item) error {
-	r := p.r
+func (p *pass) observeRecords(items []*item) error { return p.r.observe(items) }
+
+// observe keeps the edit times of the changed values of items' linked
+// records.
+func (r *Reconciler) observe(items []*item) error {
 	st := r.opts.Store.RecordEdits
 	if st == nil || !r.opts.WeighAppEdits {
 		return nil
@@ -81,4 +86,71 @@ func twoWayTargets(r *Reconciler) []string {
 		}
 	}
 	return out
+}
+
+// A pass busy with its patches (a large backlog after a restart, a
+// workspace API slowed by faults) reads nothing new for seconds: a row's
+// value read only after a later edit of another column moved its
+// updated_at is weighed at that time. On a polled table, whose reads are
+// cheap, an Observer reads the changes on each tick of the schedule
+// whatever the pass is doing, and keeps their values' times the same
+// way (observe): no write but that state, no workspace call.
+
+// Observer reads a connector's changes between its passes (see above).
+// Its methods are not safe for concurrent use.
+type Observer struct {
+	r      *Reconciler
+	cursor string
+	read   bool // cursor was read from the pass's checkpoint
+}
+
+// NewObserver returns an observer of r's source, from the pass's
+// checkpoint on.
+func (r *Reconciler) NewObserver() *Observer { return &Observer{r: r} }
+
+// Observe reads the records changed since the last call (the first: since
+// the pass's checkpoint) and keeps their changed values' times. A source
+// that is not incremental, or a connector whose edits do not flow back,
+// is not read.
+func (o *Observer) Observe(ctx context.Context) error {
+	r := o.r
+	if r.opts.Store.RecordEdits == nil || !r.opts.WeighAppEdits || !r.opts.Type.Incremental {
+		return nil
+	}
+	if !o.read {
+		cp, err := r.opts.Store.Checkpoints.Get(r.opts.Connector, "")
+		if err != nil {
+			return fmt.Errorf("read checkpoint: %w", err)
+		}
+		o.cursor, o.read = cp, true
+	}
+	return r.opts.Reader.Changes(ctx, o.cursor, func(ctx context.Context, b connector.Batch) error {
+		items := make([]*item, 0, len(b.Records))
+		for _, rec := range b.Records {
+			if rec.Deleted || rec.Invalid != nil {
+				continue
+			}
+			m, err := r.opts.Mapper.ToContact(rec)
+			if err != nil {
+				continue // the pass sets it aside
+			}
+			l, ok, err := r.opts.Store.Links.Get(r.opts.Connector, m.ExternalID)
+			if err != nil {
+				return fmt.Errorf("read link %s: %w", m.ExternalID, err)
+			}
+			if !ok {
+				continue
+			}
+			it := &item{rec: rec, mapped: m, link: &l}
+			keepUnread(r.opts.Mapper, it)
+			items = append(items, it)
+		}
+		if err := r.observe(items); err != nil {
+			return err
+		}
+		if b.Checkpoint != "" {
+			o.cursor = b.Checkpoint
+		}
+		return nil
+	})
 }

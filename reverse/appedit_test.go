@@ -791,3 +791,30 @@ func TestForwardReadBeforeAnotherColumnMovedIt(t *testing.T) {
 		t.Errorf("contact's company %q, want the row's", got)
 	}
 }
+
+// TestObserverReadBeforeAnotherColumnMovedIt: as above, but no pass reads
+// the row before the app's edit (it is busy with its patches): the
+// observer, reading the changes between passes, keeps the first name's
+// time.
+func TestObserverReadBeforeAnotherColumnMovedIt(t *testing.T) {
+	e := newEnv(t, nil)
+	e.seed(1)
+	id := e.link("1").ContactID
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
+	if err := e.reconciler().NewObserver().Observe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.event("app", workspace.EventContactUpdated, app)
+	e.mem.put("1", map[string]any{"company": "TableCo"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	e.drain()
+	e.mem.setUpdatedAt("1", time.Now()) // the write-back's UPDATE, as in the test above
+	e.forward()
+	e.settle()
+	e.checkFirstName("App", "workspace")
+	if got := *e.contact("1").DefaultFields.Company; got != "TableCo" {
+		t.Errorf("contact's company %q, want the row's", got)
+	}
+}

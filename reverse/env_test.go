@@ -340,6 +340,13 @@ func (e *env) forward() reconcile.Summary {
 // forwardRun runs one forward pass and returns its error.
 func (e *env) forwardRun() (reconcile.Summary, error) {
 	e.t.Helper()
+	return e.reconciler().Run(context.Background())
+}
+
+// reconciler is the forward direction as the daemon makes it for a
+// connector whose edits flow back.
+func (e *env) reconciler() *reconcile.Reconciler {
+	e.t.Helper()
 	var ws reconcile.Workspace = e.ws
 	if e.fwd != nil {
 		ws = e.fwd
@@ -353,7 +360,7 @@ func (e *env) forwardRun() (reconcile.Summary, error) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return r.Run(context.Background())
+	return r
 }
 
 // seed makes n records and syncs them forward: n linked contacts.

@@ -165,3 +165,10 @@ func (c *lagClock) drop(reached binlogPos) {
 	}
 	c.seen = append(c.seen[:0], c.seen[i:]...)
 }
+
+var _ connector.TablePoller = (*Source)(nil)
+
+// PollsTable reports whether the table is read by polling (no binlog): a
+// read of its changes is one cheap query, which the daemon also runs
+// between passes to keep each value's time.
+func (s *Source) PollsTable() bool { return s.binlog == nil }

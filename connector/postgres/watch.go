@@ -88,3 +88,10 @@ func (s *Source) ReplicationLag() (slot string, bytes int64, ok bool) {
 	defer s.logical.mu.Unlock()
 	return s.logical.slot, s.logical.lag, s.logical.lagSeen
 }
+
+var _ connector.TablePoller = (*Source)(nil)
+
+// PollsTable reports whether the table is read by polling (no logical
+// replication): a read of its changes is one cheap query, which the
+// daemon also runs between passes to keep each value's time.
+func (s *Source) PollsTable() bool { return s.logical == nil }
