@@ -760,61 +760,52 @@ func (w *failedPatch) UpdateContact(context.Context, string, workspace.ContactPa
 	return workspace.Contact{}, errors.New("connection reset by peer")
 }
 
-// TestForwardReadBeforeAnotherColumnMovedIt: the forward pass reads the
-// row's new first name but its patch fails (faults, a restart); the app
-// then edits the first name, and the row its company, which moves the
-// row's updated_at past the app's edit. Weighed at that updated_at, the
-// row's older first name beat the app's newer one on both sides (issue
-// 35: the poll soak, seed 3, an app edit 7 s after the table's lost to
-// it). The pass's read keeps the first name's time (observeRecords).
-func TestForwardReadBeforeAnotherColumnMovedIt(t *testing.T) {
-	e := newEnv(t, nil)
-	e.seed(1)
-	id := e.link("1").ContactID
-	e.mem.put("1", map[string]any{"first_name": "Table"})
-	e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
-	e.fwd = &failedPatch{Client: e.ws}
-	_, _ = e.forwardRun() // its patch fails
-	e.fwd = nil
-	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
-	e.event("app", workspace.EventContactUpdated, app)
-	e.mem.put("1", map[string]any{"company": "TableCo"})
-	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
-	e.drain()
-	// The write-back's UPDATE moves the row's updated_at to now, as a
-	// table's trigger does (the test source's clock lags the real one).
-	e.mem.setUpdatedAt("1", time.Now())
-	e.forward()
-	e.settle()
-	e.checkFirstName("App", "workspace")
-	if got := *e.contact("1").DefaultFields.Company; got != "TableCo" {
-		t.Errorf("contact's company %q, want the row's", got)
-	}
-}
-
-// TestObserverReadBeforeAnotherColumnMovedIt: as above, but no pass reads
-// the row before the app's edit (it is busy with its patches): the
-// observer, reading the changes between passes, keeps the first name's
-// time.
-func TestObserverReadBeforeAnotherColumnMovedIt(t *testing.T) {
-	e := newEnv(t, nil)
-	e.seed(1)
-	id := e.link("1").ContactID
-	e.mem.put("1", map[string]any{"first_name": "Table"})
-	e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
-	if err := e.reconciler().NewObserver().Observe(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
-	e.event("app", workspace.EventContactUpdated, app)
-	e.mem.put("1", map[string]any{"company": "TableCo"})
-	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
-	e.drain()
-	e.mem.setUpdatedAt("1", time.Now()) // the write-back's UPDATE, as in the test above
-	e.forward()
-	e.settle()
-	e.checkFirstName("App", "workspace")
-	if got := *e.contact("1").DefaultFields.Company; got != "TableCo" {
-		t.Errorf("contact's company %q, want the row's", got)
+// TestReadBeforeAnotherColumnMovedIt: the row's new first name is read,
+// but no patch carries it (the pass's patch fails under faults, or the
+// pass is busy with others); the app then edits the first name, and the
+// row its company, which moves the row's updated_at past the app's edit.
+// Weighed at that updated_at, the row's older first name beat the app's
+// newer one on both sides (issue 35: the poll soak, seed 3, an app edit 7
+// s after the table's lost to it). The read keeps the first name's time:
+// a pass's before its patches (observeRecords), the observer's between
+// passes (Observer).
+func TestReadBeforeAnotherColumnMovedIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		read func(e *env)
+	}{
+		{name: "by a pass whose patch failed", read: func(e *env) {
+			e.fwd = &failedPatch{Client: e.ws}
+			_, _ = e.forwardRun() // its patch fails
+			e.fwd = nil
+		}},
+		{name: "by the observer between passes", read: func(e *env) {
+			if err := e.reconciler().NewObserver().Observe(e.t.Context()); err != nil {
+				e.t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.seed(1)
+			id := e.link("1").ContactID
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
+			tc.read(e)
+			app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.event("app", workspace.EventContactUpdated, app)
+			e.mem.put("1", map[string]any{"company": "TableCo"})
+			e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+			e.drain()
+			// The write-back's UPDATE moves the row's updated_at to now, as
+			// a table's trigger does (the test source's clock lags).
+			e.mem.setUpdatedAt("1", time.Now())
+			e.forward()
+			e.settle()
+			e.checkFirstName("App", "workspace")
+			if got := *e.contact("1").DefaultFields.Company; got != "TableCo" {
+				t.Errorf("contact's company %q, want the row's", got)
+			}
+		})
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
-	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 )
 
@@ -48,25 +46,9 @@ func (m *memConn) liveRecords() []string {
 // the forward pass makes its contact); otherwise the delete stands.
 // Either way it is journaled.
 func TestAppEditWhileRecordDeleteIsInFlight(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		rule   policy.EditAfterDelete
-		stays  bool
-		winner string
-	}{
-		{name: "edit-wins", rule: policy.EditWins, stays: true, winner: "workspace"},
-		{name: "delete-wins", rule: policy.DeleteWins, winner: "mem"},
-	} {
+	for _, tc := range appEditAfterDeleteCases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.EditAfterDelete = tc.rule })
-			e.onSourceDelete = policy.DeleteRemove
-			e.listen()
-			e.seed(1)
-			e.waitDelivered()
-			e.drain()
-			id := e.link("1").ContactID
-			e.mem.setClock(time.Now().Add(-10 * time.Second))
-			e.mem.remove("1")
+			e, id := newRecordDeletedEnv(t, tc.rule)
 			fwd, err := workspace.NewClient(workspace.ClientOptions{BaseURL: e.emu.URL, APIKey: "k", RateLimit: 1000, Burst: 100, Log: quietLog(),
 				HTTPClient: &http.Client{Transport: &beforeDelete{during: func() {
 					e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})

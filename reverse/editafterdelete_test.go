@@ -181,6 +181,34 @@ func TestAppEditAfterRecordDelete(t *testing.T) {
 	}
 }
 
+// appEditAfterDeleteCases are an app edit 10 s after its record's
+// deletion, under each editAfterDelete rule.
+var appEditAfterDeleteCases = []struct {
+	name   string
+	rule   policy.EditAfterDelete
+	stays  bool
+	winner string
+}{
+	{name: "edit-wins", rule: policy.EditWins, stays: true, winner: "workspace"},
+	{name: "delete-wins", rule: policy.DeleteWins, winner: "mem"},
+}
+
+// newRecordDeletedEnv is a listening env with onSourceDelete: delete and
+// the rule, whose one record, linked to contact id, was deleted 10 s ago.
+func newRecordDeletedEnv(t *testing.T, rule policy.EditAfterDelete) (e *env, id string) {
+	t.Helper()
+	e = newEnv(t, func(tg *Target) { tg.EditAfterDelete = rule })
+	e.onSourceDelete = policy.DeleteRemove
+	e.listen()
+	e.seed(1)
+	e.waitDelivered()
+	e.drain()
+	id = e.link("1").ContactID
+	e.mem.setClock(time.Now().Add(-10 * time.Second))
+	e.mem.remove("1")
+	return e, id
+}
+
 // deleteWaits is the forward pass's workspace whose contact deletes wait
 // for their turn (the rate limiter, seconds at times): during the first
 // wait, a person edits the contact in the app and the event reaches the
@@ -207,25 +235,9 @@ func (w *deleteWaits) DeleteContact(ctx context.Context, id string) error {
 // the delete goes on, journaled (issue 35: an app edit 7.7 s after the
 // table's delete, deleted with no journal entry).
 func TestAppEditWhileRecordDeleteWaits(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		rule   policy.EditAfterDelete
-		stays  bool
-		winner string
-	}{
-		{name: "edit-wins", rule: policy.EditWins, stays: true, winner: "workspace"},
-		{name: "delete-wins", rule: policy.DeleteWins, winner: "mem"},
-	} {
+	for _, tc := range appEditAfterDeleteCases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(tg *Target) { tg.EditAfterDelete = tc.rule })
-			e.onSourceDelete = policy.DeleteRemove
-			e.listen()
-			e.seed(1)
-			e.waitDelivered()
-			e.drain()
-			id := e.link("1").ContactID
-			e.mem.setClock(time.Now().Add(-10 * time.Second))
-			e.mem.remove("1")
+			e, id := newRecordDeletedEnv(t, tc.rule)
 			e.fwd = &deleteWaits{Client: e.ws, during: func() {
 				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
 				e.waitInbox(1)
