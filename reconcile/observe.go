@@ -55,7 +55,7 @@ func (r *Reconciler) observe(items []*item) error {
 				read = true
 			}
 			at := r.fieldAt(it, k)
-			if e, ok := known[k]; ok && e.Holds(v, it.link.SourceUpdatedAt) && !e.At.After(at) {
+			if e, ok := known[k]; ok && e.HeldBy(v, it.link.SourceUpdatedAt, at) {
 				continue // known from an earlier read
 			}
 			es = append(es, state.RecordEdit{Target: k, Value: v, At: at, Since: it.link.SourceUpdatedAt})

@@ -514,7 +514,7 @@ func (b *batch) noteStale(g *group) {
 			continue
 		}
 		at := editTime(t.Mapper, g, k, v)
-		if e, ok := cur[k]; ok && e.Holds(v, since) && !e.At.After(at) {
+		if e, ok := cur[k]; ok && e.HeldBy(v, since, at) {
 			continue
 		}
 		es = append(es, state.RecordEdit{Target: k, Value: v, At: at, Since: since})
@@ -595,7 +595,7 @@ func (b *batch) observe(u *update, rec *connector.Record, src mapping.Fields) {
 		if !fwd[k] || v == u.base[k] {
 			continue
 		}
-		if e, ok := u.recEdits[k]; ok && e.Holds(v, since) && !e.At.After(rec.UpdatedAt) {
+		if e, ok := u.recEdits[k]; ok && e.HeldBy(v, since, rec.UpdatedAt) {
 			continue
 		}
 		es = append(es, state.RecordEdit{Target: k, Value: v, At: rec.UpdatedAt, Since: since})

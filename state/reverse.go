@@ -62,6 +62,13 @@ func (e RecordEdit) Holds(v string, since time.Time) bool {
 	return e.Value == v && e.Since.Equal(since)
 }
 
+// HeldBy reports whether e tells already that value v, under a link
+// whose version is since, was held at at or earlier: a later sighting of
+// v adds nothing (the earlier time is the one kept).
+func (e RecordEdit) HeldBy(v string, since, at time.Time) bool {
+	return e.Holds(v, since) && !e.At.After(at)
+}
+
 // PutRecordEdits records the record edit times es of the contact's
 // record, replacing those of the same targets.
 func (s *Reverse) PutRecordEdits(connector, contactID string, es []RecordEdit) error {
