@@ -182,12 +182,16 @@ func (w *writer) peekContacts(ctx context.Context, items []*item) error {
 // weighAppEdits weighs the pending app edits of a linked item's contact
 // (see above) against want, what the pass would patch it to; nil when
 // there is nothing to weigh. seq is the last event weighed.
-func (w *writer) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq uint64, err error) {
+func (w *writer) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq uint64, newest mapping.Fields, err error) {
 	vs, seq, err := w.pendingVersions(it, 0, true)
 	if err != nil {
-		return nil, seq, err
+		return nil, seq, nil, err
 	}
-	return w.settle(it, vs, want), seq, nil
+	newest = mapping.Fields(it.link.Fields)
+	if len(vs) > 0 {
+		newest = vs[len(vs)-1].fields
+	}
+	return w.settle(it, vs, want), seq, newest, nil
 }
 
 // settle settles the fields want changes from the link against the app's
@@ -266,16 +270,16 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 // while its patch was in flight (after the event seq) and that the patch,
 // answered at patchedAt, may have overwritten: the versions older than
 // the patch. wrote is what the patch wrote.
-func (w *writer) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt time.Time) (*appEdits, error) {
-	vs, _, err := w.pendingVersions(it, seq, false)
+func (w *writer) overwritten(it *item, seq uint64, wrote mapping.Fields, patchedAt time.Time) (_ *appEdits, last uint64, err error) {
+	vs, last, err := w.pendingVersions(it, seq, false)
 	if err != nil {
-		return nil, err
+		return nil, seq, err
 	}
 	i := len(vs)
 	for i > 0 && !vs[i-1].at.Before(patchedAt) {
 		i--
 	}
-	return w.settle(it, vs[:i], wrote), nil
+	return w.settle(it, vs[:i], wrote), last, nil
 }
 
 // forwardTarget reports whether target flows to the workspace.

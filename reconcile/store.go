@@ -43,6 +43,12 @@ type Store struct {
 		PutDeletion(d state.ContactDeletion) error
 		DropDeletion(connector, contactID string) error
 	}
+	// Flights records each forward patch's flight, for the write-back to
+	// weigh an app edit whose event came after the pass's last look
+	// (state.Flight); optional like Revisits.
+	Flights interface {
+		PutFlight(connector, contactID string, f state.Flight)
+	}
 }
 
 // StoreOf is the reconciler's view of st.
@@ -60,6 +66,7 @@ func StoreOf(st *state.Store) Store {
 		Revisits:      st.Reverse,
 		RecordEdits:   st.Reverse,
 		Deletions:     st.Reverse,
+		Flights:       st.Reverse,
 	}
 }
 

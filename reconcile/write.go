@@ -141,7 +141,7 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 		return w.update(ctx, it, it.link.ContactID, have, it.link.ItemIDs)
 	}
 	want, agreed := it.fields, it.fields
-	ae, seq, err := w.weighAppEdits(it, want)
+	ae, seq, before, err := w.weighAppEdits(it, want)
 	if err != nil {
 		return true, err
 	}
@@ -171,10 +171,11 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("patch contact %s: %w", it.link.ContactID, err)
 	}
-	late, err := w.overwritten(it, seq, want, c.UpdatedAt)
+	late, last, err := w.overwritten(it, seq, want, c.UpdatedAt)
 	if err != nil {
 		return true, err
 	}
+	wrote := want
 	if late != nil {
 		lost = append(lost, late.lost)
 		times = append(times, late.times...)
@@ -196,6 +197,7 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 				if c, err = r.opts.Workspace.UpdateContact(ctx, it.link.ContactID, body); err != nil {
 					return true, fmt.Errorf("put back app edits of contact %s: %w", it.link.ContactID, err)
 				}
+				wrote = restore
 			}
 			agreed = copyFields(agreed)
 			for k, v := range late.kept {
@@ -220,6 +222,7 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if err != nil {
 		return true, err
 	}
+	w.putFlight(it, last, c, len(kept) > 0, have, before, wrote)
 	if len(kept) > 0 {
 		// The link now agrees on this version of the record (newLink).
 		if err := w.putRecordEdits(it, times, it.rec.UpdatedAt); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -806,6 +807,46 @@ func TestReadBeforeAnotherColumnMovedIt(t *testing.T) {
 			if got := *e.contact("1").DefaultFields.Company; got != "TableCo" {
 				t.Errorf("contact's company %q, want the row's", got)
 			}
+		})
+	}
+}
+
+// TestAppEditInFlightWhoseEventComesLate: the app edits the first name
+// while the forward patch of the table's older first name is in flight
+// (applied before the patch), and its event reaches the inbox only after
+// the pass's last look, beside the patch's echo. Older than the patch's
+// answer, it read as stale and was dropped: the app's newer edit gone
+// from both sides, with no journal entry (issue 35: the poll soak, seed
+// 3, an app edit 1 ms before syncd's delayed patch landed). The patch's
+// flight (state.Flight) tells it was not weighed: it is, by policy.
+func TestAppEditInFlightWhoseEventComesLate(t *testing.T) {
+	for _, tc := range appEditCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.Conflict = tc.policy })
+			e.seed(1)
+			id := e.link("1").ContactID
+			e.mem.put("1", map[string]any{"first_name": "Table"})
+			e.mem.setUpdatedAt("1", time.Now().Add(-time.Second))
+			var app workspace.Contact
+			e.fwd = e.inFlightClient(http.MethodPatch, func() {
+				app = e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			})
+			e.forward()
+			e.fwd = nil
+			echo, err := e.ws.GetContact(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *echo.DefaultFields.FirstName != "Table" {
+				t.Fatalf("contact's first name after the patch = %q, want the patch's", *echo.DefaultFields.FirstName)
+			}
+			e.event("app", workspace.EventContactUpdated, app)
+			e.event("echo", workspace.EventContactUpdated, echo)
+			e.drain()
+			e.mem.setUpdatedAt("1", time.Now()) // the write-back's UPDATE, as a trigger does
+			e.forward()
+			e.settle()
+			e.checkFirstName(tc.want, tc.winner)
 		})
 	}
 }

@@ -85,7 +85,7 @@ func deleteID(t *Target, g *group) string {
 // agreed.
 func decideUpdate(u *update) verdict {
 	switch {
-	case len(u.changed) == 0:
+	case len(u.changed) == 0 && len(u.flight) == 0:
 		return vEcho
 	case u.recordID == "":
 		return vNoRecordID

@@ -8,19 +8,32 @@ import (
 	"github.com/syncd-io/syncd/workspace"
 )
 
-// beforeDelete is a transport that runs during once, when the first
-// DELETE of a contact has left the client (its checks done) and before
-// the workspace applies it: a request in flight.
-type beforeDelete struct {
+// beforeRequest is a transport that runs during once, when the first
+// request of method has left the client (its checks done) and before the
+// workspace applies it: a request in flight.
+type beforeRequest struct {
+	method string
 	during func()
 }
 
-func (b *beforeDelete) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodDelete && b.during != nil {
+func (b *beforeRequest) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == b.method && b.during != nil {
 		b.during()
 		b.during = nil
 	}
 	return http.DefaultTransport.RoundTrip(req)
+}
+
+// inFlightClient is a workspace client whose first request of method
+// runs during in flight (beforeRequest).
+func (e *env) inFlightClient(method string, during func()) *workspace.Client {
+	e.t.Helper()
+	c, err := workspace.NewClient(workspace.ClientOptions{BaseURL: e.emu.URL, APIKey: "k", RateLimit: 1000, Burst: 100, Log: quietLog(),
+		HTTPClient: &http.Client{Transport: &beforeRequest{method: method, during: during}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
 }
 
 // liveRecords returns the records not deleted.
@@ -49,14 +62,9 @@ func TestAppEditWhileRecordDeleteIsInFlight(t *testing.T) {
 	for _, tc := range appEditAfterDeleteCases {
 		t.Run(tc.name, func(t *testing.T) {
 			e, id := newRecordDeletedEnv(t, tc.rule)
-			fwd, err := workspace.NewClient(workspace.ClientOptions{BaseURL: e.emu.URL, APIKey: "k", RateLimit: 1000, Burst: 100, Log: quietLog(),
-				HTTPClient: &http.Client{Transport: &beforeDelete{during: func() {
-					e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
-				}}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.fwd = fwd
+			e.fwd = e.inFlightClient(http.MethodDelete, func() {
+				e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			})
 			e.forward()
 			e.fwd = nil
 			if _, err := e.ws.GetContact(context.Background(), id); !workspace.IsNotFound(err) {

@@ -60,6 +60,7 @@ type ReverseStore interface {
 	AppEdits(connector, contactID string) (map[string]state.RecordEdit, error)
 	PutAppEdits(connector, contactID string, es []state.RecordEdit) error
 	DeletionOf(connector, contactID string) (state.ContactDeletion, bool, error)
+	FlightOf(connector, contactID string) (state.Flight, bool)
 }
 
 // HeldDeleteStore is the deletes held for an operator.

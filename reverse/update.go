@@ -34,6 +34,9 @@ type update struct {
 	// stream told the forward direction (state.RecordEdit); appEdits the
 	// app's, learnt from stale versions (noteStale).
 	recEdits, appEdits map[string]state.RecordEdit
+	// flight are the app edits the contact's last forward patch
+	// overwrote unweighed (flight.go).
+	flight map[string]flightEdit
 }
 
 // planUpdates settles each linked contact's new version by its verdict:
@@ -46,7 +49,13 @@ func (b *batch) planUpdates(ctx context.Context, groups []*group) error {
 	for _, g := range groups {
 		var u *update
 		v := decideGroup(t, g)
-		if v == vCompare {
+		if fe := b.flightEdits(g); len(fe) > 0 && (v == vStale || v == vCompare) && t.writesBack() {
+			var err error
+			if u, err = b.flightUpdate(g, fe); err != nil {
+				return err
+			}
+			v = decideUpdate(u)
+		} else if v == vCompare {
 			var err error
 			if u, err = b.compare(g); err != nil {
 				return err
@@ -300,6 +309,7 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	if src != nil {
 		m.weighOverwritten(t, u, src, rec)
 	}
+	m.weighFlight(t, u, src, rec)
 	return m
 }
 
@@ -336,19 +346,25 @@ func (m *merge) weighOverwritten(t *Target, u *update, src mapping.Fields, rec *
 			winner = "workspace"
 			m.want[k] = app
 		}
-		cf := &state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
-			Policy: t.Conflict.String(), Winner: winner, Workspace: map[string]string{k: app}, Source: map[string]string{k: src[k]}}
-		switch {
-		case m.conflict == nil:
-			m.conflict = cf
-		case m.conflict.Winner == winner:
-			m.conflict.Workspace[k], m.conflict.Source[k] = app, src[k]
-		case m.other == nil:
-			m.other = cf
-		default:
-			m.other.Workspace[k], m.other.Source[k] = app, src[k]
-		}
+		m.journal(t, u, winner, k, app, src[k])
 		m.appAt = at
+	}
+}
+
+// journal adds the conflict of target k, the app's value app against
+// the record's rec, won by winner, to the merge's entry of that winner.
+func (m *merge) journal(t *Target, u *update, winner, k, app, rec string) {
+	cf := &state.Conflict{Connector: t.Name, ExternalID: u.g.link.ExternalID, ContactID: u.g.contactID,
+		Policy: t.Conflict.String(), Winner: winner, Workspace: map[string]string{k: app}, Source: map[string]string{k: rec}}
+	switch {
+	case m.conflict == nil:
+		m.conflict = cf
+	case m.conflict.Winner == winner:
+		m.conflict.Workspace[k], m.conflict.Source[k] = app, rec
+	case m.other == nil:
+		m.other = cf
+	default:
+		m.other.Workspace[k], m.other.Source[k] = app, rec
 	}
 }
 
@@ -636,7 +652,9 @@ func (b *batch) record(u *update, agreed mapping.Fields, wrote bool) {
 	l.ItemIDs = mapping.ItemIDs(u.g.contact)
 	l.WorkspaceHash = mapping.Fields(l.Fields).Hash()
 	l.SourceHash = l.WorkspaceHash
-	l.ContactUpdatedAt = u.g.contact.UpdatedAt
+	if !u.g.contact.UpdatedAt.Before(l.ContactUpdatedAt) {
+		l.ContactUpdatedAt = u.g.contact.UpdatedAt // a flight edit's version may be stale
+	}
 	if wrote {
 		l.SourceWrittenAt = b.r.a.opts.Now()
 	}

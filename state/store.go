@@ -179,6 +179,8 @@ type Reverse struct {
 	*file
 	// inbox is the Inbox's index, told of the events Commit acknowledges.
 	inbox *inboxIndex
+	// flights are the forward patches' flights (PutFlight), in memory.
+	flights flights
 }
 
 // Webhooks are the webhook signing secrets and the routes form.

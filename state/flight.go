@@ -1,0 +1,72 @@
+package state
+
+import (
+	"sync"
+	"time"
+)
+
+// flightTTL is how long a Flight is kept: its events come within seconds
+// (a webhook's delivery), or not at all.
+const flightTTL = 10 * time.Minute
+
+// Flight is a forward patch of a contact as the forward direction sent
+// and weighed it. An app edit that lands while the patch is in flight,
+// and whose event reaches the inbox only after the pass's last look at
+// it (Seq), is overwritten by the patch unweighed: its version is older
+// than the patch's answer, which the link records, and the write-back
+// would drop it as stale (issue 35: the poll soak, an app edit 1 ms
+// before syncd's delayed patch landed). The write-back weighs such a
+// version against the patch with the times kept here. Flights are kept
+// in memory only, for flightTTL: a crash between a patch's answer and
+// its late event loses one.
+type Flight struct {
+	// Seq is the last inbox event the pass weighed: later events are
+	// ones it did not.
+	Seq uint64
+	// Answer is the updatedAt of the patch's answer; LinkAt the link's
+	// ContactUpdatedAt as saved with it (the link is still the patch's
+	// while it holds LinkAt).
+	Answer, LinkAt time.Time
+	// Before are the patched targets' values before the patch, as the
+	// pass knew them; Wrote the values patched; RecordAt when the record
+	// came to hold them.
+	Before, Wrote map[string]string
+	RecordAt      map[string]time.Time
+	at            time.Time
+}
+
+// flights is the in-memory table of Flights, by connector and contact.
+type flights struct {
+	mu     sync.Mutex
+	m      map[[2]string]Flight
+	pruned time.Time
+}
+
+// PutFlight records the flight of a patch of the contact (replacing the
+// last one's), and forgets those older than flightTTL.
+func (s *Reverse) PutFlight(connector, contactID string, f Flight) {
+	now := s.now()
+	f.at = now
+	s.flights.mu.Lock()
+	defer s.flights.mu.Unlock()
+	if s.flights.m == nil {
+		s.flights.m = map[[2]string]Flight{}
+	}
+	if now.Sub(s.flights.pruned) > flightTTL/10 {
+		for k, old := range s.flights.m {
+			if now.Sub(old.at) > flightTTL {
+				delete(s.flights.m, k)
+			}
+		}
+		s.flights.pruned = now
+	}
+	s.flights.m[[2]string{connector, contactID}] = f
+}
+
+// FlightOf returns the last flight recorded of a patch of the contact.
+func (s *Reverse) FlightOf(connector, contactID string) (Flight, bool) {
+	s.flights.mu.Lock()
+	defer s.flights.mu.Unlock()
+	f, ok := s.flights.m[[2]string{connector, contactID}]
+	return f, ok
+}
