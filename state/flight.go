@@ -6,8 +6,14 @@ import (
 )
 
 // flightTTL is how long a Flight is kept: its events come within seconds
-// (a webhook's delivery), or not at all.
-const flightTTL = 10 * time.Minute
+// (a webhook's delivery), or, retried, within minutes. Past maxFlights
+// (a resync patching hundreds of contacts a second), those older than
+// flightBusyTTL are forgotten: memory stays bounded at a few MiB.
+const (
+	flightTTL     = 5 * time.Minute
+	flightBusyTTL = 30 * time.Second
+	maxFlights    = 10000
+)
 
 // Flight is a forward patch of a contact as the forward direction sent
 // and weighed it. An app edit that lands while the patch is in flight,
@@ -52,9 +58,13 @@ func (s *Reverse) PutFlight(connector, contactID string, f Flight) {
 	if s.flights.m == nil {
 		s.flights.m = map[[2]string]Flight{}
 	}
-	if now.Sub(s.flights.pruned) > flightTTL/10 {
+	if len(s.flights.m) >= maxFlights || now.Sub(s.flights.pruned) > flightTTL/10 {
+		ttl := flightTTL
+		if len(s.flights.m) >= maxFlights {
+			ttl = flightBusyTTL
+		}
 		for k, old := range s.flights.m {
-			if now.Sub(old.at) > flightTTL {
+			if now.Sub(old.at) > ttl {
 				delete(s.flights.m, k)
 			}
 		}
