@@ -45,7 +45,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if items, err = p.mapper.refuseDuplicates(wctx, items, twins); err != nil {
 		return err
 	}
-	if err := p.observeRecords(items); err != nil {
+	if err := p.r.observe(items); err != nil { // observe.go
 		return err
 	}
 	work, err := p.prepare(wctx, items)

@@ -22,10 +22,6 @@ import (
 // value's time is at most that. One state write per batch holding such
 // records, none otherwise.
 
-// observeRecords keeps the edit times of the changed values of the
-// batch's linked records (see above).
-func (p *pass) observeRecords(items []*item) error { return p.r.observe(items) }
-
 // observe keeps the edit times of the changed values of items' linked
 // records.
 func (r *Reconciler) observe(items []*item) error {
@@ -71,21 +67,6 @@ func (r *Reconciler) observe(items []*item) error {
 		return fmt.Errorf("save record edit times of %d records: %w", len(byContact), err)
 	}
 	return nil
-}
-
-// twoWayTargets are the targets flowing both ways.
-func twoWayTargets(r *Reconciler) []string {
-	rev := r.opts.Mapper.ReverseTargets()
-	var out []string
-	for _, k := range r.opts.Mapper.ForwardTargets() {
-		for _, x := range rev {
-			if x == k {
-				out = append(out, k)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // A pass busy with its patches (a large backlog after a restart, a

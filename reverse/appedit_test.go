@@ -768,7 +768,7 @@ func (w *failedPatch) UpdateContact(context.Context, string, workspace.ContactPa
 // Weighed at that updated_at, the row's older first name beat the app's
 // newer one on both sides (issue 35: the poll soak, seed 3, an app edit 7
 // s after the table's lost to it). The read keeps the first name's time:
-// a pass's before its patches (observeRecords), the observer's between
+// a pass's before its patches (Reconciler.observe), the observer's between
 // passes (Observer).
 func TestReadBeforeAnotherColumnMovedIt(t *testing.T) {
 	for _, tc := range []struct {
