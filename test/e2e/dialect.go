@@ -50,6 +50,8 @@ func (d *Dialect) params(first, n int) string {
 // sqlDB is the table's connection: PostgreSQL's pool or database/sql's.
 type sqlDB interface {
 	exec(ctx context.Context, query string, args ...any) error
+	// affect runs a statement and returns how many rows it changed.
+	affect(ctx context.Context, query string, args ...any) (int64, error)
 	// each calls fn for each row of the query, scan reading its columns.
 	each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error
 }
@@ -59,6 +61,11 @@ type pgDB struct{ pool *pgxpool.Pool }
 func (p pgDB) exec(ctx context.Context, query string, args ...any) error {
 	_, err := p.pool.Exec(ctx, query, args...)
 	return err
+}
+
+func (p pgDB) affect(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := p.pool.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
 }
 
 func (p pgDB) each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error {
@@ -75,6 +82,14 @@ type stdDB struct{ db *sql.DB }
 func (s stdDB) exec(ctx context.Context, query string, args ...any) error {
 	_, err := s.db.ExecContext(ctx, query, args...)
 	return err
+}
+
+func (s stdDB) affect(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 func (s stdDB) each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error {

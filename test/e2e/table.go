@@ -133,8 +133,17 @@ func (tb *Table) SoftDelete(id int64) {
 // Rows returns every row, soft-deleted ones included, by id.
 func (tb *Table) Rows() []Row {
 	tb.t.Helper()
+	out, err := tb.RowsLive(ctxT())
+	if err != nil {
+		tb.t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// RowsLive is Rows bounded by ctx, its error returned.
+func (tb *Table) RowsLive(ctx context.Context) ([]Row, error) {
 	var out []Row
-	err := tb.db.each(ctxT(), fmt.Sprintf(`SELECT id, coalesce(first_name, ''), coalesce(last_name, ''),
+	err := tb.db.each(ctx, fmt.Sprintf(`SELECT id, coalesce(first_name, ''), coalesce(last_name, ''),
 		coalesce(company, ''), coalesce(email, ''), coalesce(phone, ''), deleted_at IS NOT NULL FROM %s ORDER BY id`, tb.Name), nil,
 		func(scan func(...any) error) error {
 			var r Row
@@ -145,9 +154,9 @@ func (tb *Table) Rows() []Row {
 			return nil
 		})
 	if err != nil {
-		tb.t.Fatalf("read rows: %v", err)
+		return nil, fmt.Errorf("read rows: %w", err)
 	}
-	return out
+	return out, nil
 }
 
 // History returns the audit of one row, oldest first, one line each

@@ -1,5 +1,6 @@
 // Package soak is syncd's soak: the real binary (`syncd run`) keeps a
-// PostgreSQL table and the workspace emulator in two-way sync
+// PostgreSQL table (changes: logical or poll) or a MariaDB table (changes:
+// binlog) and the workspace emulator in two-way sync
 // (`conflict: newest-wins`) while both sides are edited at a steady rate
 // (row edits, app edits, creates and deletes on both sides), 20% of the
 // workspace API calls fail (429s, 500s, latency, lost answers) and syncd

@@ -192,20 +192,7 @@ func (w *world) resolver(stop <-chan struct{}, errs chan<- error) {
 func (w *world) rows() ([]e2e.Row, error) {
 	ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
 	defer cancel()
-	rs, err := w.table.Pool.Query(ctx, fmt.Sprintf(`SELECT id, coalesce(email, ''), deleted_at IS NOT NULL FROM %s`, w.table.Name))
-	if err != nil {
-		return nil, fmt.Errorf("read rows: %w", err)
-	}
-	defer rs.Close()
-	var out []e2e.Row
-	for rs.Next() {
-		var r e2e.Row
-		if err := rs.Scan(&r.ID, &r.Email, &r.Deleted); err != nil {
-			return nil, fmt.Errorf("read rows: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rs.Err()
+	return w.table.RowsLive(ctx)
 }
 
 // driver makes one side's edits at rate per second until stop is
@@ -277,11 +264,11 @@ func (w *world) edit(side, key string, row int64, contact, field, value string) 
 	ctx, cancel := opCtx(w.ctx)
 	defer cancel()
 	if side == Table {
-		tag, err := w.table.Pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET %s = $2 WHERE id = $1 AND deleted_at IS NULL`, w.table.Name, Columns[field]), row, value)
+		applied, err := w.table.EditLive(ctx, row, Columns[field], value)
 		if err != nil {
 			return false, fmt.Errorf("update row %d: %w", row, err)
 		}
-		if tag.RowsAffected() == 0 {
+		if !applied {
 			w.ents.gone(side, key)
 			return false, nil
 		}
@@ -315,10 +302,11 @@ func (w *world) create(rng *rand.Rand, side string, n int64, value string) error
 	key := fmt.Sprintf("%s%d@soak.example", strings.ToLower(value[:1]), n)
 	e := Edit{Side: side, Op: OpCreate, Key: key, Values: map[string]string{"firstName": value, "lastName": value, "company": value}}
 	if side == Table {
-		if err := w.table.Pool.QueryRow(ctx, fmt.Sprintf(`INSERT INTO %s (first_name, last_name, company, email) VALUES ($1, $1, $1, $2) RETURNING id`,
-			w.table.Name), value, key).Scan(&e.Row); err != nil {
+		id, err := w.table.InsertLive(ctx, e2e.Values{First: value, Last: value, Company: value, Email: key})
+		if err != nil {
 			return fmt.Errorf("insert row: %w", err)
 		}
+		e.Row = id
 	} else {
 		c, err := w.app().CreateContact(ctx, workspace.ContactCreate{DefaultFields: workspace.DefaultFieldsInput{
 			FirstName: value, LastName: value, Company: value, Emails: []workspace.Item{{Name: "work", Value: key}}}})
@@ -338,11 +326,11 @@ func (w *world) remove(side, key string, row int64, contact string) (bool, error
 	ctx, cancel := opCtx(w.ctx)
 	defer cancel()
 	if side == Table {
-		tag, err := w.table.Pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL`, w.table.Name), row)
+		applied, err := w.table.SoftDeleteLive(ctx, row)
 		if err != nil {
 			return false, fmt.Errorf("delete row %d: %w", row, err)
 		}
-		if tag.RowsAffected() == 0 {
+		if !applied {
 			w.ents.gone(side, key)
 			return false, nil
 		}

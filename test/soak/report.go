@@ -162,6 +162,9 @@ func (w *world) explain(b *strings.Builder, s Summary, f Finding, final Final) {
 
 // audit returns the table's audit of a row as timeline lines.
 func (w *world) audit(id int64) []line {
+	if w.table.Pool == nil {
+		return nil // a MariaDB table keeps no audit: the edit log tells the table's edits
+	}
 	rs, err := w.table.Pool.Query(w.ctx, fmt.Sprintf(`SELECT extract(epoch FROM at)::float8, who, op, coalesce(old::text, '{}'), new::text
 		FROM %s WHERE row_id = $1 ORDER BY seq`, w.table.Audit), id)
 	if err != nil {

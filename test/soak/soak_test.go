@@ -17,7 +17,7 @@ import (
 
 var (
 	duration  = flag.Duration("soak.duration", 2*time.Minute, "how long the edits go on, per mode")
-	modes     = flag.String("soak.modes", "logical,poll", "the table's changes modes to soak, comma-separated (logical, poll)")
+	modes     = flag.String("soak.modes", "logical,poll", "the table's changes modes to soak, comma-separated (logical, poll: PostgreSQL; binlog: MariaDB)")
 	rate      = flag.Float64("soak.rate", 12, "edits per second, both sides together")
 	apiRate   = flag.Float64("soak.api-rate", workspace.DefaultRateLimit, "the workspace's rate limit, requests per second (syncd is configured to match)")
 	faults    = flag.Float64("soak.faults", 0.2, "share of workspace API calls that fail (429, 500, latency, lost answer)")
@@ -61,8 +61,8 @@ func TestSoak(t *testing.T) {
 	}
 	for _, mode := range strings.Split(*modes, ",") {
 		mode = strings.TrimSpace(mode)
-		if mode != "logical" && mode != "poll" {
-			t.Fatalf("-soak.modes: unknown mode %q (logical, poll)", mode)
+		if mode != "logical" && mode != "poll" && mode != "binlog" {
+			t.Fatalf("-soak.modes: unknown mode %q (logical, poll: PostgreSQL; binlog: MariaDB)", mode)
 		}
 		t.Run(mode, func(t *testing.T) {
 			if *parallel {

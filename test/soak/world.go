@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 
 // Options describe a soak run.
 type Options struct {
-	// Mode is the table's changes setting: logical or poll.
+	// Mode is the table's changes setting: logical or poll (a PostgreSQL
+	// table), or binlog (a MariaDB table).
 	Mode string
 	// Binary is the syncd binary to run.
 	Binary string
@@ -84,10 +86,16 @@ func newWorld(t *testing.T, o Options) *world {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, o: o, table: e2e.NewTable(t), wire: &Wire{}, ctx: ctx, ents: newEntities()}
-	var level string
-	if err := w.table.Pool.QueryRow(ctx, "SHOW wal_level").Scan(&level); err != nil || level != "logical" {
-		t.Fatalf("the test server runs with wal_level=%s (%v); run scripts/test --prepare-only to set wal_level=logical", level, err)
+	w := &world{t: t, o: o, wire: &Wire{}, ctx: ctx, ents: newEntities()}
+	if o.Mode == "binlog" {
+		w.table = e2e.NewTableIn(t, e2e.MySQL) // scripts/test --prepare-only turns its binlog on, in ROW format
+		w.auditMySQL()
+	} else {
+		w.table = e2e.NewTable(t)
+		var level string
+		if err := w.table.Pool.QueryRow(ctx, "SHOW wal_level").Scan(&level); err != nil || level != "logical" {
+			t.Fatalf("the test server runs with wal_level=%s (%v); run scripts/test --prepare-only to set wal_level=logical", level, err)
+		}
 	}
 	w.emu = emulator.New(emulator.Options{
 		Seed: o.Seed, Rate: o.APIRate, Burst: 10, FaultRate: 0, FaultLatency: o.FaultLatency,
@@ -111,8 +119,11 @@ func newWorld(t *testing.T, o Options) *world {
 	})
 	settings := map[string]any{"changes": o.Mode}
 	schedule := "@every 1s"
-	if o.Mode == "logical" {
+	switch o.Mode {
+	case "logical":
 		settings["slot"] = pgtest.Slot(t, w.table.Pool)
+		schedule = "@every 1m"
+	case "binlog":
 		schedule = "@every 1m"
 	}
 	limit, burst := o.APIRate, 10
@@ -122,7 +133,7 @@ func newWorld(t *testing.T, o Options) *world {
 	dir := t.TempDir()
 	w.addr = e2e.FreeAddr(t)
 	w.cfg = e2e.WriteConfig(t, dir, e2e.ConfigOptions{
-		EmulatorURL: w.url, Table: w.table.Name, StatePath: filepath.Join(dir, "syncd.db"),
+		EmulatorURL: w.url, Table: w.table.Name, Type: w.table.Dialect.Type, DSN: w.table.DSN, StatePath: filepath.Join(dir, "syncd.db"),
 		Listen: w.addr, PublicURL: "http://" + w.addr + "/webhooks/workspace", Schedule: schedule,
 		RateLimit: limit, Burst: burst, LogLevel: o.LogLevel, BatchSize: 25, Settings: settings,
 	})
@@ -216,8 +227,27 @@ func (w *world) waitAgree(timeout time.Duration) []string {
 func (w *world) writes() (ws, table int) {
 	st := w.emu.Stats()
 	ws = st.Requests["POST /v1/contacts"] + st.Requests["PATCH /v1/contacts/{id}"] + st.Requests["DELETE /v1/contacts/{id}"]
-	if err := w.table.Pool.QueryRow(w.ctx, fmt.Sprintf(`SELECT count(*) FROM %s WHERE who = 'syncd'`, w.table.Audit)).Scan(&table); err != nil {
+	q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE who = 'syncd'`, w.table.Audit)
+	if w.table.Pool == nil {
+		// The MariaDB audit cannot tell who wrote; it is read only once
+		// the edits have stopped, when syncd alone writes.
+		q = fmt.Sprintf(`SELECT count(*) FROM %s`, w.table.Audit)
+	}
+	n, err := w.table.Count(w.ctx, q)
+	if err != nil {
 		w.t.Fatalf("count syncd's table writes: %v", err)
 	}
-	return ws, table
+	return ws, int(n)
+}
+
+// auditMySQL gives a MariaDB table the audit PostgreSQL's has (e2e), of
+// its INSERTs and UPDATEs without the writer's name (writes).
+func (w *world) auditMySQL() {
+	db := w.table.Name[:strings.Index(w.table.Name, ".")]
+	w.table.Audit = db + ".audit"
+	w.table.Exec(`CREATE TABLE ` + w.table.Audit + ` (seq BIGINT AUTO_INCREMENT PRIMARY KEY, at TIMESTAMP(6) NOT NULL, op VARCHAR(8), row_id BIGINT)`)
+	for _, op := range []string{"INSERT", "UPDATE"} {
+		w.table.Exec(fmt.Sprintf(`CREATE TRIGGER %s.audit_%s AFTER %s ON %s FOR EACH ROW INSERT INTO %s (at, op, row_id) VALUES (NOW(6), '%s', NEW.id)`,
+			db, strings.ToLower(op), op, w.table.Name, w.table.Audit, op))
+	}
 }
