@@ -206,7 +206,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 	base := mapping.Fields(it.link.Fields)
 	conflict := r.conflictPolicy()
 	var out *appEdits
-	var appAt time.Time
+	var appAt, recAtLogged time.Time
 	for _, k := range r.opts.Mapper.ReverseTargets() {
 		rec := want[k]
 		if !r.forwardTarget(k) || rec == base[k] {
@@ -235,6 +235,7 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 		if err != nil {
 			r.log.WithError(err).Warn("record edit times could not be read; the record's updated_at is weighed")
 		}
+		recAtLogged = recAt
 		if conflict.WorkspaceWins(at, recAt) {
 			// The write-back weighs the app's edit again, reading the
 			// record whole: it weighs it at the same time.
@@ -260,7 +261,8 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 			winner = "workspace"
 		}
 		r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID,
-			logfield.Policy: conflict, logfield.Winner: winner, logfield.AppEditAt: appAt, logfield.RecordEditAt: it.rec.UpdatedAt}).
+			logfield.Policy: conflict, logfield.Winner: winner, logfield.AppEditAt: appAt, logfield.RecordEditAt: recAtLogged,
+			logfield.RecordUpdatedAt: it.rec.UpdatedAt}).
 			Info("record and contact both changed since the last sync; conflict settled by policy")
 	}
 	return out

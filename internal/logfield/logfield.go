@@ -233,4 +233,7 @@ const (
 	AppEditAt = "app_edit_at"
 	// RecordEditAt is when the record's side of a conflict was edited.
 	RecordEditAt = "record_edit_at"
+	// RecordUpdatedAt is the record's own change time (its updated_at),
+	// beside RecordEditAt when a field's own time is weighed.
+	RecordUpdatedAt = "record_updated_at"
 )
