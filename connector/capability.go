@@ -44,6 +44,10 @@ const (
 	// CapActivities: ActivityWriter, logs the workspace's calls and texts
 	// on the system's records (a connector's `activities:` settings).
 	CapActivities Capability = "activities"
+	// CapPollTable: TablePoller, says whether it reads a SQL table by
+	// polling, whose changes the daemon then also reads between passes
+	// to keep each value's time (reconcile.Observer).
+	CapPollTable Capability = "poll-table"
 )
 
 // capabilities maps each capability to its interface's test, in the
@@ -64,6 +68,7 @@ var capabilities = []struct {
 	{CapSurvivor, func(s Source) bool { _, ok := s.(SurvivorFinder); return ok }, "SurvivorFinder"},
 	{CapWebhook, func(s Source) bool { _, ok := s.(WebhookSource); return ok }, "WebhookSource"},
 	{CapActivities, func(s Source) bool { _, ok := s.(ActivityWriter); return ok }, "ActivityWriter"},
+	{CapPollTable, func(s Source) bool { _, ok := s.(TablePoller); return ok }, "TablePoller"},
 }
 
 // Capabilities returns every capability, in the documentation's order.
