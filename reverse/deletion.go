@@ -2,7 +2,6 @@ package reverse
 
 import (
 	"github.com/syncd-io/syncd/internal/logfield"
-	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -40,10 +39,7 @@ func (r *round) settleDeletion(t *Target, g *group) (remake bool) {
 	if len(edited) == 0 {
 		return r.deletionStands(g, nil)
 	}
-	rule := t.EditAfterDelete
-	if rule == "" {
-		rule = policy.EditWins
-	}
+	rule := t.editAfterDelete()
 	cf := &state.Conflict{Connector: t.Name, ExternalID: d.ExternalID, ContactID: g.contactID, Kind: state.KindEditAfterDelete,
 		Policy: "editAfterDelete: " + rule.String(), Winner: t.Name, Workspace: edited, Source: was}
 	remake = rule.EditWinsAfter(v.UpdatedAt, d.RecordDeletedAt) && t.writesBack()

@@ -98,14 +98,20 @@ func editedSince(t *Target, g *group, rec *connector.Record) *state.Conflict {
 	if len(now) == 0 {
 		return nil
 	}
-	rule := t.EditAfterDelete
-	if rule == "" {
-		rule = policy.EditWins
-	}
+	rule := t.editAfterDelete()
 	cf := &state.Conflict{Connector: t.Name, ExternalID: g.link.ExternalID, ContactID: g.contactID, Kind: state.KindEditAfterDelete,
 		Policy: "editAfterDelete: " + rule.String(), Winner: "workspace", Workspace: was, Source: now}
 	if rule.EditWinsAfter(rec.UpdatedAt, g.deletedAt) {
 		cf.Winner = t.Name
 	}
 	return cf
+}
+
+// editAfterDelete is the connector's editAfterDelete rule, edit-wins when
+// unset (the configuration's default).
+func (t *Target) editAfterDelete() policy.EditAfterDelete {
+	if t.EditAfterDelete == "" {
+		return policy.EditWins
+	}
+	return t.EditAfterDelete
 }
