@@ -43,10 +43,14 @@ type entities struct {
 	row    map[string]int64
 	ct     map[string]string
 	recent []Edit // field edits of the last hotWindow
+	// busy are the keys a worker of a side is editing or deleting
+	// (side+key): a side's workers never work on one contact at once,
+	// so that the order of its acknowledged edits is their order.
+	busy map[string]bool
 }
 
 func newEntities() *entities {
-	return &entities{row: map[string]int64{}, ct: map[string]string{}, left: map[string]int{}}
+	return &entities{row: map[string]int64{}, ct: map[string]string{}, left: map[string]int{}, busy: map[string]bool{}}
 }
 
 // add makes key active for edits edits.
@@ -85,13 +89,14 @@ func (es *entities) refresh(rows []e2e.Row, contacts []workspace.Contact) {
 	es.row, es.ct = row, ct
 }
 
-// pick chooses a key live on side: with hotShare, one whose field the
-// other side edited lately (and that field); else any.
+// pick chooses a key live on side and not busy there, and marks it busy
+// (release frees it): with hotShare, one whose field the other side
+// edited lately (and that field); else any.
 func (es *entities) pick(rng *rand.Rand, side string) (key string, row int64, contact string, field string, ok bool) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	live := func(k string) bool {
-		if es.left[k] <= 0 {
+		if es.left[k] <= 0 || es.busy[side+k] {
 			return false
 		}
 		if side == Table {
@@ -116,6 +121,7 @@ func (es *entities) pick(rng *rand.Rand, side string) (key string, row int64, co
 			for f := range e.Values {
 				field = f
 			}
+			es.busy[side+e.Key] = true
 			return e.Key, es.row[e.Key], es.ct[e.Key], field, true
 		}
 	}
@@ -129,7 +135,15 @@ func (es *entities) pick(rng *rand.Rand, side string) (key string, row int64, co
 		return "", 0, "", "", false
 	}
 	k := alive[rng.Intn(len(alive))]
+	es.busy[side+k] = true
 	return k, es.row[k], es.ct[k], field, true
+}
+
+// release frees a key pick marked busy on side.
+func (es *entities) release(side, key string) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	delete(es.busy, side+key)
 }
 
 // edited counts an edit against its contact's budget: a contact with
@@ -196,13 +210,32 @@ func (w *world) rows() ([]e2e.Row, error) {
 }
 
 // driver makes one side's edits at rate per second until stop is
-// closed; seq numbers the values (unique across both sides).
-func (w *world) driver(side string, rate float64, seq *atomic.Int64, stop <-chan struct{}, errs chan<- error) {
+// closed, with workers working at once (each at rate/workers, on
+// contacts the others are not working on): one worker alone falls short
+// of the rate when the machine is loaded and each operation takes longer
+// than its share of a second. seq numbers the values (unique across
+// both sides).
+func (w *world) driver(side string, rate float64, workers int, seq *atomic.Int64, stop <-chan struct{}, errs chan<- error) {
+	workers = max(workers, 1)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.worker(side, i, rate/float64(workers), seq, stop, errs)
+		}()
+	}
+	wg.Wait()
+}
+
+// worker is one of a side's drivers: its choices are seeded by the run's
+// seed, the side and its number.
+func (w *world) worker(side string, n int, rate float64, seq *atomic.Int64, stop <-chan struct{}, errs chan<- error) {
 	seed := w.o.Seed + 1
 	if side == App {
 		seed = w.o.Seed + 2
 	}
-	rng := newRand(seed)
+	rng := newRand(seed + 1000*int64(n))
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
 	prefix := "T"
@@ -242,10 +275,12 @@ func (w *world) op(rng *rand.Rand, side, prefix string, seq *atomic.Int64) (bool
 		return true, w.create(rng, side, n, value)
 	case p < creates+deleteShare:
 		if key, row, ct, _, ok := w.ents.pick(rng, side); ok {
+			defer w.ents.release(side, key)
 			return w.remove(side, key, row, ct)
 		}
 	default:
 		if key, row, ct, field, ok := w.ents.pick(rng, side); ok {
+			defer w.ents.release(side, key)
 			return w.edit(side, key, row, ct, field, value)
 		}
 	}

@@ -85,8 +85,8 @@ func Run(t *testing.T, o Options) Summary {
 		}()
 	}
 	run(func() { w.resolver(stop, errs) })
-	run(func() { w.driver(Table, o.Rate/2, &seq, stop, errs) })
-	run(func() { w.driver(App, o.Rate/2, &seq, stop, errs) })
+	run(func() { w.driver(Table, o.Rate/2, o.Workers, &seq, stop, errs) })
+	run(func() { w.driver(App, o.Rate/2, o.Workers, &seq, stop, errs) })
 	if o.KillEvery > 0 {
 		run(func() { w.killer(stop, errs) })
 	}

@@ -22,6 +22,7 @@ var (
 	apiRate   = flag.Float64("soak.api-rate", workspace.DefaultRateLimit, "the workspace's rate limit, requests per second (syncd is configured to match)")
 	faults    = flag.Float64("soak.faults", 0.2, "share of workspace API calls that fail (429, 500, latency, lost answer)")
 	killEvery = flag.Duration("soak.kill-every", 0, "mean time between SIGKILLs of syncd (default: 5m, or a third of -soak.duration when shorter than 15m; negative: none)")
+	workers   = flag.Int("soak.workers", 2, "drivers per side working at once, on different contacts (one alone falls short of -soak.rate on a loaded machine)")
 	rows      = flag.Int("soak.rows", 150, "rows of the table at the start")
 	active    = flag.Int("soak.active", 150, "contacts being edited at a time: each takes 3 to 12 edits, then is left alone and checked at the end")
 	seed      = flag.Int64("soak.seed", 1, "seed of the edits, faults and kills")
@@ -69,7 +70,7 @@ func TestSoak(t *testing.T) {
 				t.Parallel()
 			}
 			s := Run(t, Options{
-				Mode: mode, Binary: bin, Duration: *duration, Rate: *rate, Rows: *rows, Active: *active,
+				Mode: mode, Binary: bin, Duration: *duration, Rate: *rate, Workers: *workers, Rows: *rows, Active: *active,
 				APIRate: *apiRate, Faults: *faults, FaultLatency: time.Second, KillEvery: kill, Race: *race,
 				Drain: 10 * time.Minute, Settle: 5 * time.Second, GiveUp: 150 * time.Second, Quiet: *quiet, Seed: *seed,
 				Out: filepath.Join(base, fmt.Sprintf("%s-seed%d", mode, *seed)), Show: *show, LogLevel: *logLevel,

@@ -32,6 +32,8 @@ type Options struct {
 	Rate     float64
 	Rows     int
 	Active   int
+	// Workers are each side's drivers working at once (at least 1).
+	Workers int
 	// APIRate is the workspace's rate limit (requests per second, burst
 	// 10; negative: none), syncd configured to match: at the service's 10/s the writes
 	// queue behind each other and faults' retries, as in production.
