@@ -39,6 +39,13 @@ type Record struct {
 	// every column's edit; a conflict is weighed with each field's own
 	// time. Nil for a record read whole (a poll, a snapshot, a Get).
 	FieldsAt map[string]time.Time `json:",omitempty"`
+	// Unsettled are the fields of a record read again in place of a
+	// change stream's older copy of it (the row as it is now) whose
+	// values changed after that copy: the versions that made them are
+	// still to come in the stream, with their own times, unknown until
+	// then. Set by the reconciler; nil for a record as a connector reads
+	// it.
+	Unsettled map[string]bool `json:"-"`
 	// Deleted marks a record that was deleted (archived, soft-deleted) in
 	// its system. Its Fields may be incomplete.
 	Deleted bool

@@ -52,6 +52,9 @@ type appEdits struct {
 	kept map[string]string
 	// lost is the conflict the record won, to journal once patched.
 	lost *state.Conflict
+	// wait is a target whose conflict is left to a later version of the
+	// record (unsettled): nothing is patched now.
+	wait string
 	// times are the record's own edit times of the fields whose app edit
 	// won by them, older than the record's UpdatedAt (a change stream's
 	// FieldsAt): the write-back, which reads the record whole, weighs the
@@ -77,6 +80,9 @@ func (r *Reconciler) recordEditAt(it *item, k, v string) (time.Time, error) {
 	}
 	if e, ok := es[k]; ok && e.Holds(v, it.link.SourceUpdatedAt) && e.At.Before(at) {
 		at = e.At
+	} else if ok {
+		r.log.WithFields(map[string]any{logfield.Contact: it.link.ContactID, logfield.RecordEdits: e.String(),
+			logfield.RecordEditAt: at, "link_since": it.link.SourceUpdatedAt}).Debug("record edit time known but not weighed")
 	}
 	return at, nil
 }
@@ -179,6 +185,53 @@ func (w *writer) peekContacts(ctx context.Context, items []*item) error {
 	return nil
 }
 
+// appEditOf returns the app's value of target k in the versions vs
+// (oldest first) and when the app made it, unless the app did not change
+// it from base or changed it to the record's value rec. The app's value
+// is that of the newest version not holding the record's (a version
+// holding it may be the echo of an earlier attempt of this very patch,
+// whose answer was lost); its edit is as old as the first version
+// holding it.
+func appEditOf(vs []version, k, rec, base string) (app string, at time.Time, ok bool) {
+	j := len(vs) - 1
+	for j >= 0 && vs[j].fields[k] == rec {
+		j--
+	}
+	if j < 0 || vs[j].fields[k] == base {
+		return "", time.Time{}, false
+	}
+	app, at = vs[j].fields[k], vs[j].at
+	for i := j - 1; i >= 0 && vs[i].fields[k] == app; i-- {
+		at = vs[i].at
+	}
+	return app, at, true
+}
+
+// unsettled returns a target of a record read again in place of a
+// stream's copy whose value came after that copy (connector.Record's
+// Unsettled) and that the app changed too: the conflict is left to the
+// stream's version that made the record's value, which tells its time.
+// Weighed at the row's updated_at, which a later edit of another column
+// may have moved past the app's edit, the row's older value won on both
+// sides (issue 35: the binlog soak). "" when there is none.
+func (w *writer) unsettled(it *item, vs []version, want mapping.Fields) string {
+	r := w.r
+	if len(it.rec.Unsettled) == 0 {
+		return ""
+	}
+	base := mapping.Fields(it.link.Fields)
+	for _, k := range r.opts.Mapper.ReverseTargets() {
+		rec := want[k]
+		if col := r.opts.Mapper.SourceOf(k); col == "" || !it.rec.Unsettled[col] || !r.forwardTarget(k) || rec == base[k] {
+			continue
+		}
+		if _, _, ok := appEditOf(vs, k, rec, base[k]); ok {
+			return k
+		}
+	}
+	return ""
+}
+
 // weighAppEdits weighs the pending app edits of a linked item's contact
 // (see above) against want, what the pass would patch it to; nil when
 // there is nothing to weigh. seq is the last event weighed.
@@ -190,6 +243,9 @@ func (w *writer) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq 
 	newest = mapping.Fields(it.link.Fields)
 	if len(vs) > 0 {
 		newest = vs[len(vs)-1].fields
+	}
+	if k := w.unsettled(it, vs, want); k != "" {
+		return &appEdits{wait: k}, seq, newest, nil
 	}
 	return w.settle(it, vs, want), seq, newest, nil
 }
@@ -212,20 +268,9 @@ func (w *writer) settle(it *item, vs []version, want mapping.Fields) *appEdits {
 		if !r.forwardTarget(k) || rec == base[k] {
 			continue // never patched, or not changed by the record
 		}
-		// The app's value is that of the newest version not holding the
-		// record's (a version holding it may be the echo of an earlier
-		// attempt of this very patch, whose answer was lost); its edit is
-		// as old as the first version holding it.
-		j := len(vs) - 1
-		for j >= 0 && vs[j].fields[k] == rec {
-			j--
-		}
-		if j < 0 || vs[j].fields[k] == base[k] {
+		app, at, ok := appEditOf(vs, k, rec, base[k])
+		if !ok {
 			continue // the app did not change it, or to the record's value
-		}
-		app, at := vs[j].fields[k], vs[j].at
-		for i := j - 1; i >= 0 && vs[i].fields[k] == app; i-- {
-			at = vs[i].at
 		}
 		if out == nil {
 			out = &appEdits{want: copyFields(want), agreed: copyFields(want), kept: map[string]string{}}

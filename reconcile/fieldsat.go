@@ -31,3 +31,30 @@ func keptFieldsAt(copy, now connector.Record) map[string]time.Time {
 	}
 	return out
 }
+
+// readAgain returns now, the record read again in place of copy, with
+// the times of the values it still holds as copy did (keptFieldsAt)
+// and, when copy came from a change stream, the fields whose values
+// changed since (connector.Record's Unsettled): the stream hands over
+// the versions that made them later, and their own times with them.
+// Weighed now, at now's UpdatedAt, such a value may be taken for newer
+// than an app edit made before a later edit of another column.
+func readAgain(copy, now connector.Record, streamed bool) connector.Record {
+	now.FieldsAt = keptFieldsAt(copy, now)
+	now.Unsettled = nil
+	if !streamed {
+		return now
+	}
+	for k, v := range now.Fields {
+		cv, ok := copy.Fields[k]
+		if ok && reflect.DeepEqual(cv, v) && !copy.Unsettled[k] {
+			continue
+		}
+		if now.Unsettled == nil {
+			now.Unsettled = map[string]bool{}
+		}
+		now.Unsettled[k] = true
+		delete(now.FieldsAt, k) // the copy's time is not the value's
+	}
+	return now
+}

@@ -111,6 +111,8 @@ type passGuard struct {
 	g      *Guard
 	getter connector.Getter
 	log    *logrus.Entry
+	// streamed: the records come from a change stream (readAgain).
+	streamed bool
 }
 
 // take sets up the pass's exclusion: per batch (pg.g set) when
@@ -127,7 +129,7 @@ func (pg *passGuard) take(g *Guard, reader connector.Source, incremental bool) (
 	g.Lock()
 	g.track(true)
 	g.Unlock()
-	pg.g, pg.getter = g, getter
+	pg.g, pg.getter, pg.streamed = g, getter, streamReader(reader)
 	return func() {
 		g.Lock()
 		g.track(false)
@@ -175,8 +177,7 @@ func (pg *passGuard) reread(ctx context.Context, recs []connector.Record) ([]con
 			if !ok {
 				continue
 			}
-			cur.FieldsAt = keptFieldsAt(rec, cur)
-			rec = cur
+			rec = readAgain(rec, cur, pg.streamed)
 		}
 		out = append(out, rec)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -40,8 +41,8 @@ func (r *Reconciler) observe(items []*item) error {
 		var es []state.RecordEdit
 		for _, k := range twoWay {
 			v := it.mapped.Fields[k]
-			if v == it.link.Fields[k] {
-				continue
+			if v == it.link.Fields[k] || it.rec.Unsettled[r.opts.Mapper.SourceOf(k)] {
+				continue // unchanged, or its time still to come (readAgain)
 			}
 			if !read {
 				var err error
@@ -58,6 +59,7 @@ func (r *Reconciler) observe(items []*item) error {
 		}
 		if len(es) > 0 {
 			byContact[it.link.ContactID] = es
+			r.log.WithFields(map[string]any{logfield.Contact: it.link.ContactID, logfield.RecordEdits: fmt.Sprint(es)}).Debug("record edit times kept")
 		}
 	}
 	if len(byContact) == 0 {

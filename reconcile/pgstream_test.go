@@ -13,6 +13,7 @@ import (
 	"github.com/syncd-io/syncd/connector/postgres"
 	"github.com/syncd-io/syncd/internal/testkit/pgtest"
 	"github.com/syncd-io/syncd/mapping"
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/workspace"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
@@ -30,6 +31,11 @@ type pgStream struct {
 // line when long) with rows 1..n, notes of each over the TOAST threshold,
 // and a reconciler streaming it in batches of batchSize.
 func newPGStream(t *testing.T, n, batchSize int) *pgStream {
+	return newPGStreamOf(t, n, batchSize, "to-workspace")
+}
+
+// newPGStreamOf is newPGStream with the mapping's direction.
+func newPGStreamOf(t *testing.T, n, batchSize int, direction policy.Direction) *pgStream {
 	e := &pgStream{env: newEnv(t, 0, emulator.Options{}), pool: pgtest.Connect(t)}
 	e.table = pgtest.NewSchema(t, e.pool) + ".people"
 	pgtest.Exec(t, e.pool, `CREATE TABLE `+e.table+` (id bigint PRIMARY KEY, name text NOT NULL, notes text,
@@ -57,7 +63,7 @@ func newPGStream(t *testing.T, n, batchSize int) *pgStream {
 			"firstName": {From: "name"},
 			"company":   {From: "notes"},
 		},
-	}, "to-workspace", nil)
+	}, direction, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (ms *mapStep) refreshStale(ctx context.Context, items []*item) ([]*item, er
 			continue // the copy's own fate (a dead letter, a re-key) stands
 		}
 		f := ContactFields(m)
-		rec.FieldsAt = keptFieldsAt(it.rec, rec)
+		rec = readAgain(it.rec, rec, streaming)
 		it.rec, it.mapped, it.fields, it.hash = rec, m, f, f.Hash()
 		if it.link != nil && it.link.WorkspaceHash == it.hash {
 			it.fingerprint = r.opts.Mapper.Fingerprint(rec, it.hash)

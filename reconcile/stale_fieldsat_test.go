@@ -43,3 +43,50 @@ func TestKeptFieldsAt(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAgain: a record read again in place of a stream's copy keeps
+// the copy's times of the values it still holds, and marks the values
+// that came after the copy as unsettled (their versions are still to
+// come in the stream); a poll's copy read again marks none.
+func TestReadAgain(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 11, 27, 12, 0, s, 0, time.UTC) }
+	rec := func(s int, unsettled map[string]bool, kv ...string) connector.Record {
+		r := connector.Record{ID: "1", UpdatedAt: at(s), Fields: map[string]any{}, Unsettled: unsettled}
+		for i := 0; i < len(kv); i += 2 {
+			r.Fields[kv[i]] = kv[i+1]
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name          string
+		copy, now     connector.Record
+		streamed      bool
+		wantAt        map[string]time.Time
+		wantUnsettled map[string]bool
+	}{
+		{name: "a name edited after the streamed copy",
+			copy: rec(10, nil, "first_name", "T", "notes", "N"), now: rec(20, nil, "first_name", "U", "notes", "N"), streamed: true,
+			wantAt: map[string]time.Time{"notes": at(10)}, wantUnsettled: map[string]bool{"first_name": true}},
+		{name: "a column the copy lacked",
+			copy: rec(10, nil, "notes", "N"), now: rec(20, nil, "first_name", "U", "notes", "N"), streamed: true,
+			wantAt: map[string]time.Time{"notes": at(10)}, wantUnsettled: map[string]bool{"first_name": true}},
+		{name: "a value the copy held unsettled stays so",
+			copy: rec(10, map[string]bool{"first_name": true}, "first_name", "U", "notes", "N"), now: rec(20, nil, "first_name", "U", "notes", "N"), streamed: true,
+			wantAt: map[string]time.Time{"notes": at(10)}, wantUnsettled: map[string]bool{"first_name": true}},
+		{name: "the row unchanged since the copy",
+			copy: rec(10, nil, "first_name", "T"), now: rec(10, nil, "first_name", "T"), streamed: true},
+		{name: "a poll's copy",
+			copy: rec(10, nil, "first_name", "T", "notes", "N"), now: rec(20, nil, "first_name", "U", "notes", "N"),
+			wantAt: map[string]time.Time{"notes": at(10)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := readAgain(tc.copy, tc.now, tc.streamed)
+			if !reflect.DeepEqual(got.FieldsAt, tc.wantAt) {
+				t.Errorf("FieldsAt = %v, want %v", got.FieldsAt, tc.wantAt)
+			}
+			if !reflect.DeepEqual(got.Unsettled, tc.wantUnsettled) {
+				t.Errorf("Unsettled = %v, want %v", got.Unsettled, tc.wantUnsettled)
+			}
+		})
+	}
+}

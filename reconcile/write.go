@@ -148,6 +148,12 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	kept := map[string]string{}
 	var lost []*state.Conflict
 	var times []state.RecordEdit
+	if ae != nil && ae.wait != "" {
+		r.log.WithFields(map[string]any{logfield.ExternalID: it.mapped.ExternalID, logfield.Contact: it.link.ContactID, logfield.Field: ae.wait}).
+			Debug("conflict on a value newer than the stream's copy left to the version that made it")
+		w.tally.count(func(s *Summary) { s.Unchanged++ })
+		return true, nil
+	}
 	if ae != nil {
 		want, agreed, kept, lost = ae.want, ae.agreed, ae.kept, append(lost, ae.lost)
 		times = ae.times
@@ -272,6 +278,7 @@ func (w *writer) putRecordEdits(it *item, es []state.RecordEdit, since time.Time
 	if err := st.PutRecordEdits(w.r.opts.Connector, it.link.ContactID, es); err != nil {
 		return fmt.Errorf("save record edit times of %s: %w", it.mapped.ExternalID, err)
 	}
+	w.r.log.WithFields(map[string]any{logfield.Contact: it.link.ContactID, logfield.RecordEdits: fmt.Sprint(es)}).Debug("record edit times kept for the write-back")
 	return nil
 }
 

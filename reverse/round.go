@@ -418,6 +418,9 @@ func (b *batch) write(ctx context.Context) error {
 	if err := b.r.a.opts.Store.Reverse.PutRecordEditsOf(b.t.Name, b.recEdits); err != nil {
 		return fmt.Errorf("store the edit times of the values written back: %w", err)
 	}
+	for id, es := range b.recEdits {
+		b.r.a.log.WithFields(map[string]any{logfield.Contact: id, logfield.RecordEdits: fmt.Sprint(es)}).Debug("app edit times of the values written back kept")
+	}
 	changes := make([]connector.Change, len(b.writes))
 	for i, w := range b.writes {
 		changes[i] = w.change

@@ -623,6 +623,7 @@ func (b *batch) observe(u *update, rec *connector.Record, src mapping.Fields) {
 		b.r.a.log.WithError(err).WithField(logfield.Contact, u.g.contactID).Warn("record edit times could not be stored")
 		return
 	}
+	b.r.a.log.WithFields(map[string]any{logfield.Contact: u.g.contactID, logfield.RecordEdits: fmt.Sprint(es)}).Debug("record edit times kept")
 	if u.recEdits == nil {
 		u.recEdits = map[string]state.RecordEdit{}
 	}

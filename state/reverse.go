@@ -62,6 +62,11 @@ func (e RecordEdit) Holds(v string, since time.Time) bool {
 	return e.Value == v && e.Since.Equal(since)
 }
 
+// String is e for logs: target=value@time since the link's version.
+func (e RecordEdit) String() string {
+	return fmt.Sprintf("%s=%s@%s since %s", e.Target, e.Value, e.At.UTC().Format("15:04:05.000000"), e.Since.UTC().Format("15:04:05.000000"))
+}
+
 // HeldBy reports whether e tells already that value v, under a link
 // whose version is since, was held at at or earlier: a later sighting of
 // v adds nothing (the earlier time is the one kept).

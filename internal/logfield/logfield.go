@@ -236,4 +236,7 @@ const (
 	// RecordUpdatedAt is the record's own change time (its updated_at),
 	// beside RecordEditAt when a field's own time is weighed.
 	RecordUpdatedAt = "record_updated_at"
+	// RecordEdits are record edit times kept or found (state.RecordEdit),
+	// as target=value@time since the link's version.
+	RecordEdits = "record_edits"
 )
