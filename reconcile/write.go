@@ -228,7 +228,7 @@ func (w *writer) patchLinked(ctx context.Context, it *item) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	w.putFlight(it, last, c, len(kept) > 0, have, before, wrote)
+	w.putFlight(it, last, c, len(kept) > 0, have, before, wrote, agreed)
 	if len(kept) > 0 {
 		// The link now agrees on this version of the record (newLink).
 		if err := w.putRecordEdits(it, times, it.rec.UpdatedAt); err != nil {

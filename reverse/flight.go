@@ -29,7 +29,8 @@ type flightEdit struct {
 	app      string    // the app's value
 	at       time.Time // the first unseen version holding it
 	wrote    string    // the patch's value
-	recordAt time.Time // when the record came to hold wrote
+	record   string    // the record's value (wrote, unless the patch put back an app edit)
+	recordAt time.Time // when the record came to hold it
 }
 
 // flightEdits returns, by target, the app edits among g's versions that
@@ -61,18 +62,18 @@ func (b *batch) flightEdits(g *group) map[string]flightEdit {
 	}
 	var out map[string]flightEdit
 	for k, wrote := range f.Wrote {
-		if g.link.Fields[k] != wrote {
+		if g.link.Fields[k] != f.Linked[k] {
 			continue // the link moved on since the patch
 		}
 		var e flightEdit
 		found := false
 		for i, v := range vs {
 			val := fs[i][k]
-			if val == wrote || val == f.Before[k] {
-				continue
+			if val == wrote || val == f.Before[k] || val == f.Record[k] {
+				continue // the patch's, the app's known before, or the record's (an earlier patch's echo)
 			}
 			if !found || val != e.app {
-				e, found = flightEdit{app: val, at: v.UpdatedAt, wrote: wrote, recordAt: f.RecordAt[k]}, true
+				e, found = flightEdit{app: val, at: v.UpdatedAt, wrote: wrote, record: f.Record[k], recordAt: f.RecordAt[k]}, true
 			}
 		}
 		if found {
@@ -105,7 +106,7 @@ func (b *batch) flightUpdate(g *group, fe map[string]flightEdit) (*update, error
 // since the patch is left to the usual comparison.
 func (m *merge) weighFlight(t *Target, u *update, src mapping.Fields, rec *connector.Record) {
 	for k, fe := range u.flight {
-		if src != nil && src[k] != fe.wrote {
+		if src != nil && src[k] != fe.record {
 			continue
 		}
 		winner := t.Name
@@ -113,7 +114,7 @@ func (m *merge) weighFlight(t *Target, u *update, src mapping.Fields, rec *conne
 			winner = "workspace"
 			m.want[k] = fe.app
 		}
-		m.journal(t, u, winner, k, fe.app, fe.wrote)
+		m.journal(t, u, winner, k, fe.app, fe.record)
 		m.appAt = fe.at
 	}
 }

@@ -34,11 +34,15 @@ type Flight struct {
 	// while it holds LinkAt).
 	Answer, LinkAt time.Time
 	// Before are the patched targets' values before the patch, as the
-	// pass knew them; Wrote the values patched; RecordAt when the record
-	// came to hold them.
-	Before, Wrote map[string]string
-	RecordAt      map[string]time.Time
-	at            time.Time
+	// pass knew them; Wrote the values patched. Record are the record's
+	// values, RecordAt when the record came to hold them, and Linked
+	// what the link agrees on with the patch: the record's values, but
+	// where the patch put back an app edit that won over the record's
+	// (the link keeps its last agreed value there, for the write-back to
+	// bring the app's to the record).
+	Before, Wrote, Record, Linked map[string]string
+	RecordAt                      map[string]time.Time
+	at                            time.Time
 }
 
 // flights is the in-memory table of Flights, by connector and contact.
