@@ -850,3 +850,42 @@ func TestAppEditInFlightWhoseEventComesLate(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteBackKeepsLeavingARowTimeConflictToTheStream: as
+// TestWriteBackLeavesARowTimeConflictToTheStream, but the row's company is
+// edited again between two rounds of the write-back. The first round kept
+// the row's updated_at as the time the row held its first name (a read of
+// the row: a bound, not the field's own time); the second took that for
+// the first name's own time, older than the row's new updated_at, and let
+// the row's older first name win on both sides (issue 35: the logical
+// soak, seed 6, an app edit 14.7 s after the table's, journaled as lost).
+func TestWriteBackKeepsLeavingARowTimeConflictToTheStream(t *testing.T) {
+	e := newEnv(t, func(tg *Target) { tg.Streams = func() bool { return true } }).listening()
+	id := e.link("1").ContactID
+	firstAt := time.Now().Add(-50 * time.Millisecond)
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"company": "TableCo"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
+	e.waitInbox(1)
+	for round := range 2 {
+		e.drain()
+		if n, _ := e.store.Inbox.Count(); n != 1 {
+			t.Fatalf("round %d: %d events in the inbox, want the app's edit left for after the pass", round+1, n)
+		}
+		e.mem.put("1", map[string]any{"company": fmt.Sprintf("TableCo %d", round+2)})
+		e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Duration(round+2)*time.Millisecond))
+	}
+	e.forward()
+	e.waitDelivered()
+	e.drain()
+	e.forward()
+	e.waitDelivered()
+	e.drain()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
+		t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+}

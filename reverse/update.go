@@ -557,8 +557,8 @@ func (u *update) deferToStream(t *Target, k string, src mapping.Fields, rec *con
 	if t.Streams == nil || rec == nil || !u.g.link.SourceUpdatedAt.Before(rec.UpdatedAt) || time.Since(rec.UpdatedAt) > streamWait || !t.Streams() {
 		return false
 	}
-	if e, ok := u.recEdits[k]; ok && e.Holds(src[k], u.g.link.SourceUpdatedAt) && e.At.Before(rec.UpdatedAt) {
-		return false // a time of the field's own (not the row's, as observe keeps it)
+	if e, ok := u.recEdits[k]; ok && !e.Bound && e.Holds(src[k], u.g.link.SourceUpdatedAt) && e.At.Before(rec.UpdatedAt) {
+		return false // a time of the field's own (not a row's, as observe keeps it)
 	}
 	for _, o := range t.Mapper.ForwardTargets() {
 		if o != k && src[o] != u.g.link.Fields[o] {
@@ -593,7 +593,8 @@ func (b *batch) noteWritten(u *update, m merge) {
 
 // observe records, for the fields the record changed since the link's
 // version and not yet synced, that the record held its value at its
-// UpdatedAt already (state.RecordEdit), unless an earlier time is known:
+// UpdatedAt already (state.RecordEdit, a Bound: the value's own time, a
+// stream's, is at or before it), unless an earlier time is known:
 // a later edit of another column moves the row's updated_at, and a
 // conflict with an app edit made in between is then weighed at this
 // time, by either direction. A write only when a changed value is first
@@ -614,7 +615,7 @@ func (b *batch) observe(u *update, rec *connector.Record, src mapping.Fields) {
 		if e, ok := u.recEdits[k]; ok && e.HeldBy(v, since, rec.UpdatedAt) {
 			continue
 		}
-		es = append(es, state.RecordEdit{Target: k, Value: v, At: rec.UpdatedAt, Since: since})
+		es = append(es, state.RecordEdit{Target: k, Value: v, At: rec.UpdatedAt, Since: since, Bound: true})
 	}
 	if len(es) == 0 {
 		return

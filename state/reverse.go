@@ -54,6 +54,10 @@ type RecordEdit struct {
 	// holds while the link agrees on the same version of the record (a
 	// value edited away and back since then is a new edit).
 	Since time.Time `json:"since,omitzero"`
+	// Bound marks a time a read of the whole record gave (its updated_at
+	// while it held the value): the value was edited then or earlier,
+	// not necessarily then.
+	Bound bool `json:"bound,omitempty"`
 }
 
 // Holds reports whether e tells the edit time of value v of a record
