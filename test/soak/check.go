@@ -110,9 +110,11 @@ type Result struct {
 	Findings   []Finding
 }
 
-// Failed reports whether the result breaks a promise.
+// Failed reports whether the result breaks a promise. An edit lost
+// outside the race window breaks it even when the journal names it: the
+// journal excuses only a loss within the window (issue 35).
 func (r Result) Failed() bool {
-	return r.Lost > 0 || r.AfterDelete.Dropped > 0 || r.Disagree > 0 || len(r.Duplicates) > 0
+	return r.Lost > 0 || r.Journaled > 0 || r.AfterDelete.Dropped > 0 || r.Disagree > 0 || len(r.Duplicates) > 0
 }
 
 // Check compares the logged edits with what both sides hold at the end.

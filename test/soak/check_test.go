@@ -71,8 +71,8 @@ func TestCheck(t *testing.T) {
 			both(e2e.Values{First: "I1", Last: "I1", Company: "T2"}),
 			[]state.Conflict{{ExternalID: "1", ContactID: "c1", Winner: "db", Workspace: map[string]string{"company": "A3"}, Source: map[string]string{"company": "T2"}, At: at(16)}},
 			func(t *testing.T, r Result) {
-				if r.Journaled != 1 || r.Lost != 0 || r.Failed() {
-					t.Errorf("want the loss journaled, got %+v", r)
+				if r.Journaled != 1 || r.Lost != 0 || !r.Failed() {
+					t.Errorf("want the loss journaled, and still a loss (outside the race window), got %+v", r)
 				}
 			}},
 		{"a journal entry of another value does not excuse", []Edit{create, edit(10, Table, "company", "T2"), edit(15, App, "company", "A3")},

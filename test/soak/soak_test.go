@@ -76,8 +76,8 @@ func TestSoak(t *testing.T) {
 				Out: filepath.Join(base, fmt.Sprintf("%s-seed%d", mode, *seed)), Show: *show, LogLevel: *logLevel,
 			})
 			if s.Failed() {
-				t.Errorf("soak %s failed: %d lost edits, %d edits after a delete dropped without a journal entry, %d disagreements, %d duplicates, %d idle workspace and %d idle table writes (report above)",
-					mode, s.Result.Lost, s.Result.AfterDelete.Dropped, len(s.Agreement)+s.Result.Disagree, len(s.Result.Duplicates), s.IdleWS, s.IdleTable)
+				t.Errorf("soak %s failed: %d lost edits (%d more journaled, outside the race window), %d edits after a delete dropped without a journal entry, %d disagreements, %d duplicates, %d idle workspace and %d idle table writes (report above)",
+					mode, s.Result.Lost, s.Result.Journaled, s.Result.AfterDelete.Dropped, len(s.Agreement)+s.Result.Disagree, len(s.Result.Duplicates), s.IdleWS, s.IdleTable)
 			}
 		})
 	}
