@@ -1,8 +1,10 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,20 +38,76 @@ type ContactDeletion struct {
 	At time.Time `json:"at"`
 }
 
-// PutDeletion records d (replacing one of the same contact).
+// A ContactDeletion waits for the contact's deletion event, or an app
+// edit's: webhooks come within seconds, retried deliveries within days.
+// One whose event never comes (a delivery given up) is forgotten after
+// deletionTTL, by the PutDeletion that comes at least deletionPruneEvery
+// after the last look, so that the entries stay bounded by the deletions
+// of a week.
+const (
+	deletionTTL        = 7 * 24 * time.Hour
+	deletionPruneEvery = time.Hour
+)
+
+// deletionPrune is when PutDeletion last forgot the old deletions.
+type deletionPrune struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// due reports whether it is time to look for old deletions, and notes
+// the look.
+func (p *deletionPrune) due(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now.Sub(p.last) < deletionPruneEvery {
+		return false
+	}
+	p.last = now
+	return true
+}
+
+// PutDeletion records d (replacing one of the same contact), and now and
+// then forgets the deletions older than deletionTTL.
 func (s *Reverse) PutDeletion(d ContactDeletion) error {
 	d.At = s.now()
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encode deletion of contact %s: %w", d.ContactID, err)
 	}
+	prune := s.deletions.due(d.At)
 	return s.update("put deletion "+d.Connector+"/"+d.ContactID, func(tx *bolt.Tx) error {
 		b, err := reverseWrite(tx, d.Connector)
 		if err != nil {
 			return err
 		}
+		if prune {
+			if err := pruneDeletions(b, d.At.Add(-deletionTTL)); err != nil {
+				return err
+			}
+		}
 		return b.Put([]byte(reverseDeletion+d.ContactID), raw)
 	})
+}
+
+// pruneDeletions removes from a connector's reverse bucket the deletions
+// put before before (and any that cannot be read).
+func pruneDeletions(b *bolt.Bucket, before time.Time) error {
+	prefix := []byte(reverseDeletion)
+	var old [][]byte
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var d ContactDeletion
+		if json.Unmarshal(v, &d) != nil || d.At.Before(before) {
+			old = append(old, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeletionOf returns the deletion of (connector, contactID) recorded by

@@ -36,3 +36,37 @@ func TestContactDeletionLifecycle(t *testing.T) {
 		t.Fatalf("DeletionOf after DropDeletion = %v, %v; want none", ok, err)
 	}
 }
+
+// TestOldContactDeletionsAreForgotten: a deletion whose event never came
+// is forgotten a week on, when another deletion is put.
+func TestOldContactDeletionsAreForgotten(t *testing.T) {
+	s, clk := openTest(t)
+	put := func(id string) {
+		t.Helper()
+		if err := s.Reverse.PutDeletion(ContactDeletion{Connector: "db", ContactID: id, ExternalID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(id string) bool {
+		t.Helper()
+		_, ok, err := s.Reverse.DeletionOf("db", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	put("old")
+	clk.Advance(deletionTTL - time.Hour)
+	put("recent")
+	if !has("old") {
+		t.Fatal("a deletion of 6 days 23 hours ago was forgotten")
+	}
+	clk.Advance(2 * time.Hour)
+	put("new")
+	if has("old") {
+		t.Error("a deletion of more than a week ago is still kept")
+	}
+	if !has("recent") || !has("new") {
+		t.Errorf("recent deletions: %v, %v; want both kept", has("recent"), has("new"))
+	}
+}

@@ -181,6 +181,8 @@ type Reverse struct {
 	inbox *inboxIndex
 	// flights are the forward patches' flights (PutFlight), in memory.
 	flights flights
+	// deletions is when PutDeletion last forgot the old deletions.
+	deletions deletionPrune
 }
 
 // Webhooks are the webhook signing secrets and the routes form.
