@@ -82,7 +82,7 @@ func (r *Reconciler) recordEditAt(it *item, k, v string) (time.Time, error) {
 		at = e.At
 	} else if ok {
 		r.log.WithFields(map[string]any{logfield.Contact: it.link.ContactID, logfield.RecordEdits: e.String(),
-			logfield.RecordEditAt: at, "link_since": it.link.SourceUpdatedAt}).Debug("record edit time known but not weighed")
+			logfield.RecordEditAt: at, logfield.LinkSince: it.link.SourceUpdatedAt}).Debug("record edit time known but not weighed")
 	}
 	return at, nil
 }

@@ -239,4 +239,7 @@ const (
 	// RecordEdits are record edit times kept or found (state.RecordEdit),
 	// as target=value@time since the link's version.
 	RecordEdits = "record_edits"
+	// LinkSince is the record version a link agrees on (its
+	// SourceUpdatedAt), beside RecordEdits.
+	LinkSince = "link_since"
 )
