@@ -68,7 +68,7 @@ func Run(t *testing.T, o Options) Summary {
 	if problems := w.waitAgree(3 * time.Minute); len(problems) > 0 {
 		t.Fatalf("the initial sync of %d rows did not converge:\n  %s", o.Rows, strings.Join(first(problems, 20), "\n  "))
 	}
-	w.ents.refresh(w.table.Rows(), w.emu.Contacts())
+	w.ents.refresh(time.Now(), w.table.Rows(), w.emu.Contacts())
 
 	// The load.
 	w.emu.SetFaultRate(o.Faults)
