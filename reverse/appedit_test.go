@@ -860,7 +860,23 @@ func TestAppEditInFlightWhoseEventComesLate(t *testing.T) {
 // the row's older first name win on both sides (issue 35: the logical
 // soak, seed 6, an app edit 14.7 s after the table's, journaled as lost).
 func TestWriteBackKeepsLeavingARowTimeConflictToTheStream(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lag  time.Duration // how far the write-back's clock is past the row's edits
+	}{
+		{name: "a pass close behind"},
+		// The logical hour-long soak at 12 edits/s: the pass up to a
+		// minute behind the stream, past the 30 s the write-back waited
+		// (47 app edits journaled as lost).
+		{name: "a pass a minute behind", lag: time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) { keepLeavingToTheStream(t, tc.lag) })
+	}
+}
+
+func keepLeavingToTheStream(t *testing.T, lag time.Duration) {
 	e := newEnv(t, func(tg *Target) { tg.Streams = func() bool { return true } }).listening()
+	e.applier.opts.Now = func() time.Time { return time.Now().Add(lag) }
 	id := e.link("1").ContactID
 	firstAt := time.Now().Add(-50 * time.Millisecond)
 	e.mem.put("1", map[string]any{"first_name": "Table"})

@@ -34,6 +34,8 @@ type update struct {
 	// stream told the forward direction (state.RecordEdit); appEdits the
 	// app's, learnt from stale versions (noteStale).
 	recEdits, appEdits map[string]state.RecordEdit
+	// now is when the update is weighed (the applier's clock).
+	now time.Time
 	// flight are the app edits the contact's last forward patch
 	// overwrote unweighed (flight.go).
 	flight map[string]flightEdit
@@ -142,7 +144,7 @@ func (b *batch) compare(g *group) (*update, error) {
 			base[k] = v
 		}
 	}
-	u := &update{g: g, ws: t.Mapper.FromContact(g.contact), base: base, recordID: g.link.RecordID}
+	u := &update{g: g, ws: t.Mapper.FromContact(g.contact), base: base, recordID: g.link.RecordID, now: b.r.a.opts.Now()}
 	if u.recEdits, err = b.r.a.opts.Store.Reverse.RecordEdits(t.Name, g.contactID); err != nil {
 		return nil, err
 	}
@@ -541,8 +543,13 @@ func (b *batch) noteStale(g *group) {
 }
 
 // streamWait bounds how long after a row's change a conflict it wins by
-// its row time is left to the forward pass (deferToStream).
-const streamWait = 30 * time.Second
+// its row time is left to the forward pass (deferToStream). The wait
+// ends as soon as the pass reads the row's version, which tells the
+// field's own time; the bound is for a stream that stopped. 30 s was too
+// short: at 12 edits/s against the workspace's 10 requests/s the pass
+// runs up to a minute behind the stream, and the row's time then decided
+// (issue 35: the logical hour-long soak, 47 app edits journaled as lost).
+const streamWait = 5 * time.Minute
 
 // deferToStream reports whether a conflict on target k, which the record
 // wins by the row's updated_at, is better left to the forward pass for
@@ -554,7 +561,7 @@ const streamWait = 30 * time.Second
 // more, the row's time decides (issue 35: the last journaled losses, the
 // write-back weighing before the pass had read the row's versions).
 func (u *update) deferToStream(t *Target, k string, src mapping.Fields, rec *connector.Record) bool {
-	if t.Streams == nil || rec == nil || !u.g.link.SourceUpdatedAt.Before(rec.UpdatedAt) || time.Since(rec.UpdatedAt) > streamWait || !t.Streams() {
+	if t.Streams == nil || rec == nil || !u.g.link.SourceUpdatedAt.Before(rec.UpdatedAt) || u.now.Sub(rec.UpdatedAt) > streamWait || !t.Streams() {
 		return false
 	}
 	if e, ok := u.recEdits[k]; ok && !e.Bound && e.Holds(src[k], u.g.link.SourceUpdatedAt) && e.At.Before(rec.UpdatedAt) {
