@@ -214,8 +214,7 @@ func appEditOf(vs []version, k, rec, base string) (app string, at time.Time, ok 
 // Weighed at the row's updated_at, which a later edit of another column
 // may have moved past the app's edit, the row's older value won on both
 // sides (issue 35: the binlog soak). "" when there is none.
-func (w *writer) unsettled(it *item, vs []version, want mapping.Fields) string {
-	r := w.r
+func (r *Reconciler) unsettled(it *item, vs []version, want mapping.Fields) string {
 	if len(it.rec.Unsettled) == 0 {
 		return ""
 	}
@@ -244,7 +243,7 @@ func (w *writer) weighAppEdits(it *item, want mapping.Fields) (_ *appEdits, seq 
 	if len(vs) > 0 {
 		newest = vs[len(vs)-1].fields
 	}
-	if k := w.unsettled(it, vs, want); k != "" {
+	if k := w.r.unsettled(it, vs, want); k != "" {
 		return &appEdits{wait: k}, seq, newest, nil
 	}
 	return w.settle(it, vs, want), seq, newest, nil

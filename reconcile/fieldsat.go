@@ -58,3 +58,17 @@ func readAgain(copy, now connector.Record, streamed bool) connector.Record {
 	}
 	return now
 }
+
+// streamReader reports whether a reader hands over a change stream's row
+// images (PostgreSQL's logical replication slot, MySQL's binlog) rather
+// than reading rows as they are.
+func streamReader(rd connector.Source) bool {
+	lr, ok := rd.(interface {
+		ReplicationLag() (slot string, bytes int64, ok bool)
+	})
+	if !ok {
+		return false
+	}
+	slot, _, _ := lr.ReplicationLag()
+	return slot != ""
+}

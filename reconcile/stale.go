@@ -130,17 +130,3 @@ func (ms *mapStep) refreshStale(ctx context.Context, items []*item) ([]*item, er
 	r.log.WithField(logfield.Records, len(gone)).Debug("stream copies of records deleted since left to their deletion")
 	return out, nil
 }
-
-// streamReader reports whether a reader hands over a change stream's row
-// images (PostgreSQL's logical replication slot, MySQL's binlog) rather
-// than reading rows as they are.
-func streamReader(rd connector.Source) bool {
-	lr, ok := rd.(interface {
-		ReplicationLag() (slot string, bytes int64, ok bool)
-	})
-	if !ok {
-		return false
-	}
-	slot, _, _ := lr.ReplicationLag()
-	return slot != ""
-}
