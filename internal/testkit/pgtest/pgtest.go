@@ -151,9 +151,14 @@ func Exec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) pgconn.Comm
 // publication), so that no test leaves a slot holding the server's WAL.
 // A connector named strings.TrimPrefix(slot, "syncd_") has this slot by
 // default.
+//
+// A run killed before its cleanup (a soak stopped by hand) leaves its slot
+// behind: the same test's next run drops the idle slots and publications
+// of its name first.
 func Slot(t testing.TB, pool *pgxpool.Pool) string {
 	t.Helper()
 	slot := Name(t, "syncd_")
+	dropLeftSlots(t, pool, slot[:len(slot)-len("_000000000000")])
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -175,4 +180,35 @@ func Slot(t testing.TB, pool *pgxpool.Pool) string {
 		}
 	})
 	return slot
+}
+
+// dropLeftSlots drops the idle replication slots, and their publications,
+// that an earlier run of the test named prefix+"_"+suffix left.
+func dropLeftSlots(t testing.TB, pool *pgxpool.Pool, prefix string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := pool.Query(ctx, `SELECT pg_drop_replication_slot(slot_name), slot_name FROM pg_replication_slots
+		WHERE NOT active AND left(slot_name, length($1) + 1) = $1 || '_' AND length(slot_name) = length($1) + 13`, prefix)
+	if err != nil {
+		t.Fatalf("drop slots left by earlier runs of %s: %v", prefix, err)
+	}
+	var left []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(nil, &name); err != nil {
+			t.Fatalf("drop slots left by earlier runs of %s: %v", prefix, err)
+		}
+		left = append(left, name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatalf("drop slots left by earlier runs of %s: %v", prefix, err)
+	}
+	for _, name := range left {
+		if _, err := pool.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			t.Fatalf("drop publication %s left by an earlier run: %v", name, err)
+		}
+		t.Logf("dropped replication slot %s and its publication, left by an earlier run", name)
+	}
 }
