@@ -13,12 +13,10 @@ import (
 // FieldsAt, else its own UpdatedAt): syncd's own write-back of another
 // column since does not make the row's first name newer than an app edit.
 func TestKeptFieldsAt(t *testing.T) {
-	at := func(s int) time.Time { return time.Date(2026, 11, 27, 12, 0, s, 0, time.UTC) }
+	at := fieldsAtSecond
 	rec := func(s int, fieldsAt map[string]time.Time, kv ...string) connector.Record {
-		r := connector.Record{ID: "1", UpdatedAt: at(s), Fields: map[string]any{}, FieldsAt: fieldsAt}
-		for i := 0; i < len(kv); i += 2 {
-			r.Fields[kv[i]] = kv[i+1]
-		}
+		r := fieldsRecord(s, kv...)
+		r.FieldsAt = fieldsAt
 		return r
 	}
 	for _, tc := range []struct {
@@ -49,12 +47,10 @@ func TestKeptFieldsAt(t *testing.T) {
 // that came after the copy as unsettled (their versions are still to
 // come in the stream); a poll's copy read again marks none.
 func TestReadAgain(t *testing.T) {
-	at := func(s int) time.Time { return time.Date(2026, 11, 27, 12, 0, s, 0, time.UTC) }
+	at := fieldsAtSecond
 	rec := func(s int, unsettled map[string]bool, kv ...string) connector.Record {
-		r := connector.Record{ID: "1", UpdatedAt: at(s), Fields: map[string]any{}, Unsettled: unsettled}
-		for i := 0; i < len(kv); i += 2 {
-			r.Fields[kv[i]] = kv[i+1]
-		}
+		r := fieldsRecord(s, kv...)
+		r.Unsettled = unsettled
 		return r
 	}
 	for _, tc := range []struct {
@@ -89,4 +85,17 @@ func TestReadAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fieldsAtSecond is second s of a fixed minute.
+func fieldsAtSecond(s int) time.Time { return time.Date(2026, 11, 27, 12, 0, s, 0, time.UTC) }
+
+// fieldsRecord is record 1 changed at second s, with the fields and
+// values kv.
+func fieldsRecord(s int, kv ...string) connector.Record {
+	r := connector.Record{ID: "1", UpdatedAt: fieldsAtSecond(s), Fields: map[string]any{}}
+	for i := 0; i < len(kv); i += 2 {
+		r.Fields[kv[i]] = kv[i+1]
+	}
+	return r
 }

@@ -497,14 +497,7 @@ func TestRecordWinAfterThePassKeptTheAppValue(t *testing.T) {
 // name winning by the company's later edit, journaled).
 func TestRowTimeMovedByAnotherColumn(t *testing.T) {
 	e := newEnv(t, nil).listening()
-	id := e.link("1").ContactID
-	firstAt := time.Now().Add(-50 * time.Millisecond)
-	e.mem.put("1", map[string]any{"first_name": "Table"})
-	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
-	e.mem.put("1", map[string]any{"company": "TableCo"})
-	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
-	e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
-	e.waitInbox(1)
+	e.rowTimeMovedByAnotherColumn()
 	if sum := e.forward(); sum.Updated != 1 {
 		t.Fatalf("forward pass %v, want the company patched", sum)
 	}
@@ -666,14 +659,7 @@ func TestWriteBackLeavesARowTimeConflictToTheStream(t *testing.T) {
 	for _, streams := range []bool{true, false} {
 		t.Run(fmt.Sprintf("streams %v", streams), func(t *testing.T) {
 			e := newEnv(t, func(tg *Target) { tg.Streams = func() bool { return streams } }).listening()
-			id := e.link("1").ContactID
-			firstAt := time.Now().Add(-50 * time.Millisecond)
-			e.mem.put("1", map[string]any{"first_name": "Table"})
-			app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
-			e.mem.put("1", map[string]any{"company": "TableCo"})
-			e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
-			e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
-			e.waitInbox(1)
+			e.rowTimeMovedByAnotherColumn()
 			for range 2 { // the write-back first, for more than one round
 				e.drain()
 				if n, _ := e.store.Inbox.Count(); streams && n != 1 {
@@ -877,14 +863,7 @@ func TestWriteBackKeepsLeavingARowTimeConflictToTheStream(t *testing.T) {
 func keepLeavingToTheStream(t *testing.T, lag time.Duration) {
 	e := newEnv(t, func(tg *Target) { tg.Streams = func() bool { return true } }).listening()
 	e.applier.opts.Now = func() time.Time { return time.Now().Add(lag) }
-	id := e.link("1").ContactID
-	firstAt := time.Now().Add(-50 * time.Millisecond)
-	e.mem.put("1", map[string]any{"first_name": "Table"})
-	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
-	e.mem.put("1", map[string]any{"company": "TableCo"})
-	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
-	e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
-	e.waitInbox(1)
+	app := e.rowTimeMovedByAnotherColumn()
 	for round := range 2 {
 		e.drain()
 		if n, _ := e.store.Inbox.Count(); n != 1 {
@@ -904,4 +883,21 @@ func keepLeavingToTheStream(t *testing.T, lag time.Duration) {
 	if *c.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
 		t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
 	}
+}
+
+// rowTimeMovedByAnotherColumn makes row 1's first name "Table" 50 ms
+// ago (the stream's FieldsAt tells), then the app's "App", then the
+// row's company, which moves the row's updated_at past the app's edit;
+// it returns the app's version, once its event is in the inbox.
+func (e *env) rowTimeMovedByAnotherColumn() workspace.Contact {
+	e.t.Helper()
+	id := e.link("1").ContactID
+	firstAt := time.Now().Add(-50 * time.Millisecond)
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.mem.put("1", map[string]any{"company": "TableCo"})
+	e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	e.mem.fieldsAt = map[string]map[string]time.Time{"1": {"first_name": firstAt}}
+	e.waitInbox(1)
+	return app
 }
