@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
 )
 
@@ -35,6 +36,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		}
 	}
 	if err := p.loadLinks(items); err != nil {
+		return err
+	}
+	if err := p.r.markCreating(items); err != nil { // creating.go
 		return err
 	}
 	wctx, cancel := p.writeContext(ctx)
@@ -112,6 +116,11 @@ func (p *pass) prepare(wctx context.Context, items []*item) ([]*item, error) {
 			fill = append(fill, l)
 			p.count(func(s *Summary) { s.Unchanged++ })
 			p.letters.clearDeadLetter(it)
+		case actAwaitCreate:
+			// Neither created nor linked here: the write-back links it
+			// and asks for it to be read again (creating.go).
+			p.r.log.WithFields(map[string]any{logfield.Record: it.rec.ID, logfield.Contact: it.creating.ContactID}).
+				Debug("record being made for a contact of the app left to the write-back")
 		case actSkipRefused:
 			// Refused before with these very values: do not spend a call
 			// to be refused again. A change of the record retries it.

@@ -16,6 +16,7 @@ const (
 	actLookUp                     // unlinked: look the externalId up first (batched, 50 a call)
 	actMatch                      // unlinked and no contact carries the externalId: consult the match index
 	actHold                       // matches ambiguously and onAmbiguous is hold: set aside for an operator
+	actAwaitCreate                // the write-back is making this record's contact link (creating.go): left to it
 	actPatch                      // linked: patch what differs from the link
 	actDeleteRecord               // the linked contact was deleted in the workspace and onWorkspaceDelete is delete
 	actForget                     // the contact was deleted in the workspace: drop the link, create it again
@@ -28,7 +29,7 @@ const (
 	actCreate                     // nothing to link or adopt: create the contact
 )
 
-var actionNames = [...]string{"unchanged", "fill-record-id", "skip-refused", "look-up", "match", "hold",
+var actionNames = [...]string{"unchanged", "fill-record-id", "skip-refused", "look-up", "match", "hold", "await-create",
 	"patch", "delete-record", "forget", "link-found", "adopt-found", "link-match", "adopt-match",
 	"resolve", "fail-lost", "create"}
 
@@ -57,6 +58,8 @@ func decide(it *item, ru rules) action {
 		return decideLinked(it, ru)
 	}
 	switch {
+	case it.creating != nil:
+		return actAwaitCreate
 	case it.refused:
 		return actSkipRefused
 	case it.gone:

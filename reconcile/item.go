@@ -15,6 +15,9 @@ type item struct {
 	fields mapping.Fields // mapped fields plus the sourceUrl pseudo-field
 	hash   string
 	link   *state.Link // the record's link, when it has one
+	// creating is, for a record without a link, the link a pending
+	// create of the write-back promises it (creating.go).
+	creating *state.Link
 	// fingerprint is the raw record's fingerprint, when its link holds
 	// the mapped values (the link keeps it, so that the next pass skips
 	// the record without mapping it).

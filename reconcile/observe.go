@@ -33,7 +33,11 @@ func (r *Reconciler) observe(items []*item) error {
 	twoWay := twoWayTargets(r)
 	byContact := map[string][]state.RecordEdit{}
 	for _, it := range items {
-		if it.link == nil || it.rec.UpdatedAt.IsZero() {
+		l := it.link
+		if l == nil {
+			l = it.creating // its link to come (creating.go)
+		}
+		if l == nil || it.rec.UpdatedAt.IsZero() {
 			continue
 		}
 		var known map[string]state.RecordEdit
@@ -41,25 +45,25 @@ func (r *Reconciler) observe(items []*item) error {
 		var es []state.RecordEdit
 		for _, k := range twoWay {
 			v := it.mapped.Fields[k]
-			if v == it.link.Fields[k] || it.rec.Unsettled[r.opts.Mapper.SourceOf(k)] {
+			if v == l.Fields[k] || it.rec.Unsettled[r.opts.Mapper.SourceOf(k)] {
 				continue // unchanged, or its time still to come (readAgain)
 			}
 			if !read {
 				var err error
-				if known, err = st.RecordEdits(r.opts.Connector, it.link.ContactID); err != nil {
+				if known, err = st.RecordEdits(r.opts.Connector, l.ContactID); err != nil {
 					return fmt.Errorf("read record edit times of %s: %w", it.mapped.ExternalID, err)
 				}
 				read = true
 			}
 			at := r.fieldAt(it, k)
-			if e, ok := known[k]; ok && e.HeldBy(v, it.link.SourceUpdatedAt, at) {
+			if e, ok := known[k]; ok && e.HeldBy(v, l.SourceUpdatedAt, at) {
 				continue // known from an earlier read
 			}
-			es = append(es, state.RecordEdit{Target: k, Value: v, At: at, Since: it.link.SourceUpdatedAt})
+			es = append(es, state.RecordEdit{Target: k, Value: v, At: at, Since: l.SourceUpdatedAt})
 		}
 		if len(es) > 0 {
-			byContact[it.link.ContactID] = es
-			r.log.WithFields(map[string]any{logfield.Contact: it.link.ContactID, logfield.RecordEdits: fmt.Sprint(es)}).Debug("record edit times kept")
+			byContact[l.ContactID] = es
+			r.log.WithFields(map[string]any{logfield.Contact: l.ContactID, logfield.RecordEdits: fmt.Sprint(es)}).Debug("record edit times kept")
 		}
 	}
 	if len(byContact) == 0 {
@@ -121,12 +125,15 @@ func (o *Observer) Observe(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("read link %s: %w", m.ExternalID, err)
 			}
-			if !ok {
-				continue
+			it := &item{rec: rec, mapped: m}
+			if ok {
+				it.link = &l
+				keepUnread(r.opts.Mapper, it)
 			}
-			it := &item{rec: rec, mapped: m, link: &l}
-			keepUnread(r.opts.Mapper, it)
 			items = append(items, it)
+		}
+		if err := r.markCreating(items); err != nil {
+			return err
 		}
 		if err := r.observe(items); err != nil {
 			return err

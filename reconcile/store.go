@@ -43,6 +43,11 @@ type Store struct {
 		PutDeletion(d state.ContactDeletion) error
 		DropDeletion(connector, contactID string) error
 	}
+	// Creates are the write-back's creates of records for contacts
+	// made in the app (creating.go); optional like Revisits.
+	Creates interface {
+		Pending(connector string) ([]state.PendingCreate, error)
+	}
 	// Flights records each forward patch's flight, for the write-back to
 	// weigh an app edit whose event came after the pass's last look
 	// (state.Flight); optional like Revisits.
@@ -67,6 +72,7 @@ func StoreOf(st *state.Store) Store {
 		RecordEdits:   st.Reverse,
 		Deletions:     st.Reverse,
 		Flights:       st.Reverse,
+		Creates:       st.Reverse,
 	}
 }
 

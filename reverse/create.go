@@ -231,6 +231,11 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 		return nil
 	}
 	r.commit.Links = append(r.commit.Links, createdLink(t, j.pending, c, rec, ext, r.a.opts.Now()))
+	if fwd != nil && editedSinceSent(t, j.pending, fwd.Fields) {
+		// The pass leaves a record being made to the write-back (reconcile's
+		// creating.go), and may have passed this one's edit already.
+		r.commit.Revisit = append(r.commit.Revisit, state.Revisit{Connector: t.Name, RecordID: rec.ID})
+	}
 	r.a.count(func(s *Stats) { s.Created++ })
 	// Versions newer than the one created from stay in the inbox: the
 	// next round applies them as updates of the linked contact.
@@ -307,6 +312,19 @@ func createdLink(t *Target, p state.PendingCreate, c workspace.Contact, rec conn
 	l.WorkspaceHash = mapping.Fields(fields).Hash()
 	l.SourceHash = l.WorkspaceHash
 	return state.ReverseLink{Link: l, Agreed: rev, ClearPending: true}
+}
+
+// editedSinceSent reports whether the record, as read before its link,
+// holds a value of a target flowing both ways other than the one its
+// create sent: an edit made in the record since, which the link does
+// not take as agreed (createdLink).
+func editedSinceSent(t *Target, p state.PendingCreate, fwd mapping.Fields) bool {
+	for _, k := range t.Mapper.ReverseTargets() {
+		if contains(t.Mapper.ForwardTargets(), k) && fwd[k] != p.Fields[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // forwardOnly are the targets flowing only to the workspace.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -233,6 +234,9 @@ type env struct {
 func quietLog() *logrus.Entry {
 	l := logrus.New()
 	l.SetLevel(logrus.ErrorLevel)
+	if os.Getenv("REVERSE_TEST_DEBUG") != "" {
+		l.SetLevel(logrus.DebugLevel)
+	}
 	return logrus.NewEntry(l)
 }
 

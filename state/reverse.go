@@ -52,7 +52,10 @@ type RecordEdit struct {
 	At     time.Time `json:"at"`
 	// Since is the link's SourceUpdatedAt when the time was learnt: it
 	// holds while the link agrees on the same version of the record (a
-	// value edited away and back since then is a new edit).
+	// value edited away and back since then is a new edit). Zero for a
+	// time learnt while the record was being made for the contact
+	// (PendingCreate), before any link: the link that clears the pending
+	// create binds it to its own SourceUpdatedAt (bindPendingEdits).
 	Since time.Time `json:"since,omitzero"`
 	// Bound marks a time a read of the whole record gave (its updated_at
 	// while it held the value): the value was edited then or earlier,
@@ -405,6 +408,9 @@ func (s *Reverse) Commit(c ReverseCommit) error {
 				if err := b.Delete([]byte(reversePending + p.ContactID)); err != nil {
 					return err
 				}
+				if err := b.Delete([]byte(reverseEdits + p.ContactID)); err != nil {
+					return err // times kept of the record being made
+				}
 			}
 		}
 		for _, d := range c.DropDeletions {
@@ -445,6 +451,9 @@ func putReverseLink(tx *bolt.Tx, rl ReverseLink) error {
 	}
 	if rl.ClearPending {
 		if err := b.Delete([]byte(reversePending + l.ContactID)); err != nil {
+			return err
+		}
+		if err := bindPendingEdits(b, l); err != nil {
 			return err
 		}
 	}
@@ -533,4 +542,35 @@ func (s *Reverse) DoneRevisits(rs []Revisit) error {
 		}
 		return nil
 	})
+}
+
+// bindPendingEdits binds the record edit times kept of l's contact while
+// its record was being made (Since zero: no link yet) to the link now
+// stored for it. A value the record no longer holds is never weighed
+// (RecordEdit.Holds compares it with the record's), so none is dropped.
+func bindPendingEdits(b *bolt.Bucket, l Link) error {
+	k := []byte(reverseEdits + l.ContactID)
+	raw := b.Get(k)
+	if raw == nil {
+		return nil
+	}
+	var cur map[string]RecordEdit
+	if unmarshal(raw, &cur) != nil {
+		return b.Delete(k) // a damaged entry tells nothing
+	}
+	bound := false
+	for t, e := range cur {
+		if e.Since.IsZero() {
+			e.Since = l.SourceUpdatedAt
+			cur[t], bound = e, true
+		}
+	}
+	if !bound {
+		return nil
+	}
+	out, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, out)
 }

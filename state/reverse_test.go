@@ -204,3 +204,42 @@ func TestRevisitsAreForgottenOnlyOnceRead(t *testing.T) {
 		t.Fatalf("another connector's revisits %v", got)
 	}
 }
+
+// TestEditTimesKeptBeforeTheLink: times kept of a record being made
+// (Since zero) are bound to the link that clears its pending create;
+// those of a link's own version stay as they are; a pending create
+// dropped without a link takes its times with it.
+func TestEditTimesKeptBeforeTheLink(t *testing.T) {
+	s, _ := openTest(t)
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	version := at.Add(time.Minute)
+	for _, id := range []string{"C1", "C2"} {
+		if err := s.Reverse.PutPending(PendingCreate{Connector: "db", ContactID: id, RecordID: "r" + id}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Reverse.PutRecordEdits("db", id, []RecordEdit{{Target: "firstName", Value: "Ann", At: at}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Reverse.PutRecordEdits("db", "C1", []RecordEdit{{Target: "lastName", Value: "Lee", At: at, Since: at}}); err != nil {
+		t.Fatal(err)
+	}
+	l := Link{Connector: "db", ExternalID: "rC1", ContactID: "C1", RecordID: "rC1", SourceUpdatedAt: version}
+	if err := s.Reverse.Commit(ReverseCommit{Links: []ReverseLink{{Link: l, ClearPending: true}},
+		DropPending: []PendingCreate{{Connector: "db", ContactID: "C2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Reverse.RecordEdits("db", "C1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := es["firstName"]; !e.Holds("Ann", version) || !e.At.Equal(at) {
+		t.Errorf("first name's time %v, want it bound to the link's version", e)
+	}
+	if e := es["lastName"]; !e.Since.Equal(at) {
+		t.Errorf("last name's time %v, want its own version kept", e)
+	}
+	if es, err := s.Reverse.RecordEdits("db", "C2"); err != nil || es != nil {
+		t.Errorf("times of a dropped pending create: %v, %v; want none", es, err)
+	}
+}

@@ -1,0 +1,130 @@
+package reverse
+
+import (
+	"testing"
+	"time"
+
+	"github.com/syncd-io/syncd/state"
+	"github.com/syncd-io/syncd/workspace"
+)
+
+// madeInApp sets up a contact made in the app whose record the write-back
+// made (r9) but had not linked yet: the linking PATCH retried under
+// faults, or a restart between the two. The record's updated_at is now.
+func (e *env) madeInApp() workspace.Contact {
+	e.t.Helper()
+	c := e.appCreate("Rita", "Resume", "rita@example.com")
+	e.mem.put("r9", map[string]any{"id": "r9", "first_name": "Rita", "last_name": "Resume", "email": "rita@example.com"})
+	e.mem.setUpdatedAt("r9", time.Now())
+	if err := e.store.Reverse.PutPending(state.PendingCreate{Connector: "mem", ContactID: c.ID, RecordID: "r9",
+		ContactUpdatedAt: c.UpdatedAt, Fields: map[string]string{"firstName": "Rita", "lastName": "Resume", "emails.work": "rita@example.com"}}); err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// tableEdit edits the record r9 as a person in its system does, now.
+func (e *env) tableEdit(fields map[string]any) time.Time {
+	e.t.Helper()
+	e.mem.put("r9", fields)
+	at := time.Now()
+	e.mem.setUpdatedAt("r9", at)
+	return at
+}
+
+// TestPassLeavesARecordBeingMadeToTheWriteBack: the pass reads the
+// record the write-back made for a contact of the app before its link
+// is stored. Looked up by externalId it found nothing, and the pass made
+// a second contact for the same person. It leaves the record to the
+// write-back, which links it and asks for it to be read again: the
+// table's edit made before the link, which the pass's checkpoint has
+// passed, still reaches the contact.
+func TestPassLeavesARecordBeingMadeToTheWriteBack(t *testing.T) {
+	e := createEnv(t)
+	c := e.madeInApp()
+	e.tableEdit(map[string]any{"first_name": "Table"})
+	if sum := e.forward(); sum.Created != 0 || sum.Updated != 0 {
+		t.Fatalf("forward pass before the link: %v, want the record left to the write-back", sum)
+	}
+	if n := len(e.emu.Contacts()); n != 1 {
+		t.Fatalf("workspace holds %d contacts, want the app's one", n)
+	}
+	e.event("created", workspace.EventContactUpdated, c)
+	e.drain()
+	if l := e.link("r9"); l.ContactID != c.ID {
+		t.Fatalf("link %+v, want the app's contact", l)
+	}
+	if sum := e.forward(); sum.Updated != 1 {
+		t.Fatalf("forward pass after the link: %v, want the table's edit patched", sum)
+	}
+	if got := *e.contact("r9").DefaultFields.FirstName; got != "Table" {
+		t.Errorf("contact's firstName = %q, want the table's edit", got)
+	}
+	if got := e.mem.get("r9").Fields["first_name"]; got != "Table" {
+		t.Errorf("record's first_name = %v, want the table's edit", got)
+	}
+	if n := len(e.emu.Contacts()); n != 1 {
+		t.Errorf("workspace holds %d contacts, want 1", n)
+	}
+}
+
+// TestRecordBeingMadeKeepsItsEditTimes: the table edits the first name
+// of a record the write-back made for a contact of the app, the app then
+// edits the contact's first name, and the table the record's last name,
+// all before the link is stored. The record's first name was read while
+// it was the row's newest edit (by the observer of a polled table, or by
+// a pass that left the record to the write-back): weighed at that time,
+// not at the updated_at the last-name edit moved, the app's newer first
+// name wins on both sides (issue 35: the 9 journaled losses of the
+// hour-long poll soak).
+func TestRecordBeingMadeKeepsItsEditTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		read func(e *env)
+	}{
+		{"the observer reads it", func(e *env) {
+			if err := e.reconciler().NewObserver().Observe(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a pass reads it", func(e *env) {
+			if sum := e.forward(); sum.Created != 0 {
+				t.Fatalf("forward pass before the link: %v", sum)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := createEnv(t)
+			c := e.madeInApp()
+			first := e.tableEdit(map[string]any{"first_name": "Table"})
+			tc.read(e)
+			for !time.Now().After(first.Add(2 * time.Millisecond)) { // the app's updatedAt has milliseconds
+				time.Sleep(time.Millisecond)
+			}
+			app := e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.mem.put("r9", map[string]any{"last_name": "TableLast"})
+			e.mem.setUpdatedAt("r9", app.UpdatedAt.Add(time.Millisecond))
+			e.event("created", workspace.EventContactUpdated, c)
+			e.event("app", workspace.EventContactUpdated, app)
+			e.drain()
+			e.forward()
+			e.drain()
+			e.forward()
+			got := e.contact("r9")
+			rec := e.mem.get("r9")
+			if *got.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
+				t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *got.DefaultFields.FirstName, rec.Fields["first_name"])
+			}
+			if *got.DefaultFields.LastName != "TableLast" || rec.Fields["last_name"] != "TableLast" {
+				t.Errorf("last name: contact %q, record %v; want the table's on both sides", *got.DefaultFields.LastName, rec.Fields["last_name"])
+			}
+			cs, err := e.store.Conflicts.List("mem", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cs) != 1 || cs[0].Winner != "workspace" || cs[0].Workspace["firstName"] != "App" || cs[0].Source["firstName"] != "Table" {
+				t.Errorf("conflict journal %+v, want one entry App/Table won by the workspace", cs)
+			}
+		})
+	}
+}
