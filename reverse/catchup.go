@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/syncd-io/syncd/internal/logfield"
 	"github.com/syncd-io/syncd/state"
@@ -85,4 +86,25 @@ func (a *Applier) enqueue(c workspace.Contact) (bool, error) {
 	_, dup, err := a.opts.Store.Inbox.Enqueue(state.InboxEvent{ID: id, Type: workspace.EventContactUpdated,
 		ContactID: c.ID, ContactUpdatedAt: c.UpdatedAt, Body: body})
 	return !dup, err
+}
+
+// noteListed records whether the version c, of event e, is known only
+// from a catch-up listing: a delivered event of the same version clears
+// it, whatever the order they come in.
+func (g *group) noteListed(e state.InboxEvent, c workspace.Contact) {
+	at := c.UpdatedAt.UnixNano()
+	if !strings.HasPrefix(e.ID, catchUpPrefix) {
+		if g.delivered == nil {
+			g.delivered = map[int64]bool{}
+		}
+		g.delivered[at] = true
+		delete(g.listed, at)
+		return
+	}
+	if !g.delivered[at] {
+		if g.listed == nil {
+			g.listed = map[int64]bool{}
+		}
+		g.listed[at] = true
+	}
 }

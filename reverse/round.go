@@ -51,6 +51,9 @@ type group struct {
 	// versions are the contact's versions received (updates), oldest
 	// updatedAt first, for the edit time of each field (editTime).
 	versions []workspace.Contact
+	// listed are the updatedAt (UnixNano) of the versions known only
+	// from a catch-up listing, no delivered event (deferToDeliveries).
+	listed, delivered map[int64]bool
 	// afterDelete is the journal entry of a record edited since the last
 	// sync that the deletion deletes (editafterdelete.go); recordAt the
 	// record's UpdatedAt as read then: the delete is conditioned on it, so
@@ -207,6 +210,7 @@ func (r *round) group(evs []state.InboxEvent) []*group {
 				i--
 			}
 			g.versions = slices.Insert(g.versions, i, c)
+			g.noteListed(e, c)
 		}
 		g.attempts = max(g.attempts, e.Attempts)
 		g.putOffs = max(g.putOffs, e.PutOffs)

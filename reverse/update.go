@@ -194,26 +194,38 @@ type merge struct {
 	// src is the record's forward-mapped values, when it was read.
 	src mapping.Fields
 	// deferred is set when a conflict the record won by its row time is
-	// left to the forward pass (deferToStream).
-	deferred bool
+	// left to the forward pass (deferToStream), or one the app won by a
+	// catch-up listing's version to the service's redelivery of the
+	// versions missed (deferToDeliveries, awaitDeliveries set).
+	deferred, awaitDeliveries bool
 }
 
 // editTime is when the app's edit of target k to v was made, as far as
 // the contact's versions received tell: the updatedAt of the earliest of
 // the versions, going back from the newest, that all hold v.
 func editTime(m *mapping.Mapper, g *group, k, v string) time.Time {
-	at := g.contact.UpdatedAt
+	if i := firstHolding(m, g, k, v); i >= 0 {
+		return g.versions[i].UpdatedAt
+	}
+	return g.contact.UpdatedAt
+}
+
+// firstHolding is the index in g.versions of the earliest of the
+// versions, going back from the one applied, that all hold v for target
+// k; -1 when the newest does not.
+func firstHolding(m *mapping.Mapper, g *group, k, v string) int {
+	first := -1
 	for i := len(g.versions) - 1; i >= 0; i-- {
 		c := g.versions[i]
-		if c.UpdatedAt.After(at) {
+		if c.UpdatedAt.After(g.contact.UpdatedAt) {
 			continue // newer than the version applied (a deletion's)
 		}
 		if m.FromContact(c)[k] != v {
 			break
 		}
-		at = c.UpdatedAt
+		first = i
 	}
-	return at
+	return first
 }
 
 // mergeUpdate decides a write-back; rec is nil when the connector cannot
@@ -266,11 +278,14 @@ func mergeUpdate(t *Target, u *update, rec *connector.Record) merge {
 	for k := range conflict {
 		winner := "workspace"
 		m.appAt = u.appEditAt(t.Mapper, k)
-		if !wins(t.Conflict, m.appAt, rec, u.recordEditAt(k, src[k], rec)) {
+		recAt := u.recordEditAt(k, src[k], rec)
+		if !wins(t.Conflict, m.appAt, rec, recAt) {
 			recordWins[k], winner = true, t.Name
 			if u.deferToStream(t, k, src, rec) {
 				m.deferred = true
 			}
+		} else if rec != nil && u.deferToDeliveries(t, k, recAt) {
+			m.deferred, m.awaitDeliveries = true, true
 		}
 		cf := m.conflict
 		if cf == nil || cf.Winner != winner {
@@ -410,8 +425,12 @@ func (b *batch) planWrite(u *update, rec *connector.Record) {
 	b.observe(u, rec, m.src)
 	if m.deferred {
 		r.res.Deferred++
-		r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.RecordEditAt: rec.UpdatedAt}).
-			Debug("conflict left to the forward pass, which reads the row's versions; the events stay")
+		log := r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: u.g.contactID, logfield.RecordEditAt: rec.UpdatedAt})
+		if m.awaitDeliveries {
+			log.Debug("conflict the app wins by a catch-up listing's version left for the missed deliveries; the events stay")
+		} else {
+			log.Debug("conflict left to the forward pass, which reads the row's versions; the events stay")
+		}
 		return
 	}
 	for _, cf := range []*state.Conflict{m.conflict, m.other} {
@@ -573,6 +592,42 @@ func (u *update) deferToStream(t *Target, k string, src mapping.Fields, rec *con
 		}
 	}
 	return false
+}
+
+// deliveryWait bounds how long after a catch-up listing's version a
+// conflict the app wins by that version's time is left for the missed
+// deliveries (deferToDeliveries). The service retries a failed delivery
+// on a schedule it does not publish (workspace/FACTS.md); a delivery it
+// gave up on leaves the listing's time to decide.
+const deliveryWait = 2 * time.Minute
+
+// deferToDeliveries reports whether a conflict on target k, which the app
+// wins over the record's edit at recAt, is better left for now: the
+// earliest version holding the app's value is known only from a catch-up
+// listing (syncd was down when the versions before it were delivered),
+// so the app made that value at some time between the version syncd knew
+// before and the listed one, whose updatedAt may be a later edit of
+// another field; and the record's edit falls in between, so that the
+// policy would settle it the other way at the earliest of those times.
+// The service delivers the missed versions again, and the first of them
+// holding the value tells its time (issue 35: the binlog soak, seed 9, a
+// table edit lost to an app edit made 3.3 s before it, whose delivery
+// failed while syncd was down, weighed at a later edit's time). Left so
+// for deliveryWait at most after the listed version.
+func (u *update) deferToDeliveries(t *Target, k string, recAt time.Time) bool {
+	g := u.g
+	i := firstHolding(t.Mapper, g, k, u.ws[k])
+	if i < 0 || !g.listed[g.versions[i].UpdatedAt.UnixNano()] || u.now.Sub(g.versions[i].UpdatedAt) > deliveryWait {
+		return false
+	}
+	if u.appEditAt(t.Mapper, k).Before(g.versions[i].UpdatedAt) {
+		return false // an earlier time known (noteStale)
+	}
+	prev := g.link.ContactUpdatedAt
+	if i > 0 {
+		prev = g.versions[i-1].UpdatedAt
+	}
+	return !t.Conflict.WorkspaceWins(prev.Add(time.Millisecond), recAt)
 }
 
 // noteWritten keeps, for the app's values the write-back is about to
