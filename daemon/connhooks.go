@@ -123,11 +123,7 @@ func (d *Daemon) serveWebhooks(r *Running, mux *http.ServeMux, log *logrus.Entry
 	}
 	r.Addr = ln.Addr().String()
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-	r.add(&service{
-		name:  "webhook receiver",
-		serve: func(ctx context.Context) error { return serveHTTP(ctx, r.stopping, srv, ln) },
-		close: func() { _ = ln.Close() },
-	})
+	r.add(serveNow("webhook receiver", r.stopping, srv, ln))
 	log.WithField(logfield.Address, r.Addr).Info("webhook receiver listening")
 	return nil
 }

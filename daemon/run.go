@@ -102,14 +102,14 @@ func (d *Daemon) StartReverse(ctx context.Context) (*Running, error) {
 // Start-up, in this order:
 //  1. the admin API listens (status and readiness during start-up);
 //  2. the reverse direction catches up: the webhook subscription is
-//     ensured (webhooks.autoRegister), the receiver listens, each
+//     ensured (webhooks.autoRegister), the receiver serves (serveNow), each
 //     connector lists what it missed while syncd was away, and the inbox
 //     (events left by an earlier run first) is applied; all before the
 //     first forward pass, which must not take records written back
 //     before a crash for changes of their own and send them over newer
 //     workspace versions;
 //  3. the parts run in one group, started in this order: admin server,
-//     webhook receiver, applier, catch-up loops, forward loops (each
+//     webhook receiver (serving since step 2), applier, catch-up loops, forward loops (each
 //     connector's first pass at once), and the one cron scheduler that
 //     triggers the catch-up and forward loops.
 //
@@ -217,6 +217,28 @@ func budgetAfter(ctx context.Context) (context.Context, context.CancelFunc) {
 	return stopping, cancel
 }
 
+// serveNow starts serving srv on ln at once, before the group starts,
+// and returns the service that shuts it down (see serveHTTP). The
+// webhook receiver serves so from start-up step 2: the service delivers
+// the changes made while the start-up catch-up and drain run (seconds,
+// half a minute under a throttled API) as they happen, each version with
+// its own time; bound but not served, its deliveries timed out and came
+// again only after the catch-up listing had settled them by a later
+// version's time (issue 35: the poll soak's journaled losses after a
+// restart). A delivery only enqueues and wakes the applier, which runs
+// later (Applier.Notify does not block).
+func serveNow(name string, stopping context.Context, srv *http.Server, ln net.Listener) *service {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	return &service{
+		name: name,
+		serve: func(ctx context.Context) error {
+			return shutdownHTTP(ctx, stopping, srv, errc)
+		},
+		close: func() { _ = srv.Close() },
+	}
+}
+
 // serveHTTP serves srv on ln until ctx ends, then shuts it down: requests
 // in flight are answered until stopping ends, when the connections left
 // are closed. An error means the server failed before it was asked to
@@ -224,6 +246,12 @@ func budgetAfter(ctx context.Context) (context.Context, context.CancelFunc) {
 func serveHTTP(ctx, stopping context.Context, srv *http.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	return shutdownHTTP(ctx, stopping, srv, errc)
+}
+
+// shutdownHTTP waits for ctx to end, then shuts srv down (see
+// serveHTTP); errc carries what srv.Serve returned.
+func shutdownHTTP(ctx, stopping context.Context, srv *http.Server, errc <-chan error) error {
 	select {
 	case err := <-errc:
 		return err
