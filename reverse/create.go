@@ -230,8 +230,16 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 		r.failed(t, j.g, opCreate, err, d)
 		return nil
 	}
-	r.commit.Links = append(r.commit.Links, createdLink(t, j.pending, c, rec, ext, r.a.opts.Now()))
-	if fwd != nil && editedSinceSent(t, j.pending, fwd.Fields) {
+	rl := createdLink(t, j.pending, c, rec, ext, r.a.opts.Now())
+	var edited []state.RecordEdit
+	if fwd != nil {
+		edited = editsSinceSent(t, j.pending, fwd.Fields, rec)
+	}
+	if !rec.UpdatedAt.IsZero() {
+		rl.Edits = edited // a record without a change time tells none
+	}
+	r.commit.Links = append(r.commit.Links, rl)
+	if len(edited) > 0 {
 		// The pass leaves a record being made to the write-back (reconcile's
 		// creating.go), and may have passed this one's edit already.
 		r.commit.Revisit = append(r.commit.Revisit, state.Revisit{Connector: t.Name, RecordID: rec.ID})
@@ -314,17 +322,23 @@ func createdLink(t *Target, p state.PendingCreate, c workspace.Contact, rec conn
 	return state.ReverseLink{Link: l, Agreed: rev, ClearPending: true}
 }
 
-// editedSinceSent reports whether the record, as read before its link,
-// holds a value of a target flowing both ways other than the one its
-// create sent: an edit made in the record since, which the link does
-// not take as agreed (createdLink).
-func editedSinceSent(t *Target, p state.PendingCreate, fwd mapping.Fields) bool {
+// editsSinceSent are the values of targets flowing both ways that the
+// record, as read before its link, holds other than those its create
+// sent: edits made in the record since, which the link does not take as
+// agreed (createdLink). Each is kept with the record's UpdatedAt as a
+// bound of its time (a later edit of another column moves the row's
+// updated_at past an app edit made in between; issue 35: the hour-long
+// poll soak, a row's last name edited during a restart between the
+// create and its link, then weighed at a later company edit's time),
+// unless the pass kept an earlier one while the record was being made.
+func editsSinceSent(t *Target, p state.PendingCreate, fwd mapping.Fields, rec connector.Record) []state.RecordEdit {
+	var es []state.RecordEdit
 	for _, k := range t.Mapper.ReverseTargets() {
 		if contains(t.Mapper.ForwardTargets(), k) && fwd[k] != p.Fields[k] {
-			return true
+			es = append(es, state.RecordEdit{Target: k, Value: fwd[k], At: rec.UpdatedAt, Since: rec.UpdatedAt, Bound: true})
 		}
 	}
-	return false
+	return es
 }
 
 // forwardOnly are the targets flowing only to the workspace.

@@ -128,3 +128,41 @@ func TestRecordBeingMadeKeepsItsEditTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordEditedBeforeItsLinkKeepsItsTime: the table edits the last
+// name of a record the write-back made for a contact of the app while
+// nothing reads the table (a restart between the create and its link),
+// the link is then made, the app edits the last name and the table
+// another column. The record as read when the link was made held the
+// table's last name already: that read's time bounds the edit's, and the
+// app's newer last name wins on both sides (issue 35: the hour-long poll
+// soak, weighed at the later column's time).
+func TestRecordEditedBeforeItsLinkKeepsItsTime(t *testing.T) {
+	e := createEnv(t)
+	c := e.madeInApp()
+	tableAt := e.tableEdit(map[string]any{"last_name": "Table"})
+	e.event("created", workspace.EventContactUpdated, c)
+	e.drain()
+	if l := e.link("r9"); !l.SourceUpdatedAt.Equal(tableAt) {
+		t.Fatalf("link's version %v, want the record as edited (%v)", l.SourceUpdatedAt, tableAt)
+	}
+	for !time.Now().After(tableAt.Add(2 * time.Millisecond)) { // the app's updatedAt has milliseconds
+		time.Sleep(time.Millisecond)
+	}
+	app := e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("App")}})
+	e.mem.put("r9", map[string]any{"first_name": "TableFirst"})
+	e.mem.setUpdatedAt("r9", app.UpdatedAt.Add(time.Millisecond))
+	e.event("app", workspace.EventContactUpdated, app)
+	e.drain()
+	e.forward()
+	e.drain()
+	e.forward()
+	got := e.contact("r9")
+	rec := e.mem.get("r9")
+	if *got.DefaultFields.LastName != "App" || rec.Fields["last_name"] != "App" {
+		t.Errorf("last name: contact %q, record %v; want the app's newer edit on both sides", *got.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+	if *got.DefaultFields.FirstName != "TableFirst" || rec.Fields["first_name"] != "TableFirst" {
+		t.Errorf("first name: contact %q, record %v; want the table's on both sides", *got.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+}

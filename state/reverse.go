@@ -331,6 +331,10 @@ type ReverseLink struct {
 	Agreed map[string]string
 	// ClearPending removes the contact's pending create.
 	ClearPending bool
+	// Edits are record edit times learnt as the link is made (the
+	// record as read then holding values other than those agreed), kept
+	// unless an earlier time of the same value is known.
+	Edits []RecordEdit
 }
 
 // PutLinks stores the links, their reverse-only values, and clears
@@ -442,7 +446,7 @@ func putReverseLink(tx *bolt.Tx, rl ReverseLink) error {
 	if err := lb.put(l); err != nil {
 		return err
 	}
-	if rl.Agreed == nil && !rl.ClearPending {
+	if rl.Agreed == nil && !rl.ClearPending && len(rl.Edits) == 0 {
 		return nil
 	}
 	b, err := reverseWrite(tx, l.Connector)
@@ -456,6 +460,9 @@ func putReverseLink(tx *bolt.Tx, rl ReverseLink) error {
 		if err := bindPendingEdits(b, l); err != nil {
 			return err
 		}
+	}
+	if err := putEarlierEdits(b, l.ContactID, rl.Edits); err != nil {
+		return err
 	}
 	if rl.Agreed == nil {
 		return nil
@@ -573,4 +580,32 @@ func bindPendingEdits(b *bolt.Bucket, l Link) error {
 		return err
 	}
 	return b.Put(k, out)
+}
+
+// putEarlierEdits keeps the record edit times es of the contact, each
+// unless the same value's time is known already, as early or earlier.
+func putEarlierEdits(b *bolt.Bucket, contactID string, es []RecordEdit) error {
+	if len(es) == 0 {
+		return nil
+	}
+	k := []byte(reverseEdits + contactID)
+	cur := map[string]RecordEdit{}
+	if raw := b.Get(k); raw != nil {
+		_ = unmarshal(raw, &cur) // a damaged entry is replaced
+	}
+	changed := false
+	for _, e := range es {
+		if old, ok := cur[e.Target]; ok && old.HeldBy(e.Value, e.Since, e.At) {
+			continue
+		}
+		cur[e.Target], changed = e, true
+	}
+	if !changed {
+		return nil
+	}
+	raw, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, raw)
 }

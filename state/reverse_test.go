@@ -206,7 +206,8 @@ func TestRevisitsAreForgottenOnlyOnceRead(t *testing.T) {
 }
 
 // TestEditTimesKeptBeforeTheLink: times kept of a record being made
-// (Since zero) are bound to the link that clears its pending create;
+// (Since zero) are bound to the link that clears its pending create, and
+// win over a later time the link's own read gives (ReverseLink.Edits);
 // those of a link's own version stay as they are; a pending create
 // dropped without a link takes its times with it.
 func TestEditTimesKeptBeforeTheLink(t *testing.T) {
@@ -225,7 +226,9 @@ func TestEditTimesKeptBeforeTheLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := Link{Connector: "db", ExternalID: "rC1", ContactID: "C1", RecordID: "rC1", SourceUpdatedAt: version}
-	if err := s.Reverse.Commit(ReverseCommit{Links: []ReverseLink{{Link: l, ClearPending: true}},
+	later := []RecordEdit{{Target: "firstName", Value: "Ann", At: version, Since: version, Bound: true},
+		{Target: "company", Value: "Acme", At: version, Since: version, Bound: true}}
+	if err := s.Reverse.Commit(ReverseCommit{Links: []ReverseLink{{Link: l, ClearPending: true, Edits: later}},
 		DropPending: []PendingCreate{{Connector: "db", ContactID: "C2"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -235,6 +238,9 @@ func TestEditTimesKeptBeforeTheLink(t *testing.T) {
 	}
 	if e := es["firstName"]; !e.Holds("Ann", version) || !e.At.Equal(at) {
 		t.Errorf("first name's time %v, want it bound to the link's version", e)
+	}
+	if e := es["company"]; !e.Holds("Acme", version) || !e.At.Equal(version) || !e.Bound {
+		t.Errorf("company's time %v, want the one the link's read gave", e)
 	}
 	if e := es["lastName"]; !e.Since.Equal(at) {
 		t.Errorf("last name's time %v, want its own version kept", e)
