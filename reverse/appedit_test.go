@@ -901,3 +901,52 @@ func (e *env) rowTimeMovedByAnotherColumn() workspace.Contact {
 	e.waitInbox(1)
 	return app
 }
+
+// TestPutOffWriteBackKeepsTheRecordsEditTime: the table edits the first
+// name (the observer reads it at its time), the app then edits it, and
+// the table edits the last name while the write-back of the app's first
+// name is on its way: the write is put off (the record changed since it
+// was read). The record's first name keeps its time: the next round, and
+// the observer, weigh it at that time, not at the updated_at the
+// last-name edit moved, and the app's newer first name wins on both
+// sides (issue 35: the hour-long poll soak, an app edit 8.7 s newer
+// than the row's lost to it).
+func TestPutOffWriteBackKeepsTheRecordsEditTime(t *testing.T) {
+	e := newEnv(t, nil).listening()
+	id := e.link("1").ContactID
+	observe := func() {
+		if err := e.reconciler().NewObserver().Observe(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mem.put("1", map[string]any{"first_name": "Table"})
+	tableAt := time.Now()
+	e.mem.setUpdatedAt("1", tableAt)
+	observe()
+	for !time.Now().After(tableAt.Add(2 * time.Millisecond)) { // the app's updatedAt has milliseconds
+		time.Sleep(time.Millisecond)
+	}
+	app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+	e.waitInbox(1)
+	e.mem.beforeWrite = func() {
+		e.mem.beforeWrite = nil
+		e.mem.put("1", map[string]any{"last_name": "TableLast"})
+		e.mem.setUpdatedAt("1", app.UpdatedAt.Add(time.Millisecond))
+	}
+	e.drain()
+	if n, _ := e.store.Inbox.Count(); n != 1 {
+		t.Fatalf("%d events in the inbox, want the app's edit put off", n)
+	}
+	observe()
+	e.drain()
+	e.forward()
+	e.settle()
+	c := e.contact("1")
+	rec := e.mem.get("1")
+	if *c.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
+		t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"])
+	}
+	if *c.DefaultFields.LastName != "TableLast" || rec.Fields["last_name"] != "TableLast" {
+		t.Errorf("last name: contact %q, record %v; want the table's on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"])
+	}
+}

@@ -480,6 +480,7 @@ func (b *batch) settleUpdate(w *write, res connector.WriteResult) {
 	t, r := b.t, b.r
 	if res.Err != nil {
 		if d := dispose(res.Err); d == connector.Postpone {
+			b.restoreEdits(w.u)
 			r.putOff(t, w.g, w.change.ID, res.Err)
 		} else {
 			r.failed(t, w.g, opWriteBack, res.Err, d)
@@ -650,6 +651,28 @@ func (b *batch) noteWritten(u *update, m merge) {
 		}
 		b.recEdits[u.g.contactID] = append(b.recEdits[u.g.contactID],
 			state.RecordEdit{Target: k, Value: v, At: u.appEditAt(b.t.Mapper, k), Since: u.g.link.SourceUpdatedAt})
+	}
+}
+
+// restoreEdits puts back the record edit times noteWritten replaced
+// with the app's, for a write-back the connector put off: the record
+// was not written and still holds its own values, whose times the next
+// round weighs. Lost, the record's value read before was weighed at the
+// updated_at the edit that put the write off had moved (issue 35: the
+// hour-long poll soak at 3fdbcdf, finding 2: an app company edit 8.7 s
+// newer than the row's, lost to it).
+func (b *batch) restoreEdits(u *update) {
+	var es []state.RecordEdit
+	for _, e := range b.recEdits[u.g.contactID] {
+		if prev, ok := u.recEdits[e.Target]; ok {
+			es = append(es, prev)
+		}
+	}
+	if len(es) == 0 {
+		return
+	}
+	if err := b.r.a.opts.Store.Reverse.PutRecordEdits(b.t.Name, u.g.contactID, es); err != nil {
+		b.r.a.log.WithError(err).WithField(logfield.Contact, u.g.contactID).Warn("record edit times could not be restored")
 	}
 }
 
