@@ -23,6 +23,28 @@ func (e *env) madeInApp() workspace.Contact {
 	return c
 }
 
+// bothHold checks that the contact and the record of ext both hold
+// first and last (first and last names).
+func (e *env) bothHold(ext, first, last string) {
+	e.t.Helper()
+	c := e.contact(ext)
+	rec := e.mem.get(ext)
+	if *c.DefaultFields.FirstName != first || rec.Fields["first_name"] != first {
+		e.t.Errorf("first name: contact %q, record %v; want %q on both sides", *c.DefaultFields.FirstName, rec.Fields["first_name"], first)
+	}
+	if *c.DefaultFields.LastName != last || rec.Fields["last_name"] != last {
+		e.t.Errorf("last name: contact %q, record %v; want %q on both sides", *c.DefaultFields.LastName, rec.Fields["last_name"], last)
+	}
+}
+
+// laterThan waits until the clock is past at by 2 ms: the app's
+// updatedAt has milliseconds.
+func laterThan(at time.Time) {
+	for !time.Now().After(at.Add(2 * time.Millisecond)) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // tableEdit edits the record r9 as a person in its system does, now.
 func (e *env) tableEdit(fields map[string]any) time.Time {
 	e.t.Helper()
@@ -98,9 +120,7 @@ func TestRecordBeingMadeKeepsItsEditTimes(t *testing.T) {
 			c := e.madeInApp()
 			first := e.tableEdit(map[string]any{"first_name": "Table"})
 			tc.read(e)
-			for !time.Now().After(first.Add(2 * time.Millisecond)) { // the app's updatedAt has milliseconds
-				time.Sleep(time.Millisecond)
-			}
+			laterThan(first)
 			app := e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
 			e.mem.put("r9", map[string]any{"last_name": "TableLast"})
 			e.mem.setUpdatedAt("r9", app.UpdatedAt.Add(time.Millisecond))
@@ -110,14 +130,7 @@ func TestRecordBeingMadeKeepsItsEditTimes(t *testing.T) {
 			e.forward()
 			e.drain()
 			e.forward()
-			got := e.contact("r9")
-			rec := e.mem.get("r9")
-			if *got.DefaultFields.FirstName != "App" || rec.Fields["first_name"] != "App" {
-				t.Errorf("first name: contact %q, record %v; want the app's newer edit on both sides", *got.DefaultFields.FirstName, rec.Fields["first_name"])
-			}
-			if *got.DefaultFields.LastName != "TableLast" || rec.Fields["last_name"] != "TableLast" {
-				t.Errorf("last name: contact %q, record %v; want the table's on both sides", *got.DefaultFields.LastName, rec.Fields["last_name"])
-			}
+			e.bothHold("r9", "App", "TableLast") // the app's newer first name, the table's last name
 			cs, err := e.store.Conflicts.List("mem", 0)
 			if err != nil {
 				t.Fatal(err)
@@ -146,9 +159,7 @@ func TestRecordEditedBeforeItsLinkKeepsItsTime(t *testing.T) {
 	if l := e.link("r9"); !l.SourceUpdatedAt.Equal(tableAt) {
 		t.Fatalf("link's version %v, want the record as edited (%v)", l.SourceUpdatedAt, tableAt)
 	}
-	for !time.Now().After(tableAt.Add(2 * time.Millisecond)) { // the app's updatedAt has milliseconds
-		time.Sleep(time.Millisecond)
-	}
+	laterThan(tableAt)
 	app := e.appPatch(c.ID, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{LastName: workspace.Some("App")}})
 	e.mem.put("r9", map[string]any{"first_name": "TableFirst"})
 	e.mem.setUpdatedAt("r9", app.UpdatedAt.Add(time.Millisecond))
@@ -157,12 +168,5 @@ func TestRecordEditedBeforeItsLinkKeepsItsTime(t *testing.T) {
 	e.forward()
 	e.drain()
 	e.forward()
-	got := e.contact("r9")
-	rec := e.mem.get("r9")
-	if *got.DefaultFields.LastName != "App" || rec.Fields["last_name"] != "App" {
-		t.Errorf("last name: contact %q, record %v; want the app's newer edit on both sides", *got.DefaultFields.LastName, rec.Fields["last_name"])
-	}
-	if *got.DefaultFields.FirstName != "TableFirst" || rec.Fields["first_name"] != "TableFirst" {
-		t.Errorf("first name: contact %q, record %v; want the table's on both sides", *got.DefaultFields.FirstName, rec.Fields["first_name"])
-	}
+	e.bothHold("r9", "TableFirst", "App") // the table's first name, the app's newer last name
 }
