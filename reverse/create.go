@@ -239,9 +239,12 @@ func (b *batch) finishCreate(ctx context.Context, j *createJob, rec connector.Re
 		rl.Edits = edited // a record without a change time tells none
 	}
 	r.commit.Links = append(r.commit.Links, rl)
-	if len(edited) > 0 {
+	if len(edited) > 0 || rec.Deleted {
 		// The pass leaves a record being made to the write-back (reconcile's
-		// creating.go), and may have passed this one's edit already.
+		// creating.go), and may have passed this one's edit already, or
+		// its deletion: with no link then, the pass let it go, and the
+		// contact would live on alone. Read again once linked, the
+		// deletion follows onSourceDelete.
 		r.commit.Revisit = append(r.commit.Revisit, state.Revisit{Connector: t.Name, RecordID: rec.ID})
 	}
 	r.a.count(func(s *Stats) { s.Created++ })

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncd-io/syncd/policy"
 	"github.com/syncd-io/syncd/state"
 	"github.com/syncd-io/syncd/workspace"
 )
@@ -169,4 +170,31 @@ func TestRecordEditedBeforeItsLinkKeepsItsTime(t *testing.T) {
 	e.drain()
 	e.forward()
 	e.bothHold("r9", "TableFirst", "App") // the table's first name, the app's newer last name
+}
+
+// TestRecordDeletedBeforeItsLinkDeletesItsContact: the table deletes the
+// record the write-back made for a contact of the app before the link is
+// stored (the linking PATCH retried under faults, a restart). The pass
+// that read the deletion found no link and let it go; the link is then
+// stored for a deleted record, and nothing read the deletion again: the
+// contact lived on alone (issue 35: CI's poll soak, a contact living 31 s
+// after its row's delete). The link's commit asks the pass to read the
+// record again, which carries the deletion by onSourceDelete.
+func TestRecordDeletedBeforeItsLinkDeletesItsContact(t *testing.T) {
+	e := createEnv(t)
+	e.onSourceDelete = policy.DeleteRemove
+	c := e.madeInApp()
+	e.mem.remove("r9")
+	if sum := e.forward(); sum.Deleted != 0 {
+		t.Fatalf("forward pass before the link: %v, want nothing to delete yet", sum)
+	}
+	e.event("created", workspace.EventContactUpdated, c)
+	e.drain()
+	e.forward()
+	if _, err := e.ws.GetContact(t.Context(), c.ID); !workspace.IsNotFound(err) {
+		t.Errorf("contact after its record's deletion: err %v, want it deleted", err)
+	}
+	if l, ok, err := e.store.Links.Get("mem", "r9"); err != nil || ok {
+		t.Errorf("link %+v (err %v), want none once the record's deletion is carried", l, err)
+	}
 }
