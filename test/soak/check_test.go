@@ -40,6 +40,23 @@ func TestCheck(t *testing.T) {
 					t.Errorf("want 3 fields survived, got %+v", r)
 				}
 			}},
+		{"a newer edit its side deleted later, kept on both sides by the contact made again", []Edit{create, del(5, App), edit(10, Table, "firstName", "T2"),
+			edit(126, App, "firstName", "A3"), del(140, App), edit(150, Table, "company", "T4")},
+			both(e2e.Values{First: "A3", Last: "I1", Company: "T4"}), nil,
+			func(t *testing.T, r Result) {
+				if r.Lost != 0 || r.Failed() || r.Survived != r.Fields {
+					t.Errorf("want the newer first name counted as surviving, got %+v", r)
+				}
+			}},
+		{"a newer edit its side deleted later, held on one side only", []Edit{create, del(5, App), edit(10, Table, "firstName", "T2"),
+			edit(126, App, "firstName", "A3"), del(140, App), edit(150, Table, "company", "T4")},
+			Final{Rows: map[string][]e2e.Row{key: {{ID: 1, Values: e2e.Values{First: "I1", Last: "I1", Company: "T4", Email: key}}}},
+				Contacts: map[string][]ContactValues{key: {{ID: "c1", Values: e2e.Values{First: "A3", Last: "I1", Company: "T4", Email: key}}}}}, nil,
+			func(t *testing.T, r Result) {
+				if r.Lost != 1 || !r.Failed() {
+					t.Errorf("want the table's first name lost, got %+v", r)
+				}
+			}},
 		{"an app edit lost to an older table value", []Edit{create, edit(10, Table, "company", "T2"), edit(15, App, "company", "A3")},
 			both(e2e.Values{First: "I1", Last: "I1", Company: "T2"}), nil,
 			func(t *testing.T, r Result) {
