@@ -90,42 +90,11 @@ func (d *Daemon) startForward(r *Running, sched *schedule) {
 			d.loop(ctx, c, trigger)
 			return nil
 		}})
-		if c.observes() {
-			ot := sched.trigger(c)
-			r.add(&service{name: "observer of " + c.Name, serve: func(ctx context.Context) error {
-				observeLoop(ctx, c, ot)
-				return nil
-			}})
-		}
 		if n, ok := c.Source.(connector.ChangeNotifier); ok {
 			r.add(&service{name: "change notifications of " + c.Name, serve: func(ctx context.Context) error {
 				notifyLoop(ctx, c, n, trigger)
 				return nil
 			}})
-		}
-	}
-}
-
-// observes reports whether c's polled table is read between its passes
-// (reconcile.Observer): its edits flow back, and a read is one query.
-func (c *Connector) observes() bool {
-	p, ok := c.Source.(connector.TablePoller)
-	return ok && p.PollsTable() && c.Config.Direction.WritesBack() && c.Type.Incremental
-}
-
-// observeLoop reads c's changes on each tick of its schedule, whatever
-// its pass is doing, to keep when each value changed; a failed read is
-// left to the pass, which reads the same rows.
-func observeLoop(ctx context.Context, c *Connector, trigger <-chan struct{}) {
-	o := c.Recon.NewObserver()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-trigger:
-		}
-		if err := o.Observe(ctx); err != nil && ctx.Err() == nil {
-			c.log.WithError(err).Debug("reading changes between passes failed; the pass reads them")
 		}
 	}
 }

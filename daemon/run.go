@@ -107,7 +107,8 @@ func (d *Daemon) StartReverse(ctx context.Context) (*Running, error) {
 //     (events left by an earlier run first) is applied; all before the
 //     first forward pass, which must not take records written back
 //     before a crash for changes of their own and send them over newer
-//     workspace versions;
+//     workspace versions. The observers of polled tables read from the
+//     start of this step (observeNow);
 //  3. the parts run in one group, started in this order: admin server,
 //     webhook receiver (serving since step 2), applier, catch-up loops, forward loops (each
 //     connector's first pass at once), and the one cron scheduler that
@@ -156,6 +157,9 @@ func (d *Daemon) startParts(ctx context.Context, r *Running, parts Parts) error 
 	var sched *schedule
 	if parts&(ReversePart|ForwardPart) != 0 {
 		sched = newSchedule()
+	}
+	if parts&ForwardPart != 0 {
+		d.startObservers(ctx, r, sched) // observe.go: before step 2's catch-up
 	}
 	if parts&ReversePart != 0 {
 		if err := d.startReverse(ctx, r, sched); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/daemon"
+	"github.com/syncd-io/syncd/internal/configfile"
 	"github.com/syncd-io/syncd/workspace/emulator"
 )
 
@@ -29,25 +30,9 @@ func TestPGReceiverServesDuringStartUpCatchUp(t *testing.T) {
 	secret := e.secret
 	e.close()
 
-	// The workspace as syncd sees it: its contact listing (the catch-up)
-	// held until released.
-	target, err := url.Parse(e.emu.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	listing, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == "/v1/contacts" {
-			once.Do(func() { close(listing) })
-			<-release
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(gate.Close)
+	gate := holdListing(t, e.emu.URL)
 	cfg := *e.cfg
-	cfg.Workspace.BaseURL = gate.URL
+	cfg.Workspace.BaseURL = gate.url
 	cfg.Webhooks.Listen = freeAddr(t)
 	d, err := daemon.New(context.Background(), &cfg, daemon.Options{Log: quiet()})
 	if err != nil {
@@ -61,11 +46,8 @@ func TestPGReceiverServesDuringStartUpCatchUp(t *testing.T) {
 		}
 		started <- rev
 	}()
-	released := false
 	defer func() {
-		if !released {
-			close(release)
-		}
+		gate.release()
 		if rev := <-started; rev != nil {
 			rev.Stop()
 		}
@@ -73,11 +55,7 @@ func TestPGReceiverServesDuringStartUpCatchUp(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	select {
-	case <-listing:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the start-up catch-up did not list the workspace")
-	}
+	gate.listed(t)
 
 	c.DefaultFields.LastName = ptr("DuringStartUp")
 	c.UpdatedAt = time.Now().UTC()
@@ -96,13 +74,119 @@ func TestPGReceiverServesDuringStartUpCatchUp(t *testing.T) {
 	if n, err := d.Store().Inbox.Count(); err != nil || n != 1 {
 		t.Fatalf("inbox holds %d events (%v), want the delivered one", n, err)
 	}
-	close(release)
-	released = true
+	gate.release()
 	deadline := time.Now().Add(10 * time.Second)
 	for e.column(2, "last_name") != "DuringStartUp" {
 		if time.Now().After(deadline) {
 			t.Fatalf("row's last_name %q, want the edit delivered during start-up", e.column(2, "last_name"))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// listingGate is the workspace as syncd sees it: its contact listing
+// (the start-up catch-up) held until released.
+type listingGate struct {
+	url     string
+	listing chan struct{}
+	open    func()
+}
+
+func holdListing(t *testing.T, emuURL string) *listingGate {
+	t.Helper()
+	target, err := url.Parse(emuURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	listing, release := make(chan struct{}), make(chan struct{})
+	var once, opened sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/contacts" {
+			once.Do(func() { close(listing) })
+			<-release
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	g := &listingGate{url: srv.URL, listing: listing, open: func() { opened.Do(func() { close(release) }) }}
+	t.Cleanup(func() {
+		g.open()
+		srv.Close()
+	})
+	return g
+}
+
+// listed waits until the catch-up lists the workspace (and is held).
+func (g *listingGate) listed(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.listing:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the start-up catch-up did not list the workspace")
+	}
+}
+
+// release lets the listing through; again is a no-op.
+func (g *listingGate) release() { g.open() }
+
+// TestPGObserverReadsDuringStartUpCatchUp: the observer of a polled
+// table reads it while the start-up catch-up lists the workspace (15 s
+// after a restart under a throttled API), so that a row's edit made
+// meanwhile keeps its own time before a later edit of another column
+// moves the row's updated_at. Started with the forward loops only, it
+// read nothing then, and the write-back weighed such rows at their later
+// updated_at (issue 35: the poll soak's 3 journaled losses of the
+// hour-long run at 468a4df, each in the 10 s after a restart).
+func TestPGObserverReadsDuringStartUpCatchUp(t *testing.T) {
+	e := newPGEnvWith(t, 3, emulator.Options{}, 500, func(c *configfile.Connector) { c.Schedule = "@every 1s" })
+	contact := e.contactOf(2).ID
+	e.close()
+	gate := holdListing(t, e.emu.URL)
+	cfg := *e.cfg
+	cfg.Workspace.BaseURL = gate.url
+	cfg.Webhooks.Listen = freeAddr(t)
+	d, err := daemon.New(context.Background(), &cfg, daemon.Options{Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan *daemon.Running, 1)
+	go func() {
+		r, err := d.Start(context.Background(), daemon.ReversePart|daemon.ForwardPart)
+		if err != nil {
+			t.Error(err)
+		}
+		started <- r
+	}()
+	defer func() {
+		gate.release()
+		if r := <-started; r != nil {
+			r.Stop()
+		}
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	gate.listed(t)
+
+	var at time.Time
+	if err := e.pool.QueryRow(context.Background(), "UPDATE "+e.table+" SET last_name = 'DuringStartUp' WHERE id = 2 RETURNING updated_at").Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		es, err := d.Store().Reverse.RecordEdits("db", contact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ed, ok := es["lastName"]; ok && ed.Value == "DuringStartUp" {
+			if !ed.At.Equal(at) {
+				t.Errorf("last name's edit kept at %v, want the row's updated_at %v", ed.At, at)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no edit time kept for the row edited during the start-up catch-up: the observer must read from the start")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
