@@ -56,8 +56,8 @@ func (r *Reconciler) observe(items []*item) error {
 				read = true
 			}
 			at := r.fieldAt(it, k)
-			if e, ok := known[k]; ok && e.HeldBy(v, l.SourceUpdatedAt, at) {
-				continue // known from an earlier read
+			if e, ok := known[k]; ok && e.HeldBy(v, l.SourceUpdatedAt, at) && !(e.Bound && e.At.Equal(at)) {
+				continue // known from an earlier read (a whole-row read's bound at this very time is kept as the value's own: unsettleRevisited)
 			}
 			es = append(es, state.RecordEdit{Target: k, Value: v, At: at, Since: l.SourceUpdatedAt})
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/syncd-io/syncd/connector"
+	"github.com/syncd-io/syncd/state"
 )
 
 // TestKeptFieldsAt: a streamed copy read again keeps, for each value the
@@ -98,4 +99,32 @@ func fieldsRecord(s int, kv ...string) connector.Record {
 		r.Fields[kv[i]] = kv[i+1]
 	}
 	return r
+}
+
+// TestUnsettledSince: a revisit's read of a streamed row leaves to the
+// stream the changed values whose own time no stream read told.
+func TestUnsettledSince(t *testing.T) {
+	since := fieldsAtSecond(10)
+	l := state.Link{Fields: map[string]string{"firstName": "Old", "lastName": "Old"}, SourceUpdatedAt: since}
+	fields := map[string]string{"firstName": "Row", "lastName": "Old"}
+	for _, tc := range []struct {
+		name  string
+		known map[string]state.RecordEdit
+		want  []string
+	}{
+		{name: "no time known", want: []string{"firstName"}},
+		{name: "the stream's own time", known: map[string]state.RecordEdit{"firstName": {Value: "Row", At: fieldsAtSecond(12), Since: since}}},
+		{name: "only a whole-row read's bound", known: map[string]state.RecordEdit{"firstName": {Value: "Row", At: fieldsAtSecond(15), Since: since, Bound: true}},
+			want: []string{"firstName"}},
+		{name: "a time of another value", known: map[string]state.RecordEdit{"firstName": {Value: "Earlier", At: fieldsAtSecond(12), Since: since}},
+			want: []string{"firstName"}},
+		{name: "a time under an older link", known: map[string]state.RecordEdit{"firstName": {Value: "Row", At: fieldsAtSecond(8), Since: fieldsAtSecond(5)}},
+			want: []string{"firstName"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := unsettledSince([]string{"firstName", "lastName"}, fields, l, tc.known); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("unsettledSince = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
