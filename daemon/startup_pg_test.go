@@ -30,37 +30,11 @@ func TestPGReceiverServesDuringStartUpCatchUp(t *testing.T) {
 	secret := e.secret
 	e.close()
 
-	gate := holdListing(t, e.emu.URL)
-	cfg := *e.cfg
-	cfg.Workspace.BaseURL = gate.url
-	cfg.Webhooks.Listen = freeAddr(t)
-	d, err := daemon.New(context.Background(), &cfg, daemon.Options{Log: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan *daemon.Running, 1)
-	go func() {
-		rev, err := d.StartReverse(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		started <- rev
-	}()
-	defer func() {
-		gate.release()
-		if rev := <-started; rev != nil {
-			rev.Stop()
-		}
-		if err := d.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	gate.listed(t)
-
+	d, gate, hook := startHeld(t, e, daemon.ReversePart)
 	c.DefaultFields.LastName = ptr("DuringStartUp")
 	c.UpdatedAt = time.Now().UTC()
 	h, body := signedEvent(t, secret, "msg_startup", c)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+cfg.Webhooks.Listen+cfg.Webhooks.Path, bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, hook, bytes.NewReader(body))
 	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -88,8 +62,9 @@ func TestPGReceiverServesDuringStartUpCatchUp(t *testing.T) {
 // (the start-up catch-up) held until released.
 type listingGate struct {
 	url     string
-	listing chan struct{}
-	open    func()
+	listing chan struct{} // closed when the listing came
+	hold    chan struct{} // closed when it may go through
+	once    sync.Once
 }
 
 func holdListing(t *testing.T, emuURL string) *listingGate {
@@ -99,35 +74,65 @@ func holdListing(t *testing.T, emuURL string) *listingGate {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	listing, release := make(chan struct{}), make(chan struct{})
-	var once, opened sync.Once
+	g := &listingGate{listing: make(chan struct{}), hold: make(chan struct{})}
+	var came sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/v1/contacts" {
-			once.Do(func() { close(listing) })
-			<-release
+			came.Do(func() { close(g.listing) })
+			<-g.hold
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	g := &listingGate{url: srv.URL, listing: listing, open: func() { opened.Do(func() { close(release) }) }}
+	g.url = srv.URL
 	t.Cleanup(func() {
-		g.open()
+		g.release()
 		srv.Close()
 	})
 	return g
 }
 
-// listed waits until the catch-up lists the workspace (and is held).
-func (g *listingGate) listed(t *testing.T) {
+// release lets the listing through; again is a no-op.
+func (g *listingGate) release() { g.once.Do(func() { close(g.hold) }) }
+
+// startHeld starts e's configuration again as a new daemon (e closed)
+// with the parts given, its workspace's listing held (listingGate), and
+// returns once the start-up catch-up lists the workspace, with the URL
+// its webhook receiver takes deliveries at; the daemon is stopped and
+// closed when the test ends.
+func startHeld(t *testing.T, e *pgEnv, parts daemon.Parts) (*daemon.Daemon, *listingGate, string) {
 	t.Helper()
+	gate := holdListing(t, e.emu.URL)
+	cfg := *e.cfg
+	cfg.Workspace.BaseURL = gate.url
+	cfg.Webhooks.Listen = freeAddr(t)
+	d, err := daemon.New(context.Background(), &cfg, daemon.Options{Log: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan *daemon.Running, 1)
+	go func() {
+		r, err := d.Start(context.Background(), parts)
+		if err != nil {
+			t.Error(err)
+		}
+		started <- r
+	}()
+	t.Cleanup(func() {
+		gate.release()
+		if r := <-started; r != nil {
+			r.Stop()
+		}
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	select {
-	case <-g.listing:
+	case <-gate.listing:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the start-up catch-up did not list the workspace")
 	}
+	return d, gate, "http://" + cfg.Webhooks.Listen + cfg.Webhooks.Path
 }
-
-// release lets the listing through; again is a no-op.
-func (g *listingGate) release() { g.open() }
 
 // TestPGObserverReadsDuringStartUpCatchUp: the observer of a polled
 // table reads it while the start-up catch-up lists the workspace (15 s
@@ -141,32 +146,7 @@ func TestPGObserverReadsDuringStartUpCatchUp(t *testing.T) {
 	e := newPGEnvWith(t, 3, emulator.Options{}, 500, func(c *configfile.Connector) { c.Schedule = "@every 1s" })
 	contact := e.contactOf(2).ID
 	e.close()
-	gate := holdListing(t, e.emu.URL)
-	cfg := *e.cfg
-	cfg.Workspace.BaseURL = gate.url
-	cfg.Webhooks.Listen = freeAddr(t)
-	d, err := daemon.New(context.Background(), &cfg, daemon.Options{Log: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan *daemon.Running, 1)
-	go func() {
-		r, err := d.Start(context.Background(), daemon.ReversePart|daemon.ForwardPart)
-		if err != nil {
-			t.Error(err)
-		}
-		started <- r
-	}()
-	defer func() {
-		gate.release()
-		if r := <-started; r != nil {
-			r.Stop()
-		}
-		if err := d.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	gate.listed(t)
+	d, _, _ := startHeld(t, e, daemon.ReversePart|daemon.ForwardPart)
 
 	var at time.Time
 	if err := e.pool.QueryRow(context.Background(), "UPDATE "+e.table+" SET last_name = 'DuringStartUp' WHERE id = 2 RETURNING updated_at").Scan(&at); err != nil {

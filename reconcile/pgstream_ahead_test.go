@@ -20,6 +20,17 @@ import (
 // table's, journaled as lost). The pass leaves the name for the version
 // that made it, and the app's edit wins.
 func TestStreamCopyReadAgainIsNotWeighedAhead(t *testing.T) {
+	e, contactID := newWeighingStream(t)
+	pgtest.Exec(t, e.pool, `UPDATE `+e.table+` SET notes = 'Row notes', updated_at = clock_timestamp() WHERE id = 1`)
+	e.nameEditedAroundTheApps(contactID)
+	e.run()
+	e.appNameWon()
+}
+
+// newWeighingStream is newPGStreamOf one row both ways, weighing app
+// edits, after the first pass made its contact, whose id it returns.
+func newWeighingStream(t *testing.T) (*pgStream, string) {
+	t.Helper()
 	e := newPGStreamOf(t, 1, 1, "both")
 	e.r.opts.WeighAppEdits = true
 	if sum := e.run(); sum.Created != 1 {
@@ -29,16 +40,30 @@ func TestStreamCopyReadAgainIsNotWeighedAhead(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("link of row 1: found %v, %v", ok, err)
 	}
-	pgtest.Exec(t, e.pool, `UPDATE `+e.table+` SET notes = 'Row notes', updated_at = clock_timestamp() WHERE id = 1`)
+	return e, l.ContactID
+}
+
+// nameEditedAroundTheApps edits row 1's name, then the app the first
+// name of its contact, then the row's notes: the row's updated_at is
+// later than the app's edit, its name older.
+func (e *pgStream) nameEditedAroundTheApps(contactID string) {
+	t := e.t
+	t.Helper()
 	pgtest.Exec(t, e.pool, `UPDATE `+e.table+` SET name = 'Row name', updated_at = clock_timestamp() WHERE id = 1`)
 	passMillisecond(t)
-	if _, err := e.ws.UpdateContact(context.Background(), l.ContactID,
+	if _, err := e.ws.UpdateContact(context.Background(), contactID,
 		workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App name")}}); err != nil {
 		t.Fatal(err)
 	}
 	passMillisecond(t)
 	pgtest.Exec(t, e.pool, `UPDATE `+e.table+` SET notes = 'Row notes 2', updated_at = clock_timestamp() WHERE id = 1`)
-	e.run()
+}
+
+// appNameWon checks that the contact holds the app's first name and the
+// row's last notes, and that no conflict was won by the row.
+func (e *pgStream) appNameWon() {
+	t := e.t
+	t.Helper()
 	c := e.contacts()["1"]
 	if got := deref(c.DefaultFields.FirstName); got != "App name" {
 		t.Errorf("contact's firstName %q, want the app's edit, newer than the row's", got)
