@@ -41,6 +41,7 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err := p.r.markCreating(items); err != nil { // creating.go
 		return err
 	}
+	defer p.r.makings.start(items)() // making.go
 	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
 	if items, err = p.mapper.refreshStale(wctx, items); err != nil {

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/syncd-io/syncd/connector"
 	"github.com/syncd-io/syncd/internal/logfield"
@@ -36,6 +37,14 @@ func (r *Reconciler) observe(items []*item) error {
 		l := it.link
 		if l == nil {
 			l = it.creating // its link to come (creating.go)
+		}
+		if l == nil && !it.rec.UpdatedAt.IsZero() {
+			// Perhaps its contact being made by the pass (making.go).
+			id, es := r.makings.sight(it, twoWay, func(k string) time.Time { return r.fieldAt(it, k) })
+			if len(es) > 0 {
+				byContact[id] = es
+			}
+			continue
 		}
 		if l == nil || it.rec.UpdatedAt.IsZero() {
 			continue

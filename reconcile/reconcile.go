@@ -157,8 +157,9 @@ type Options struct {
 // Reconciler runs the forward sync of one connector. Its Run and Resync
 // must not be called concurrently (the daemon serialises them).
 type Reconciler struct {
-	opts Options
-	log  *logrus.Entry
+	opts    Options
+	log     *logrus.Entry
+	makings makings // the records whose contact a pass is making (making.go)
 }
 
 // New checks opts and returns a Reconciler.

@@ -43,6 +43,16 @@ func (w *writer) saveLink(it *item, c workspace.Contact) error {
 	if err := w.links.Put(l); err != nil {
 		return fmt.Errorf("save link %s: %w", l.ExternalID, err)
 	}
+	if it.link != nil {
+		return nil
+	}
+	// A contact made: the times its record's values kept meanwhile
+	// (making.go).
+	if es := w.r.makings.linked(l.ExternalID, l.ContactID, l.SourceUpdatedAt); len(es) > 0 && w.r.opts.Store.RecordEdits != nil {
+		if err := w.r.opts.Store.RecordEdits.PutRecordEdits(w.r.opts.Connector, l.ContactID, es); err != nil {
+			return fmt.Errorf("save record edit times of %s: %w", l.ExternalID, err)
+		}
+	}
 	return nil
 }
 
