@@ -22,6 +22,9 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 		return err
 	}
 	items, deletes, seen, twins := p.mapper.mapRecords(ctx, recs, seen)
+	// From the read on, before the merges' workspace calls: the contacts
+	// this batch may make (making.go).
+	defer p.r.makings.start(items)()
 	if len(deletes) > 0 {
 		// A merge moves a link before the survivor's record, perhaps in
 		// this very batch, is looked up by it.
@@ -41,7 +44,6 @@ func (p *pass) batch(ctx context.Context, recs []connector.Record) error {
 	if err := p.r.markCreating(items); err != nil { // creating.go
 		return err
 	}
-	defer p.r.makings.start(items)() // making.go
 	wctx, cancel := p.writeContext(ctx)
 	defer cancel()
 	if items, err = p.mapper.refreshStale(wctx, items); err != nil {

@@ -39,15 +39,16 @@ type making struct {
 	edits     map[string]state.RecordEdit
 }
 
-// start registers the items without a link (nor a pending create of the
-// write-back) whose record has a time, and returns the function that
-// forgets them once the batch is done.
+// start registers a batch's items whose record has a time, as read,
+// before their links are known (a linked record is never sighted: the
+// observer finds its link), and returns the function that forgets them
+// once the batch is done.
 func (ms *makings) start(items []*item) (done func()) {
 	var mine []*item
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	for _, it := range items {
-		if it.link != nil || it.creating != nil || it.rec.UpdatedAt.IsZero() {
+		if it.rec.UpdatedAt.IsZero() {
 			continue
 		}
 		if ms.m == nil {
