@@ -238,6 +238,10 @@ type Type struct {
 	Incremental bool
 	// SoftDelete reports whether the connector can mark records deleted.
 	SoftDelete bool
+	// StagesCreates is true when the Writer commits every create in a
+	// transaction after telling its id to the context's StageFunc
+	// (stage.go).
+	StagesCreates bool
 	// ActivityTable is true when the connector logs activities as rows of
 	// a table the configuration names (activities.table and
 	// activities.mapping) rather than on a record's timeline.

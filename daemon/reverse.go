@@ -30,7 +30,7 @@ func (d *Daemon) reverseTargets() []*reverse.Target {
 			Direction: c.Config.Direction, Conflict: c.Config.Conflict,
 			OnWorkspaceCreate: c.Config.OnWorkspaceCreate, OnWorkspaceDelete: c.Config.OnWorkspaceDelete,
 			EditAfterDelete: c.Config.EditAfterDelete,
-			SoftDelete:      c.Type.SoftDelete, Lock: c.guard,
+			SoftDelete:      c.Type.SoftDelete, StagesCreates: c.Type.StagesCreates, Lock: c.guard,
 			MassDeleteThreshold: c.Config.MassDeleteThreshold, AllowMassDelete: c.allowMassDelete,
 			Streams: func() bool {
 				lr, ok := c.Source.(interface {

@@ -105,6 +105,26 @@ func (b *batch) startCreate(g *group) error {
 	return nil
 }
 
+// stage records, before their commit, the ids of the creates of the
+// round's Write call (connector.StageFunc): after a crash, a pending
+// create without an id was never committed, and one with a staged id is
+// resumed if its record exists, made again if not.
+func (b *batch) stage(ids map[int]string) error {
+	for i, id := range ids {
+		if i < 0 || i >= len(b.writes) || b.writes[i].change.Op != connector.OpCreate {
+			return fmt.Errorf("stage: change %d of %d is not a create", i, len(b.writes))
+		}
+		w := b.writes[i]
+		p := w.pending
+		p.RecordID, p.Staged = id, true
+		if err := b.r.a.opts.Store.Reverse.PutPending(p); err != nil {
+			return fmt.Errorf("stage the create of contact %s: %w", w.g.contactID, err)
+		}
+		w.staged = id
+	}
+	return nil
+}
+
 // settleCreate records a created record's id for step 3, or settles a
 // create that failed: refused for good (dispose says Permanent: nothing
 // created, set aside, a later version may be created), not applied (its
@@ -126,7 +146,15 @@ func (b *batch) settleCreate(w *write, res connector.WriteResult) {
 		res.Err = errors.New("the connector reported no record id")
 	}
 	d := dispose(res.Err)
-	if d == connector.Permanent || (d == connector.Wait && !errors.Is(res.Err, connector.ErrOutcomeUnknown)) {
+	if t.StagesCreates && w.staged != "" && errors.Is(res.Err, connector.ErrOutcomeUnknown) {
+		// The commit's answer was lost: its record exists if it went
+		// through, as step 3's read tells (finishCreates).
+		p.RecordID, p.Staged = w.staged, true
+		b.created = append(b.created, &createJob{g: g, pending: p, sent: w.change.Fields})
+		return
+	}
+	if d == connector.Permanent || (d == connector.Wait && !errors.Is(res.Err, connector.ErrOutcomeUnknown)) ||
+		(t.StagesCreates && !errors.Is(res.Err, connector.ErrOutcomeUnknown)) {
 		// Nothing was created: a later round may try again.
 		if err := r.a.opts.Store.Reverse.DeletePending(t.Name, g.contactID); err != nil {
 			r.a.log.WithError(err).WithField(logfield.Contact, g.contactID).Error("pending create could not be removed")
@@ -173,6 +201,17 @@ func (b *batch) finishCreates(ctx context.Context) error {
 			continue
 		}
 		rec, ok := records[j.pending.RecordID]
+		if !ok && j.pending.Staged && t.Getter != nil {
+			// Staged, never committed: made again in a later round.
+			if err := r.a.opts.Store.Reverse.DeletePending(t.Name, j.g.contactID); err != nil {
+				errs = append(errs, fmt.Errorf("drop the pending create of contact %s: %w", j.g.contactID, err))
+				continue
+			}
+			r.a.log.WithFields(map[string]any{logfield.Connector: t.Name, logfield.Contact: j.g.contactID, logfield.Record: j.pending.RecordID}).
+				Info("record staged for a contact made in the workspace was not committed; it is made again")
+			r.failed(t, j.g, opCreate, &wholeCallError{fmt.Errorf("created record %s was not committed", j.pending.RecordID)}, connector.Wait)
+			continue
+		}
 		if !ok {
 			if t.Getter != nil {
 				r.failed(t, j.g, opCreate, fmt.Errorf("created record %s: %w", j.pending.RecordID, connector.ErrNotFound), connector.Permanent)

@@ -49,6 +49,8 @@ func decideGroup(t *Target, g *group) verdict {
 		return vIgnore
 	case g.pending != nil && g.pending.RecordID != "":
 		return vResume
+	case g.pending != nil && t.StagesCreates:
+		return vCreate // its id never staged: never committed
 	case g.pending != nil:
 		return vCreateUnknown
 	}

@@ -48,6 +48,12 @@ type memConn struct {
 	// fieldsAt are the FieldsAt Changes hands over, by record id (a
 	// change stream's versions).
 	fieldsAt map[string]map[string]time.Time
+	// stages: creates tell their ids to the context's StageFunc before
+	// they are applied (connector.Type.StagesCreates); loseCommit
+	// Write calls after it end as a commit whose answer was lost and
+	// that did not go through: nothing applied, the ids used up.
+	stages     bool
+	loseCommit int
 }
 
 func newMem() *memConn {
@@ -91,6 +97,17 @@ func (m *memConn) get(id string) connector.Record {
 	return clone(*r)
 }
 
+// all returns every record.
+func (m *memConn) all() []connector.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]connector.Record, 0, len(m.recs))
+	for _, r := range m.recs {
+		out = append(out, clone(*r))
+	}
+	return out
+}
+
 func clone(r connector.Record) connector.Record {
 	f := make(map[string]any, len(r.Fields))
 	for k, v := range r.Fields {
@@ -131,7 +148,7 @@ func (m *memConn) Snapshot(ctx context.Context, fn connector.BatchFunc) error {
 
 func (m *memConn) Close() error { return nil }
 
-func (m *memConn) Write(_ context.Context, changes []connector.Change) ([]connector.WriteResult, error) {
+func (m *memConn) Write(ctx context.Context, changes []connector.Change) ([]connector.WriteResult, error) {
 	if m.beforeWrite != nil {
 		m.beforeWrite()
 	}
@@ -143,6 +160,26 @@ func (m *memConn) Write(_ context.Context, changes []connector.Change) ([]connec
 		return nil, errors.New("connection refused")
 	}
 	out := make([]connector.WriteResult, len(changes))
+	if stage := connector.StageOf(ctx); m.stages && stage != nil {
+		ids := map[int]string{}
+		for i, ch := range changes {
+			if ch.Op == connector.OpCreate {
+				ids[i] = fmt.Sprintf("new%d", m.nextID+len(ids)+1)
+			}
+		}
+		if err := stage(ids); err != nil {
+			return nil, err
+		}
+		if m.loseCommit > 0 {
+			m.loseCommit--
+			m.nextID += len(ids)
+			for i, ch := range changes {
+				m.changes = append(m.changes, ch)
+				out[i] = connector.WriteResult{ID: ids[i], Err: fmt.Errorf("%w: commit: connection reset", connector.ErrOutcomeUnknown)}
+			}
+			return out, nil
+		}
+	}
 	for i, ch := range changes {
 		m.changes = append(m.changes, ch)
 		if err := m.failIDs[ch.ID]; err != nil {

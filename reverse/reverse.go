@@ -116,6 +116,9 @@ type Target struct {
 	// SoftDelete asks deletes to mark records deleted where the system
 	// has a soft-delete column.
 	SoftDelete bool
+	// StagesCreates is the connector's connector.Type.StagesCreates: a
+	// create whose id was not staged was never applied (create.go).
+	StagesCreates bool
 	// MassDeleteThreshold is the share of its links whose records the
 	// connector's write-back may delete within DeleteWindow (default
 	// 0.10; 1 turns the guard off); AllowMassDelete lifts it. See

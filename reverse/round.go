@@ -409,6 +409,9 @@ type write struct {
 	u       *update
 	agreed  mapping.Fields
 	pending state.PendingCreate
+	// staged is the id the writer told for the create before its commit
+	// (connector.StageFunc), "" when none.
+	staged string
 }
 
 // write sends the batch's changes in one call and settles each. When the
@@ -428,6 +431,9 @@ func (b *batch) write(ctx context.Context) error {
 	changes := make([]connector.Change, len(b.writes))
 	for i, w := range b.writes {
 		changes[i] = w.change
+	}
+	if b.t.StagesCreates {
+		ctx = connector.WithStage(ctx, b.stage)
 	}
 	res, err := b.t.Writer.Write(ctx, changes)
 	if err == nil && len(res) != len(changes) {

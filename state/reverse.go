@@ -185,6 +185,10 @@ type PendingCreate struct {
 	// RecordID is set once the create answered: the record exists, and
 	// only the contact's externalId and the link remain to be written.
 	RecordID string `json:"recordId,omitempty"`
+	// Staged is set when RecordID was told before the create's commit
+	// (connector.StageFunc): the record exists only if the commit went
+	// through.
+	Staged bool `json:"staged,omitempty"`
 	// Remade is set when the record is made again from an app edit of a
 	// contact syncd deleted (ContactDeletion): the contact is gone, so
 	// the record is left unlinked, for the forward direction to make

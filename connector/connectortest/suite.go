@@ -38,6 +38,7 @@ var checks = []check{
 	{name: "writer matches the type's Writable flag", run: testWritableFlag},
 	{name: "source implements exactly the declared capabilities", run: testCapabilities},
 	{name: "write back", applies: func(h Harness) bool { return h.Type.Writable }, run: testWrite},
+	{name: "creates are staged before their commit", applies: func(h Harness) bool { return h.Type.StagesCreates }, run: testStagedCreates},
 	{name: "field lister names the record fields", run: testFieldLister},
 	{name: "counter counts what a read delivers", run: testCount},
 }

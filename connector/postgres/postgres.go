@@ -58,6 +58,7 @@ func init() {
 		Writable:      true,
 		Incremental:   true,
 		SoftDelete:    true,
+		StagesCreates: true,
 		Capabilities:  []connector.Capability{connector.CapGet, connector.CapCount, connector.CapFields, connector.CapNotify, connector.CapActivities, connector.CapPollTable},
 		ActivityTable: true,
 	})
