@@ -30,6 +30,11 @@ type deleter struct {
 		Enqueue(e state.InboxEvent) (seq uint64, duplicate bool, err error)
 		PendingOf(contactID string) ([]state.InboxEvent, error)
 	}
+	// letters clears the write-back's dead letters a settled deletion
+	// answers (settleEdit).
+	letters interface {
+		Clear(connector, operation, key string) error
+	}
 	// deletions, when set, records each contact deleted (ContactDeletion).
 	deletions interface {
 		PutDeletion(d state.ContactDeletion) error
@@ -177,6 +182,13 @@ func (d *deleter) settleEdit(l state.Link, c workspace.Contact, deletedAt time.T
 	}
 	r.log.WithFields(map[string]any{logfield.ExternalID: l.ExternalID, logfield.Contact: l.ContactID,
 		logfield.Policy: cf.Policy, logfield.Winner: cf.Winner}).Info("contact edited around its record's deletion; settled per editAfterDelete")
+	// The write-back met the app's edits first, the record gone, and set
+	// them aside (record not found) until the pass carried the deletion:
+	// settled and journaled now, they need no operator (issue 35's soak:
+	// hundreds of such dead letters left after an hour).
+	if err := d.letters.Clear(r.opts.Connector, state.OpWriteBack, l.ContactID); err != nil {
+		return false, fmt.Errorf("clear the write-back's dead letter of contact %s: %w", l.ContactID, err)
+	}
 	if !keep {
 		return false, nil
 	}

@@ -92,7 +92,7 @@ func (r *Reconciler) newPass(kind string) (*pass, error) {
 	p.mapper = &mapStep{r: r, letters: p.letters, warnings: p.warnings}
 	p.merger = &merger{r: r, links: st.Links, tally: &p.tally, plan: &p.plan}
 	p.rekey = rekeyGuard{r: r, links: st.Links, rulesOf: p.rules, tally: &p.tally, merger: p.merger}
-	p.deleter = &deleter{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, tally: &p.tally, plan: &p.plan, warnings: p.warnings}
+	p.deleter = &deleter{r: r, links: st.Links, conflicts: st.Conflicts, inbox: st.Inbox, letters: st.DeadLetters, tally: &p.tally, plan: &p.plan, warnings: p.warnings}
 	if st.Deletions != nil {
 		p.deleter.deletions = st.Deletions
 	}

@@ -181,6 +181,42 @@ func TestAppEditAfterRecordDelete(t *testing.T) {
 	}
 }
 
+// TestWriteBackDeadLetterSettledByTheDeletion: the app's edit of a
+// contact whose record was deleted reaches the write-back before the
+// pass carries the deletion: the record is not found, and the edit is
+// set aside. The pass then settles it by editAfterDelete and journals
+// it: the dead letter, which asked an operator to look, is cleared
+// (issue 35's soak: hundreds left after an hour, each settled long
+// before).
+func TestWriteBackDeadLetterSettledByTheDeletion(t *testing.T) {
+	for _, tc := range appEditAfterDeleteCases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(tg *Target) { tg.EditAfterDelete = tc.rule })
+			e.onSourceDelete = policy.DeleteRemove
+			e.seed(1)
+			id := e.link("1").ContactID
+			e.mem.setClock(time.Now().Add(-10 * time.Second))
+			e.mem.remove("1")
+			app := e.appPatch(id, workspace.ContactPatch{DefaultFields: &workspace.DefaultFieldsPatch{FirstName: workspace.Some("App")}})
+			e.event("app", workspace.EventContactUpdated, app)
+			e.drain()
+			dls, err := e.store.DeadLetters.List("mem")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(dls) != 1 || dls[0].Operation != state.OpWriteBack || dls[0].Key != id {
+				t.Fatalf("dead letters after the write-back %+v, want the edit set aside (record not found)", dls)
+			}
+			e.forward()
+			e.drain()
+			e.checkAfterDelete(tc.winner)
+			if dls, _ := e.store.DeadLetters.List("mem"); len(dls) != 0 {
+				t.Errorf("dead letters %+v after the deletion was settled, want none", dls)
+			}
+		})
+	}
+}
+
 // appEditAfterDeleteCases are an app edit 10 s after its record's
 // deletion, under each editAfterDelete rule.
 var appEditAfterDeleteCases = []struct {

@@ -18,7 +18,7 @@ import (
 
 // Dead-letter operations of the reverse direction.
 const (
-	opWriteBack = "writeback"
+	opWriteBack = state.OpWriteBack
 	opCreate    = "writeback-create"
 	opDelete    = "writeback-delete"
 	opDecode    = "webhook-event"

@@ -27,6 +27,10 @@ type DeadLetter struct {
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
+// OpWriteBack is the operation of the write-back's dead letters of a
+// linked contact's update, keyed by its contact id.
+const OpWriteBack = "writeback"
+
 // deadLetterKey is the unique key of a dead letter; its connector prefix
 // lets one connector's letters be scanned alone.
 func deadLetterKey(connector, operation, key string) []byte {
